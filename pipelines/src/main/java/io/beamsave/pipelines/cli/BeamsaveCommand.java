@@ -1,0 +1,99 @@
+package io.beamsave.pipelines.cli;
+
+import io.beamsave.pipelines.runner.Job;
+import io.beamsave.transforms.BeamsaveException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+
+/** {@code beamsave}: the top-level command and the program's entry point. */
+@Command(
+    name = "beamsave",
+    mixinStandardHelpOptions = true,
+    version = "beamsave 0.1.0",
+    description = {
+      "Saves libraries (directory trees) into compressed, self-describing save images with an"
+          + " Apache Beam pipeline, and restores, verifies and lists them.",
+      "",
+      "Pipeline commands accept Beam options after '--', e.g."
+          + " '-- --runner=DirectRunner --targetParallelism=2'."
+    },
+    subcommands = {
+      SaveCommand.class,
+      RestoreCommand.class,
+      VerifyCommand.class,
+      ListCommand.class,
+      CodecsCommand.class,
+      DemoCommand.class,
+      CommandLine.HelpCommand.class
+    })
+public final class BeamsaveCommand implements Runnable {
+  /** Exit code for a failed run (bad input, damaged image, I/O error). */
+  public static final int EXIT_FAILURE = 1;
+
+  @Option(
+      names = {"-v", "--verbose"},
+      scope = ScopeType.INHERIT,
+      description = "Print stack traces with errors, and Beam's own log messages.")
+  boolean verbose;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+  }
+
+  public static void main(String[] args) {
+    System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+  }
+
+  /** Runs the command line and returns its exit code; the tests call this in-process. */
+  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    boolean verbose = java.util.Arrays.asList(args).contains("--verbose")
+        || java.util.Arrays.asList(args).contains("-v");
+    configureLogging(verbose);
+    CommandLine cli = new CommandLine(new BeamsaveCommand());
+    cli.setOut(out);
+    cli.setErr(err);
+    cli.setExecutionExceptionHandler(
+        (e, commandLine, parseResult) -> {
+          RuntimeException shown = e instanceof BeamsaveException ? (BeamsaveException) e
+              : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
+              : Job.translate(e);
+          commandLine.getErr().println("beamsave: error: " + oneLine(shown.getMessage()));
+          if (verbose) {
+            StringWriter trace = new StringWriter();
+            e.printStackTrace(new PrintWriter(trace));
+            commandLine.getErr().print(trace);
+          }
+          commandLine.getErr().flush();
+          return EXIT_FAILURE;
+        });
+    int code = cli.execute(args);
+    out.flush();
+    err.flush();
+    return code;
+  }
+
+  private static String oneLine(String message) {
+    if (message == null) {
+      return "unknown error";
+    }
+    int nl = message.indexOf('\n');
+    return nl < 0 ? message : message.substring(0, nl);
+  }
+
+  private static void configureLogging(boolean verbose) {
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "warn");
+    }
+    System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+    System.setProperty("org.slf4j.simpleLogger.showThreadName", "false");
+    System.setProperty("org.slf4j.simpleLogger.showLogName", "false");
+    System.setProperty("org.slf4j.simpleLogger.levelInBrackets", "true");
+  }
+}

@@ -1,0 +1,71 @@
+package io.beamsave.pipelines.cli;
+
+import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code beamsave list}: the catalog as a table. */
+@Command(
+    name = "list",
+    mixinStandardHelpOptions = true,
+    description =
+        "List the entries of an image (type, mode, size, mtime in UTC, path). Reads only the"
+            + " trailer and the catalog.")
+final class ListCommand implements Callable<Integer> {
+  private static final DateTimeFormatter TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+
+  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image.")
+  Path image;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    Catalog c = RestorePipeline.readCatalog(image);
+    PrintWriter out = spec.commandLine().getOut();
+    out.printf(
+        Locale.ROOT,
+        "library %s, codec %s, saved %s UTC, %d entries, %d shards%n",
+        c.library(),
+        c.codecSpec(),
+        TIME.format(Instant.ofEpochMilli(c.createdMillis())),
+        c.entries().size(),
+        c.shards().size());
+    out.printf(Locale.ROOT, "%-4s %-5s %12s  %-19s  %s%n", "type", "mode", "size", "mtime", "path");
+    for (Entry e : c.entries()) {
+      String type =
+          switch (e.type()) {
+            case FILE -> e.changed() ? "f!" : "f";
+            case DIRECTORY -> "d";
+            case SYMLINK -> "l";
+          };
+      out.printf(
+          Locale.ROOT,
+          "%-4s %-5s %12d  %-19s  %s%s%n",
+          type,
+          String.format("%04o", e.mode()),
+          e.size(),
+          TIME.format(Instant.ofEpochSecond(e.mtimeSeconds())),
+          e.path(),
+          e.linkTarget() == null ? "" : " -> " + e.linkTarget());
+    }
+    out.printf(
+        Locale.ROOT,
+        "%d files, %s (f! = changed while being saved)%n",
+        c.fileCount(),
+        Sizes.human(c.rawBytes()));
+    return 0;
+  }
+}

@@ -1,0 +1,48 @@
+package io.beamsave.pipelines.cli;
+
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.verify.VerifyPipeline;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code beamsave verify}: check a whole image, writing nothing. */
+@Command(
+    name = "verify",
+    mixinStandardHelpOptions = true,
+    description =
+        "Check an image: header, trailer and catalog, every block checksum and every file"
+            + " digest. Writes nothing; exits non-zero naming the damaged shard, block or file.")
+final class VerifyCommand implements Callable<Integer> {
+  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image.")
+  Path image;
+
+  @Mixin PipelineArgs pipeline;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    VerifyPipeline.Outcome o =
+        VerifyPipeline.run(image, pipeline.options(), pipeline.progress(spec.commandLine().getErr()));
+    PrintWriter out = spec.commandLine().getOut();
+    out.println(
+        String.format(
+            Locale.ROOT,
+            "OK %s: %d files, %s in %d shards; every block and digest checked in %.2fs",
+            image,
+            o.catalog().fileCount(),
+            Sizes.human(o.bytesChecked()),
+            o.catalog().shards().size(),
+            o.seconds()));
+    if (o.changedFiles() > 0) {
+      out.println("note: " + o.changedFiles() + " file(s) changed while they were being saved");
+    }
+    return 0;
+  }
+}

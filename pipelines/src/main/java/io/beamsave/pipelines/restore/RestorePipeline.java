@@ -1,0 +1,83 @@
+package io.beamsave.pipelines.restore;
+
+import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.runner.JobResult;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.io.ReadShards;
+import io.beamsave.transforms.io.ReadTask;
+import io.beamsave.transforms.io.StageMetrics;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.coders.SerializableCoder;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.Reshuffle;
+import org.apache.beam.sdk.values.PCollection;
+
+/**
+ * Restores an image, or the entries matching {@code --include} globs, into a directory. Reads
+ * the catalog, prepares the target tree, reads only the shards holding the chosen files in
+ * parallel (every block checksum and file digest checked), then sets symlinks and metadata.
+ */
+public final class RestorePipeline {
+  private RestorePipeline() {}
+
+  public record Outcome(Path target, long files, long entries, long bytes, double seconds) {}
+
+  /** Adds the reading and writing of {@code tasks} to {@code p}. */
+  public static PCollection<Long> build(
+      Pipeline p, Path image, int blockSize, List<ReadTask> tasks, ReadShards read) {
+    return p.apply("Shards", Create.of(tasks).withCoder(SerializableCoder.of(ReadTask.class)))
+        .apply("Reshuffle", Reshuffle.viaRandomKey())
+        .apply("ReadShards", read);
+  }
+
+  public static Outcome run(
+      Path image,
+      Path target,
+      List<String> includes,
+      boolean overwrite,
+      PipelineOptions options,
+      PrintWriter progress) {
+    long start = System.nanoTime();
+    Catalog catalog = readCatalog(image);
+    List<Entry> chosen = Selection.select(catalog.entries(), includes);
+    if (chosen.isEmpty() && includes != null && !includes.isEmpty()) {
+      throw new BeamsaveException("no entry of " + image + " matches --include " + includes);
+    }
+    TargetTree tree = TargetTree.prepare(target, chosen, overwrite);
+    List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
+    long bytes = files.stream().mapToLong(Entry::size).sum();
+    List<ReadTask> tasks = ReadTask.forEntries(catalog, files);
+    if (!tasks.isEmpty()) {
+      Pipeline p = Pipeline.create(options);
+      build(
+          p,
+          image,
+          catalog.blockSize(),
+          tasks,
+          ReadShards.restoreTo(
+              image.toAbsolutePath().toString(), catalog.blockSize(), tree.root().toString()));
+      Job.run(p, new Job.Progress("restored", StageMetrics.BYTES_CHECKED, null, bytes), progress);
+    }
+    tree.finish(chosen);
+    return new Outcome(
+        tree.root(), files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9);
+  }
+
+  /** Reads an image's catalog, turning a damaged image into an operator-facing error. */
+  public static Catalog readCatalog(Path image) {
+    try {
+      return ImageReader.readCatalog(image);
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
+  }
+
+}

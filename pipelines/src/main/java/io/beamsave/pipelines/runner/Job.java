@@ -1,0 +1,99 @@
+package io.beamsave.pipelines.runner;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.ImageException;
+import io.beamsave.transforms.io.StageMetrics;
+import java.io.PrintWriter;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.joda.time.Duration;
+
+/**
+ * Runs a pipeline to its end, printing a progress line from its metrics meanwhile, and turns a
+ * failure into a {@link BeamsaveException} whose message is the operator-facing cause.
+ */
+public final class Job {
+  private Job() {}
+
+  /** What a progress line measures: a counter of bytes done against a counter of the total. */
+  public record Progress(String verb, String doneCounter, String totalCounter, long knownTotal) {}
+
+  public static JobResult run(Pipeline p, Progress progress, PrintWriter err) {
+    long start = System.nanoTime();
+    PipelineResult result;
+    try {
+      result = p.run();
+      boolean tty = System.console() != null;
+      long lastPrint = System.nanoTime();
+      while (true) {
+        PipelineResult.State state = result.waitUntilFinish(Duration.millis(500));
+        if (state != null && state.isTerminal()) {
+          if (state != PipelineResult.State.DONE) {
+            throw new BeamsaveException("pipeline ended " + state);
+          }
+          break;
+        }
+        long now = System.nanoTime();
+        if (progress != null && err != null && now - lastPrint > (tty ? 1_000_000_000L : 10_000_000_000L)) {
+          printProgress(result, progress, (now - start) / 1e9, err, tty);
+          lastPrint = now;
+        }
+      }
+    } catch (RuntimeException e) {
+      throw translate(e);
+    } finally {
+      if (progress != null && err != null && System.console() != null) {
+        err.print("\r\033[K");
+        err.flush();
+      }
+    }
+    return new JobResult(result, (System.nanoTime() - start) / 1e9);
+  }
+
+  private static void printProgress(
+      PipelineResult r, Progress progress, double seconds, PrintWriter err, boolean tty) {
+    long done = JobResult.counter(r, progress.doneCounter());
+    long total =
+        progress.totalCounter() == null
+            ? progress.knownTotal()
+            : JobResult.counter(r, progress.totalCounter());
+    double rate = done / 1e6 / Math.max(seconds, 1e-3);
+    StringBuilder line = new StringBuilder(progress.verb()).append(' ').append(Sizes.human(done));
+    if (total > 0) {
+      line.append(" of ").append(Sizes.human(total));
+      line.append(String.format(" (%.0f%%)", 100.0 * done / total));
+    }
+    line.append(String.format(", %.1f MB/s", rate));
+    if (total > 0 && done > 0 && done < total) {
+      line.append(String.format(", ETA %.0f s", (total - done) / 1e6 / Math.max(rate, 1e-6)));
+    }
+    if (tty) {
+      err.print("\r\033[K" + line);
+    } else {
+      err.println(line);
+    }
+    err.flush();
+  }
+
+  /** The operator-facing failure in a cause chain: ours if present, else the innermost cause. */
+  public static RuntimeException translate(Throwable e) {
+    Throwable innermost = e;
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof BeamsaveException) {
+        return (BeamsaveException) t;
+      }
+      if (t instanceof ImageException) {
+        return new BeamsaveException(t.getMessage(), t);
+      }
+      innermost = t;
+    }
+    String msg = innermost.getMessage();
+    return new BeamsaveException(
+        innermost.getClass().getSimpleName() + (msg == null ? "" : ": " + msg), e);
+  }
+
+  /** Progress of a save: bytes read against the bytes the plan holds. */
+  public static Progress saving() {
+    return new Progress("saved", StageMetrics.BYTES_READ, StageMetrics.BYTES_PLANNED, 0);
+  }
+}

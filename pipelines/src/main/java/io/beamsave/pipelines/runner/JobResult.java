@@ -1,0 +1,80 @@
+package io.beamsave.pipelines.runner;
+
+import io.beamsave.transforms.io.StageMetrics;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.DistributionResult;
+import org.apache.beam.sdk.metrics.MetricNameFilter;
+import org.apache.beam.sdk.metrics.MetricQueryResults;
+import org.apache.beam.sdk.metrics.MetricResult;
+import org.apache.beam.sdk.metrics.MetricsFilter;
+
+/** A finished (or running) job's wall time and the figures its transforms counted. */
+public final class JobResult {
+  private final PipelineResult result;
+  private final double seconds;
+
+  JobResult(PipelineResult result, double seconds) {
+    this.result = result;
+    this.seconds = seconds;
+  }
+
+  /** Wall seconds from submitting the pipeline to its end, runner start-up included. */
+  public double seconds() {
+    return seconds;
+  }
+
+  public long counter(String name) {
+    return counter(result, name);
+  }
+
+  static long counter(PipelineResult result, String name) {
+    MetricQueryResults q =
+        result
+            .metrics()
+            .queryMetrics(
+                MetricsFilter.builder()
+                    .addNameFilter(MetricNameFilter.named(StageMetrics.NAMESPACE, name))
+                    .build());
+    long sum = 0;
+    for (MetricResult<Long> c : q.getCounters()) {
+      Long v = c.getAttempted();
+      sum += v == null ? 0 : v;
+    }
+    return sum;
+  }
+
+  /** Seconds from the first start to the last end each stage recorded, in the given order. */
+  public Map<String, Double> stageSeconds(String... stages) {
+    Map<String, Long> starts = new LinkedHashMap<>();
+    Map<String, Long> ends = new LinkedHashMap<>();
+    MetricQueryResults q =
+        result
+            .metrics()
+            .queryMetrics(
+                MetricsFilter.builder()
+                    .addNameFilter(MetricNameFilter.inNamespace(StageMetrics.STAGE_NAMESPACE))
+                    .build());
+    for (MetricResult<DistributionResult> d : q.getDistributions()) {
+      String name = d.getName().getName();
+      DistributionResult v = d.getAttempted();
+      if (v == null || v.getCount() == 0) {
+        continue;
+      }
+      String stage = name.substring(0, name.lastIndexOf('.'));
+      if (name.endsWith(".start")) {
+        starts.merge(stage, v.getMin(), Math::min);
+      } else {
+        ends.merge(stage, v.getMax(), Math::max);
+      }
+    }
+    Map<String, Double> out = new LinkedHashMap<>();
+    for (String s : stages) {
+      Long a = starts.get(s);
+      Long b = ends.get(s);
+      out.put(s, a == null || b == null ? 0.0 : Math.max(0, b - a) / 1000.0);
+    }
+    return out;
+  }
+}

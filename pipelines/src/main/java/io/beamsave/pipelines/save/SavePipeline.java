@@ -1,0 +1,159 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.runner.JobResult;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.io.AssembleImage;
+import io.beamsave.transforms.io.CompressShards;
+import io.beamsave.transforms.io.EntryBatch;
+import io.beamsave.transforms.io.ListLibrary;
+import io.beamsave.transforms.io.PlanShards;
+import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.io.ShardResult;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.transforms.Reshuffle;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+
+/**
+ * Saves libraries into images: {@code ListLibrary → PlanShards → Reshuffle → CompressShard →
+ * AssembleImage}. {@link #build} only constructs the pipeline (tests and the command line share
+ * it); {@link #run} also owns the staging directory and guarantees that a failed run leaves no
+ * image, partial image or staged shard behind.
+ */
+public final class SavePipeline {
+  private SavePipeline() {}
+
+  /** Adds the save to {@code p}; returns (library, image path) per library. */
+  public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
+    PCollection<KV<String, EntryBatch>> listing = p.apply("ListLibrary", ListLibrary.of(spec));
+    PCollection<KV<String, ShardResult>> shards =
+        listing
+            .apply("PlanShards", PlanShards.of(spec))
+            .apply("Reshuffle", Reshuffle.viaRandomKey())
+            .apply("CompressShard", CompressShards.of(spec));
+    return AssembleImage.inputs(listing, shards).apply("AssembleImage", AssembleImage.of(spec));
+  }
+
+  /**
+   * The spec for saving {@code libraries}: one library goes to the image file {@code image};
+   * several go to {@code image/<directory name>.bsave}. Checks every library is a readable
+   * directory. Staging defaults to a fresh directory beside the images.
+   */
+  public static SaveSpec spec(List<Path> libraries, Path image, Path staging) {
+    if (libraries.isEmpty()) {
+      throw new BeamsaveException("no library given: use --library DIR");
+    }
+    boolean many = libraries.size() > 1;
+    Path imageDir = many ? image : image.toAbsolutePath().getParent();
+    try {
+      if (many && Files.exists(image) && !Files.isDirectory(image)) {
+        throw new BeamsaveException(
+            "--image " + image + " must be a directory when saving several libraries");
+      }
+      Files.createDirectories(imageDir);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot create image directory", imageDir, e);
+    }
+    if (!many && Files.isDirectory(image)) {
+      throw new BeamsaveException("--image " + image + " is a directory; name the image file");
+    }
+    Path stagingRoot =
+        staging != null
+            ? staging.resolve("run-" + runId())
+            : imageDir.resolve(".beamsave-staging-" + runId());
+    SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
+    for (Path lib : libraries) {
+      Path root = checkLibrary(lib);
+      String name = root.getFileName() == null ? "root" : root.getFileName().toString();
+      Path target = many ? image.resolve(name + ImageFormat.EXTENSION) : image;
+      try {
+        spec = spec.withLibrary(name, root.toString(), target.toAbsolutePath().toString());
+      } catch (IllegalArgumentException e) {
+        throw new BeamsaveException(e.getMessage());
+      }
+    }
+    return spec;
+  }
+
+  private static Path checkLibrary(Path lib) {
+    if (!Files.exists(lib)) {
+      throw new BeamsaveException("library " + lib + " does not exist");
+    }
+    if (!Files.isDirectory(lib)) {
+      throw new BeamsaveException("library " + lib + " is not a directory");
+    }
+    if (!Files.isReadable(lib) || !Files.isExecutable(lib)) {
+      throw new BeamsaveException("cannot read library " + lib + ": permission denied");
+    }
+    try {
+      return lib.toRealPath();
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot resolve library", lib, e);
+    }
+  }
+
+  private static String runId() {
+    return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss"))
+        + "-" + ProcessHandle.current().pid();
+  }
+
+  /** What a finished save produced: each library's catalog and image size, and the job. */
+  public record Outcome(SaveSpec spec, List<Saved> images, JobResult job) {}
+
+  public record Saved(String library, Path image, long imageBytes, Catalog catalog) {}
+
+  /**
+   * Runs the save to its end. On failure, removes the staging directory and every image this run
+   * was writing, then rethrows.
+   */
+  public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
+    Pipeline p = Pipeline.create(options);
+    build(p, spec);
+    Path staging = Path.of(spec.staging());
+    try {
+      JobResult job = Job.run(p, Job.saving(), progress);
+      List<Saved> saved = new ArrayList<>();
+      for (SaveSpec.Library lib : spec.libraries().values()) {
+        Path image = Path.of(lib.image());
+        saved.add(new Saved(lib.name(), image, Files.size(image), ImageReader.readCatalog(image)));
+      }
+      return new Outcome(spec, saved, job);
+    } catch (IOException e) {
+      throw new BeamsaveException("cannot re-read the image just written: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      removePartialImages(spec);
+      throw e;
+    } finally {
+      try {
+        AssembleImage.deleteTree(staging);
+      } catch (IOException e) {
+        progress.println("beamsave: warning: cannot remove staging " + staging + ": " + e);
+      }
+    }
+  }
+
+  private static void removePartialImages(SaveSpec spec) {
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      try {
+        Files.deleteIfExists(ImageWriter.partialPath(Path.of(lib.image())));
+      } catch (IOException ignored) {
+        // Best effort: the run has already failed with the error that matters.
+      }
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package io.beamsave.pipelines.save;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.transforms.io.StageMetrics;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The figures of a save, as the IBM i SAVLIB comparison lays them out (codec, duration, size,
+ * ratio, rate) and as one JSON object for scripts.
+ */
+public final class SaveReport {
+  static final String[] STAGES = {"list", "plan", "compress", "assemble"};
+
+  private final SavePipeline.Outcome outcome;
+
+  public SaveReport(SavePipeline.Outcome outcome) {
+    this.outcome = outcome;
+  }
+
+  public long rawBytes() {
+    return outcome.images().stream().mapToLong(s -> s.catalog().rawBytes()).sum();
+  }
+
+  public long imageBytes() {
+    return outcome.images().stream().mapToLong(SavePipeline.Saved::imageBytes).sum();
+  }
+
+  public long files() {
+    return outcome.images().stream().mapToLong(s -> s.catalog().fileCount()).sum();
+  }
+
+  public int shards() {
+    return outcome.images().stream().mapToInt(s -> s.catalog().shards().size()).sum();
+  }
+
+  public double seconds() {
+    return outcome.job().seconds();
+  }
+
+  /** raw / image bytes; above 1 means the image is smaller. */
+  public double ratio() {
+    return imageBytes() == 0 ? 0 : (double) rawBytes() / imageBytes();
+  }
+
+  /** Raw MB (10^6 bytes) saved per second of the whole run. */
+  public double rateMBps() {
+    return rawBytes() / 1e6 / Math.max(seconds(), 1e-9);
+  }
+
+  public Map<String, Object> json() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("codec", outcome.spec().codec());
+    m.put("files", files());
+    m.put("rawBytes", rawBytes());
+    m.put("imageBytes", imageBytes());
+    m.put("ratio", round(ratio()));
+    m.put("shards", shards());
+    m.put("saveSeconds", round(seconds()));
+    m.put("rateMBps", round(rateMBps()));
+    Map<String, Object> stages = new LinkedHashMap<>();
+    outcome.job().stageSeconds(STAGES).forEach((k, v) -> stages.put(k, round(v)));
+    m.put("stages", stages);
+    m.put("blocksStoredRaw", outcome.job().counter(StageMetrics.BLOCKS_STORED_RAW));
+    m.put("filesChanged", outcome.job().counter(StageMetrics.FILES_CHANGED));
+    m.put("specialFilesSkipped", outcome.job().counter(StageMetrics.SPECIAL_FILES_SKIPPED));
+    List<Map<String, Object>> images = new ArrayList<>();
+    for (SavePipeline.Saved s : outcome.images()) {
+      Map<String, Object> i = new LinkedHashMap<>();
+      i.put("library", s.library());
+      i.put("image", s.image().toString());
+      i.put("files", s.catalog().fileCount());
+      i.put("rawBytes", s.catalog().rawBytes());
+      i.put("imageBytes", s.imageBytes());
+      i.put("shards", s.catalog().shards().size());
+      images.add(i);
+    }
+    m.put("images", images);
+    return m;
+  }
+
+  public void writeJson(Path file) throws IOException {
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json());
+  }
+
+  /** The table header; rows come from {@link #row}. */
+  public static String header() {
+    return String.format(
+        Locale.ROOT, "%-24s %-8s %10s %12s %12s %7s %10s", "library", "codec", "duration",
+        "raw", "image", "ratio", "rate MB/s");
+  }
+
+  /** One row per image, then a total row when there are several. */
+  public List<String> rows() {
+    List<String> rows = new ArrayList<>();
+    for (SavePipeline.Saved s : outcome.images()) {
+      long raw = s.catalog().rawBytes();
+      rows.add(
+          row(s.library(), raw, s.imageBytes(), seconds()));
+    }
+    if (outcome.images().size() > 1) {
+      rows.add(row("(all)", rawBytes(), imageBytes(), seconds()));
+    }
+    return rows;
+  }
+
+  private String row(String library, long raw, long image, double secs) {
+    return String.format(
+        Locale.ROOT,
+        "%-24s %-8s %9.2fs %12s %12s %7.2f %10.1f",
+        library,
+        outcome.spec().codec(),
+        secs,
+        Sizes.human(raw),
+        Sizes.human(image),
+        image == 0 ? 0 : (double) raw / image,
+        raw / 1e6 / Math.max(secs, 1e-9));
+  }
+
+  /** A line with the stage times, e.g. {@code stages: list 0.4s, plan 0.1s, ...}. */
+  public String stagesLine() {
+    StringBuilder b = new StringBuilder("stages:");
+    outcome.job().stageSeconds(STAGES)
+        .forEach((k, v) -> b.append(String.format(Locale.ROOT, " %s %.2fs", k, v)));
+    return b.toString();
+  }
+
+  private static double round(double v) {
+    return Math.round(v * 1000) / 1000.0;
+  }
+}

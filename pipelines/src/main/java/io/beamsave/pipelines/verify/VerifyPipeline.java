@@ -1,0 +1,52 @@
+package io.beamsave.pipelines.verify;
+
+import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.runner.Job;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.io.ReadShards;
+import io.beamsave.transforms.io.ReadTask;
+import io.beamsave.transforms.io.StageMetrics;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * Verifies an image: the header, trailer and catalog structure, then every shard in parallel,
+ * every block checksum and every file digest. Writes nothing.
+ */
+public final class VerifyPipeline {
+  private VerifyPipeline() {}
+
+  public record Outcome(Catalog catalog, long bytesChecked, long changedFiles, double seconds) {}
+
+  public static Outcome run(Path image, PipelineOptions options, PrintWriter progress) {
+    long start = System.nanoTime();
+    Catalog catalog = RestorePipeline.readCatalog(image);
+    List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
+    List<ReadTask> tasks = ReadTask.forEntries(catalog, files);
+    long expected = catalog.rawBytes();
+    long checked = 0;
+    if (!tasks.isEmpty()) {
+      Pipeline p = Pipeline.create(options);
+      RestorePipeline.build(
+          p,
+          image,
+          catalog.blockSize(),
+          tasks,
+          ReadShards.verify(image.toAbsolutePath().toString(), catalog.blockSize()));
+      checked =
+          Job.run(p, new Job.Progress("verified", StageMetrics.BYTES_CHECKED, null, expected), progress)
+              .counter(StageMetrics.BYTES_CHECKED);
+    }
+    if (checked != expected) {
+      throw new BeamsaveException(
+          image + ": checked " + checked + " bytes, the catalog holds " + expected);
+    }
+    long changed = catalog.entries().stream().filter(Entry::changed).count();
+    return new Outcome(catalog, checked, changed, (System.nanoTime() - start) / 1e9);
+  }
+}

@@ -1,0 +1,2 @@
+/** The verify pipeline: reads a whole image and checks every block and digest, writing nothing. */
+package io.beamsave.pipelines.verify;

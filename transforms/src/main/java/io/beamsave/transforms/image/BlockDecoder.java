@@ -1,0 +1,89 @@
+package io.beamsave.transforms.image;
+
+import io.beamsave.transforms.codec.CodecId;
+import io.beamsave.transforms.codec.Codecs;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * Checks and decodes blocks. Keeps one decompressor per codec and a payload buffer, so it is not
+ * thread-safe: one per worker thread.
+ */
+public final class BlockDecoder implements AutoCloseable {
+  private final Codecs.DecompressorSet decompressors = new Codecs.DecompressorSet();
+  private final CRC32C crc = new CRC32C();
+
+  /**
+   * Decodes the block held in {@code block[0, blockLen)} (header and payload) into {@code
+   * raw[0, expectedRaw)}.
+   *
+   * @param where names the block in error messages, e.g. {@code image x: shard 3 block 7}
+   * @throws ImageException if the block is damaged or does not hold exactly {@code expectedRaw}
+   *     raw bytes
+   */
+  public void decode(byte[] block, int blockLen, byte[] raw, int expectedRaw, String where)
+      throws ImageException {
+    if (blockLen < ImageFormat.BLOCK_HEADER_SIZE) {
+      throw new ImageException(where + ": block shorter than its header");
+    }
+    ByteBuffer h = ByteBuffer.wrap(block, 0, ImageFormat.BLOCK_HEADER_SIZE);
+    int code = Byte.toUnsignedInt(h.get());
+    int reserved = (Byte.toUnsignedInt(h.get()) << 16) | Short.toUnsignedInt(h.getShort());
+    long rawLen = Integer.toUnsignedLong(h.getInt());
+    long stored = Integer.toUnsignedLong(h.getInt());
+    int expectedCrc = h.getInt();
+    crc.reset();
+    crc.update(block, 0, 12);
+    if (stored <= blockLen - ImageFormat.BLOCK_HEADER_SIZE) {
+      crc.update(block, ImageFormat.BLOCK_HEADER_SIZE, (int) stored);
+    }
+    if ((int) crc.getValue() != expectedCrc
+        || stored != blockLen - ImageFormat.BLOCK_HEADER_SIZE) {
+      throw new ImageException(where + ": checksum mismatch (block damaged)");
+    }
+    CodecId id = CodecId.fromCode(code);
+    if (id == null || reserved != 0) {
+      throw new ImageException(where + ": unknown codec id " + code);
+    }
+    if (rawLen != expectedRaw) {
+      throw new ImageException(
+          where + ": block holds " + rawLen + " raw bytes, catalog expects " + expectedRaw);
+    }
+    int off = ImageFormat.BLOCK_HEADER_SIZE;
+    switch (id) {
+      case ZERO:
+        if (stored != 0) {
+          throw new ImageException(where + ": zero block with a payload");
+        }
+        Arrays.fill(raw, 0, expectedRaw, (byte) 0);
+        return;
+      case STORED:
+        if (stored != rawLen) {
+          throw new ImageException(where + ": stored block length differs from raw length");
+        }
+        System.arraycopy(block, off, raw, 0, expectedRaw);
+        return;
+      default:
+        if (stored >= rawLen) {
+          throw new ImageException(where + ": compressed block not smaller than raw");
+        }
+        try {
+          decompressors.get(id).decompress(block, off, (int) stored, raw, 0, expectedRaw);
+        } catch (IOException e) {
+          throw new ImageException(where + ": " + e.getMessage());
+        }
+    }
+  }
+
+  /** Whether the block in {@code block} is a zero block (callers may skip writing it). */
+  public static boolean isZeroBlock(byte[] block) {
+    return Byte.toUnsignedInt(block[0]) == CodecId.ZERO.code();
+  }
+
+  @Override
+  public void close() {
+    decompressors.close();
+  }
+}

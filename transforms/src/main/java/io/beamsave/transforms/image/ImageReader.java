@@ -1,0 +1,114 @@
+package io.beamsave.transforms.image;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * Opens an image from its end: checks header and trailer, then reads and validates the catalog.
+ * Shard data is read separately, by {@link ShardReader}, with its own channel per worker.
+ */
+public final class ImageReader {
+  private ImageReader() {}
+
+  /** Reads and validates the catalog of the image at {@code path}. */
+  public static Catalog readCatalog(Path path) throws IOException {
+    String name = path.toString();
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+      return readCatalog(name, ch);
+    } catch (NoSuchFileException e) {
+      throw new ImageException(name + ": no such image");
+    }
+  }
+
+  static Catalog readCatalog(String name, FileChannel ch) throws IOException {
+    long size = ch.size();
+    if (size < ImageFormat.HEADER_SIZE + ImageFormat.TRAILER_SIZE) {
+      throw new ImageException(name + ": too short to be an image (" + size + " bytes)");
+    }
+    ByteBuffer header = readAt(ch, 0, ImageFormat.HEADER_SIZE, name);
+    ImageFormat.checkHeader(name, header);
+    ByteBuffer t = readAt(ch, size - ImageFormat.TRAILER_SIZE, ImageFormat.TRAILER_SIZE, name);
+    byte[] magic = Arrays.copyOfRange(t.array(), 32, 40);
+    if (!Arrays.equals(magic, ImageFormat.TRAILER_MAGIC)) {
+      throw new ImageException(name + ": trailer missing (image truncated or incomplete)");
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(t.array(), 0, 28);
+    long catalogOffset = t.getLong();
+    long catalogStored = t.getLong();
+    long catalogRaw = t.getLong();
+    int version = Short.toUnsignedInt(t.getShort());
+    int reserved = Short.toUnsignedInt(t.getShort());
+    if (t.getInt() != (int) crc.getValue()) {
+      throw new ImageException(name + ": trailer checksum mismatch");
+    }
+    if (version != ImageFormat.VERSION || reserved != 0) {
+      throw new ImageException(name + ": trailer has version " + version);
+    }
+    if (catalogOffset < ImageFormat.HEADER_SIZE
+        || catalogStored < 0
+        || catalogOffset + catalogStored + ImageFormat.TRAILER_SIZE != size
+        || catalogRaw < 0
+        || catalogRaw > ImageFormat.MAX_CATALOG_RAW) {
+      throw new ImageException(name + ": trailer points outside the image");
+    }
+    byte[] raw = readCatalogBlocks(name, ch, catalogOffset, catalogStored, catalogRaw);
+    return CatalogCodec.decode(name, raw, catalogOffset);
+  }
+
+  private static byte[] readCatalogBlocks(
+      String name, FileChannel ch, long offset, long stored, long rawTotal) throws IOException {
+    ByteArrayOutputStream raw = new ByteArrayOutputStream((int) Math.min(rawTotal, 1 << 20));
+    long pos = offset;
+    long end = offset + stored;
+    int index = 0;
+    try (BlockDecoder decoder = new BlockDecoder()) {
+      while (pos < end) {
+        String where = name + ": catalog block " + index;
+        if (end - pos < ImageFormat.BLOCK_HEADER_SIZE) {
+          throw new ImageException(where + ": truncated");
+        }
+        ByteBuffer h = readAt(ch, pos, ImageFormat.BLOCK_HEADER_SIZE, name);
+        long blockRaw = Integer.toUnsignedLong(h.getInt(4));
+        long blockStored = Integer.toUnsignedLong(h.getInt(8));
+        if (blockRaw == 0
+            || blockRaw > ImageFormat.MAX_BLOCK_SIZE
+            || blockStored > blockRaw
+            || blockStored > end - pos - ImageFormat.BLOCK_HEADER_SIZE
+            || raw.size() + blockRaw > rawTotal) {
+          throw new ImageException(where + ": invalid lengths");
+        }
+        int len = (int) (ImageFormat.BLOCK_HEADER_SIZE + blockStored);
+        byte[] block = readAt(ch, pos, len, name).array();
+        byte[] out = new byte[(int) blockRaw];
+        decoder.decode(block, len, out, out.length, where);
+        raw.write(out, 0, out.length);
+        pos += len;
+        index++;
+      }
+    }
+    if (raw.size() != rawTotal) {
+      throw new ImageException(name + ": catalog holds " + raw.size() + " of " + rawTotal + " bytes");
+    }
+    return raw.toByteArray();
+  }
+
+  static ByteBuffer readAt(FileChannel ch, long pos, int len, String name) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(len);
+    while (b.hasRemaining()) {
+      int n = ch.read(b, pos + b.position());
+      if (n < 0) {
+        throw new ImageException(name + ": unexpected end of image at offset " + pos);
+      }
+    }
+    b.flip();
+    return b;
+  }
+}

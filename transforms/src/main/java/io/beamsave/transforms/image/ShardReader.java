@@ -1,0 +1,124 @@
+package io.beamsave.transforms.image;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Reads the blocks of one shard that hold the wanted extents, checks every block and every
+ * extent digest, and hands the raw bytes to a {@link Sink}. Blocks no wanted extent touches are
+ * not read. Owns a block-sized buffer and decoders: one per worker thread.
+ */
+public final class ShardReader implements AutoCloseable {
+
+  /** A file piece to read: {@code extent} of the file at {@code path}, which starts at {@code fileOffset}. */
+  public record Piece(String path, long fileOffset, Extent extent)
+      implements java.io.Serializable {}
+
+  /** Receives raw bytes of pieces in shard order. */
+  public interface Sink {
+    /**
+     * {@code len} bytes of {@code piece} that belong at {@code fileOffset} of its file; {@code
+     * zero} when they came from a zero block (a restore may leave a hole).
+     */
+    void write(Piece piece, long fileOffset, byte[] buf, int off, int len, boolean zero)
+        throws IOException;
+  }
+
+  private final BlockDecoder decoder = new BlockDecoder();
+  private final MessageDigest sha;
+  private final int blockSize;
+  private final byte[] block;
+  private final byte[] raw;
+
+  public ShardReader(int blockSize) {
+    this.blockSize = blockSize;
+    this.block = new byte[ImageFormat.BLOCK_HEADER_SIZE + blockSize];
+    this.raw = new byte[blockSize];
+    try {
+      this.sha = MessageDigest.getInstance(ImageFormat.DIGEST_ALGORITHM);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Reads {@code pieces} (sorted by extent offset, all in shard {@code shardIndex}).
+   *
+   * @param image names the image in errors
+   */
+  public void read(
+      FileChannel ch, String image, int shardIndex, ShardInfo shard, List<Piece> pieces, Sink sink)
+      throws IOException {
+    int[] lengths = shard.blockLengths();
+    long blockPos = shard.imageOffset();
+    int k = 0;
+    for (Piece p : pieces) {
+      Extent x = p.extent();
+      sha.reset();
+      long done = 0;
+      while (done < x.length()) {
+        long rawPos = x.offset() + done;
+        int want = (int) (rawPos / blockSize);
+        while (k < want) {
+          blockPos += lengths[k++];
+        }
+        // Decode block k unless it is already in the buffer from the previous piece.
+        if (loadedShard != shardIndex || loadedBlock != k || loadedFrom != shard) {
+          load(ch, image, shardIndex, shard, k, blockPos);
+        }
+        int inBlock = (int) (rawPos - (long) k * blockSize);
+        int n = (int) Math.min(loadedRaw - inBlock, x.length() - done);
+        sha.update(raw, inBlock, n);
+        sink.write(p, p.fileOffset() + done, raw, inBlock, n, loadedZero);
+        done += n;
+      }
+      if (!MessageDigest.isEqual(sha.digest(), x.digest())) {
+        throw new ImageException(
+            image + ": shard " + shardIndex + ": file " + p.path() + ": digest mismatch at offset "
+                + p.fileOffset());
+      }
+    }
+  }
+
+  private ShardInfo loadedFrom;
+  private int loadedShard = -1;
+  private int loadedBlock = -1;
+  private int loadedRaw;
+  private boolean loadedZero;
+
+  private void load(FileChannel ch, String image, int shardIndex, ShardInfo shard, int k, long pos)
+      throws IOException {
+    String where = image + ": shard " + shardIndex + " block " + k;
+    int len = shard.blockLengths()[k];
+    ByteBuffer b = ByteBuffer.wrap(block, 0, len);
+    while (b.hasRemaining()) {
+      if (ch.read(b, pos + b.position()) < 0) {
+        throw new ImageException(where + ": image truncated");
+      }
+    }
+    int expectedRaw = (int) Math.min(blockSize, shard.rawLength() - (long) k * blockSize);
+    loadedShard = -1;
+    decoder.decode(block, len, raw, expectedRaw, where);
+    loadedFrom = shard;
+    loadedShard = shardIndex;
+    loadedBlock = k;
+    loadedRaw = expectedRaw;
+    loadedZero = BlockDecoder.isZeroBlock(block);
+  }
+
+  /** Clears the buffer so the next read starts fresh. */
+  public void reset() {
+    loadedShard = -1;
+    Arrays.fill(raw, (byte) 0);
+  }
+
+  @Override
+  public void close() {
+    decoder.close();
+  }
+}

@@ -1,0 +1,159 @@
+package io.beamsave.transforms.io;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.shard.ShardPlanner;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.join.CoGbkResult;
+import org.apache.beam.sdk.transforms.join.CoGroupByKey;
+import org.apache.beam.sdk.transforms.join.KeyedPCollectionTuple;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TupleTag;
+
+/**
+ * Per library, joins the listing with the compressed shards and writes the image: header, the
+ * staged shards in order, the catalog (entries with their extents and digests, and the shard
+ * table) and the trailer. The image is written as {@code <image>.partial}, renamed when complete,
+ * then re-read and checked before the library's staging directory is removed. Emits (library,
+ * image path).
+ *
+ * <p>The plan is recomputed from the listing ({@link ShardPlanner} is deterministic) rather than
+ * shipped alongside the shards.
+ */
+public final class AssembleImage
+    extends PTransform<KeyedPCollectionTuple<String>, PCollection<KV<String, String>>> {
+  /** The listing input: entry batches keyed by library. */
+  public static final TupleTag<EntryBatch> LISTING = new TupleTag<>() {};
+  /** The shards input: compressed shard results keyed by library. */
+  public static final TupleTag<ShardResult> SHARDS = new TupleTag<>() {};
+
+  private final SaveSpec spec;
+
+  private AssembleImage(SaveSpec spec) {
+    this.spec = spec;
+  }
+
+  public static AssembleImage of(SaveSpec spec) {
+    return new AssembleImage(spec);
+  }
+
+  /** The input this transform expects: the listing and the shards compressed from it. */
+  public static KeyedPCollectionTuple<String> inputs(
+      PCollection<KV<String, EntryBatch>> listing, PCollection<KV<String, ShardResult>> shards) {
+    return KeyedPCollectionTuple.of(LISTING, listing).and(SHARDS, shards);
+  }
+
+  @Override
+  public PCollection<KV<String, String>> expand(KeyedPCollectionTuple<String> input) {
+    return input
+        .apply("JoinListingAndShards", CoGroupByKey.create())
+        .apply("Write", ParDo.of(new AssembleImageFn(spec)))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()));
+  }
+
+  static final class AssembleImageFn extends DoFn<KV<String, CoGbkResult>, KV<String, String>> {
+    private final SaveSpec spec;
+    private final StageMetrics stage = StageMetrics.of("assemble");
+
+    AssembleImageFn(SaveSpec spec) {
+      this.spec = spec;
+    }
+
+    @ProcessElement
+    public void process(
+        @Element KV<String, CoGbkResult> joined, OutputReceiver<KV<String, String>> out)
+        throws IOException {
+      stage.started();
+      String name = joined.getKey();
+      SaveSpec.Library lib = spec.library(name);
+      ShardPlanner.Plan plan =
+          ShardPlanner.plan(
+              PlanShards.gather(joined.getValue().getAll(LISTING)), spec.shardSize());
+      List<ShardResult> results = new ArrayList<>();
+      joined.getValue().getAll(SHARDS).forEach(results::add);
+      results.sort(Comparator.comparingInt(ShardResult::shard));
+      if (results.size() != plan.shardCount()) {
+        throw new IllegalStateException(
+            name + ": " + results.size() + " shards compressed, " + plan.shardCount()
+                + " planned");
+      }
+      Path image = Path.of(lib.image());
+      try (ImageWriter writer = ImageWriter.create(image)) {
+        List<ShardInfo> infos = new ArrayList<>(results.size());
+        for (ShardResult r : results) {
+          infos.add(
+              writer.appendShard(spec.stagedShard(name, r.shard()), r.rawLength(), r.blockLengths()));
+        }
+        Catalog catalog =
+            new Catalog(
+                name,
+                spec.codec(),
+                System.currentTimeMillis(),
+                spec.blockSize(),
+                spec.shardSize(),
+                withDigests(plan.entries(), results),
+                infos);
+        writer.finish(catalog, Codecs.parse(spec.codec()));
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot write image", image, e);
+      }
+      ImageReader.readCatalog(image);
+      deleteTree(spec.stagingDir(name));
+      out.output(KV.of(name, image.toString()));
+      stage.finished();
+    }
+  }
+
+  /** Sets each extent's digest from its shard's results, and the changed flag on files. */
+  static List<Entry> withDigests(List<Entry> entries, List<ShardResult> results) {
+    int[] cursor = new int[results.size()];
+    Set<String> changed = new HashSet<>();
+    results.forEach(r -> changed.addAll(r.changedPaths()));
+    List<Entry> out = new ArrayList<>(entries.size());
+    for (Entry e : entries) {
+      if (!e.isFile()) {
+        out.add(e);
+        continue;
+      }
+      List<Extent> extents = new ArrayList<>(e.extents().size());
+      for (Extent x : e.extents()) {
+        extents.add(x.withDigest(results.get(x.shard()).digests().get(cursor[x.shard()]++)));
+      }
+      Entry done = e.withExtents(extents);
+      out.add(changed.contains(e.path()) ? done.withFlags(Entry.FLAG_CHANGED) : done);
+    }
+    return out;
+  }
+
+  /** Removes a directory tree if it exists. */
+  public static void deleteTree(Path dir) throws IOException {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) walk.sorted(Comparator.reverseOrder())::iterator) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}

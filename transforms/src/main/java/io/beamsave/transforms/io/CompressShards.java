@@ -1,0 +1,224 @@
+package io.beamsave.transforms.io;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.codec.CodecId;
+import io.beamsave.transforms.image.BlockEncoder;
+import io.beamsave.transforms.image.ImageFormat;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+
+/**
+ * Reads each shard's file pieces and writes them, cut into checksummed blocks of the chosen
+ * codec, to the shard's staging file; emits a {@link ShardResult} keyed by library. Only these
+ * results, never the bytes, go on through the pipeline.
+ *
+ * <p>A file whose size or mtime differs from the listing, before or after it is read, or that
+ * ends early, has changed during the save: that fails the shard, naming the file, unless the spec
+ * allows changing files, in which case the bytes read are kept (a short file padded with zeros)
+ * and the file is reported changed.
+ *
+ * <p>Counters: {@code bytesRead}, {@code bytesStaged}, {@code shardsWritten}, {@code
+ * blocksStoredRaw}, {@code filesChanged}.
+ */
+public final class CompressShards
+    extends PTransform<PCollection<ShardTask>, PCollection<KV<String, ShardResult>>> {
+  private final SaveSpec spec;
+
+  private CompressShards(SaveSpec spec) {
+    this.spec = spec;
+  }
+
+  public static CompressShards of(SaveSpec spec) {
+    return new CompressShards(spec);
+  }
+
+  @Override
+  public PCollection<KV<String, ShardResult>> expand(PCollection<ShardTask> tasks) {
+    return tasks
+        .apply("Compress", ParDo.of(new CompressShardFn(spec)))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), ShardResult.CODER));
+  }
+
+  static final class CompressShardFn extends DoFn<ShardTask, KV<String, ShardResult>> {
+    private final SaveSpec spec;
+    private final Counter bytesRead = StageMetrics.counter(StageMetrics.BYTES_READ);
+    private final Counter bytesStaged = StageMetrics.counter(StageMetrics.BYTES_STAGED);
+    private final Counter shardsWritten = StageMetrics.counter(StageMetrics.SHARDS_WRITTEN);
+    private final Counter blocksStoredRaw = StageMetrics.counter(StageMetrics.BLOCKS_STORED_RAW);
+    private final Counter filesChanged = StageMetrics.counter(StageMetrics.FILES_CHANGED);
+    private final StageMetrics stage = StageMetrics.of("compress");
+
+    private transient BlockEncoder encoder;
+    private transient MessageDigest sha;
+    private transient byte[] block;
+
+    CompressShardFn(SaveSpec spec) {
+      this.spec = spec;
+    }
+
+    @Setup
+    public void setup() throws NoSuchAlgorithmException {
+      encoder = new BlockEncoder(Codecs.parse(spec.codec()), spec.blockSize());
+      sha = MessageDigest.getInstance(ImageFormat.DIGEST_ALGORITHM);
+      block = new byte[spec.blockSize()];
+    }
+
+    @Teardown
+    public void teardown() {
+      if (encoder != null) {
+        encoder.close();
+      }
+    }
+
+    @ProcessElement
+    public void process(@Element ShardTask task, OutputReceiver<KV<String, ShardResult>> out)
+        throws IOException {
+      stage.started();
+      Path root = Path.of(spec.library(task.library()).root());
+      Path staged = spec.stagedShard(task.library(), task.shard());
+      Files.createDirectories(staged.getParent());
+      ShardWriter w = new ShardWriter();
+      List<byte[]> digests = new ArrayList<>(task.pieces().size());
+      List<String> changed = new ArrayList<>();
+      try (OutputStream sink =
+          new BufferedOutputStream(Files.newOutputStream(staged), 1 << 20)) {
+        w.sink = sink;
+        for (ShardTask.Piece p : task.pieces()) {
+          sha.reset();
+          if (readPiece(root, p, w)) {
+            changed.add(p.path());
+          }
+          digests.add(sha.digest());
+        }
+        w.flushBlock();
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot write staged shard", staged, e);
+      }
+      shardsWritten.inc();
+      out.output(
+          KV.of(
+              task.library(),
+              new ShardResult(
+                  task.shard(), w.raw, w.stored, w.lengths(), digests, changed)));
+      stage.finished();
+    }
+
+    /** Reads one piece into the block stream; returns whether the file changed meanwhile. */
+    private boolean readPiece(Path root, ShardTask.Piece p, ShardWriter w) throws IOException {
+      Path file = root.resolve(p.path());
+      boolean changed;
+      long left = p.length();
+      try (FileChannel ch =
+          FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+        changed = !sameAsListed(file, p);
+        long pos = p.fileOffset();
+        while (left > 0) {
+          int want = (int) Math.min(block.length - w.fill, left);
+          int n = ch.read(ByteBuffer.wrap(block, w.fill, want), pos);
+          if (n < 0) {
+            changed = true;
+            break;
+          }
+          add(w, n);
+          pos += n;
+          left -= n;
+        }
+        changed |= !sameAsListed(file, p);
+      } catch (NoSuchFileException e) {
+        changed = true;
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot read", file, e);
+      }
+      if (changed) {
+        filesChanged.inc();
+        if (!spec.allowChanging()) {
+          throw new BeamsaveException(
+              "file changed while it was being saved: " + file
+                  + " (use --allow-changing to keep what was read)");
+        }
+        while (left > 0) {
+          int n = (int) Math.min(block.length - w.fill, left);
+          Arrays.fill(block, w.fill, w.fill + n, (byte) 0);
+          add(w, n);
+          left -= n;
+        }
+      }
+      return changed;
+    }
+
+    private void add(ShardWriter w, int n) throws IOException {
+      sha.update(block, w.fill, n);
+      w.fill += n;
+      w.raw += n;
+      bytesRead.inc(n);
+      if (w.fill == block.length) {
+        w.flushBlock();
+      }
+    }
+
+    private static boolean sameAsListed(Path file, ShardTask.Piece p) throws IOException {
+      BasicFileAttributes a =
+          Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      Instant t = a.lastModifiedTime().toInstant();
+      return a.isRegularFile()
+          && a.size() == p.fileSize()
+          && t.getEpochSecond() == p.mtimeSeconds()
+          && t.getNano() == p.mtimeNanos();
+    }
+
+    /** The block being filled and what was written of the shard so far. */
+    private final class ShardWriter {
+      OutputStream sink;
+      int fill;
+      long raw;
+      long stored;
+      private int[] lengths = new int[16];
+      private int count;
+
+      void flushBlock() throws IOException {
+        if (fill == 0) {
+          return;
+        }
+        int len = encoder.write(block, fill, sink);
+        if (encoder.lastCodec() == CodecId.STORED) {
+          blocksStoredRaw.inc();
+        }
+        if (count == lengths.length) {
+          lengths = Arrays.copyOf(lengths, count * 2);
+        }
+        lengths[count++] = len;
+        stored += len;
+        bytesStaged.inc(len);
+        fill = 0;
+      }
+
+      int[] lengths() {
+        return Arrays.copyOf(lengths, count);
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+package io.beamsave.transforms.io;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import org.apache.beam.sdk.coders.CustomCoder;
+
+/**
+ * Base of the small hand-written coders of this package: a runner encodes every element, and
+ * these are several times cheaper than Java serialization (see DESIGN.md).
+ */
+abstract class DataCoder<T> extends CustomCoder<T> {
+  abstract void write(T value, DataOutputStream out) throws IOException;
+
+  abstract T read(DataInputStream in) throws IOException;
+
+  @Override
+  public final void encode(T value, OutputStream out) throws IOException {
+    DataOutputStream data = new DataOutputStream(out);
+    write(value, data);
+    data.flush();
+  }
+
+  @Override
+  public final T decode(InputStream in) throws IOException {
+    return read(new DataInputStream(in));
+  }
+
+  @Override
+  public void verifyDeterministic() {}
+
+  static void writeString(DataOutputStream out, String s) throws IOException {
+    if (s == null) {
+      out.writeInt(-1);
+      return;
+    }
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    out.writeInt(b.length);
+    out.write(b);
+  }
+
+  static String readString(DataInputStream in) throws IOException {
+    int len = in.readInt();
+    if (len < 0) {
+      return null;
+    }
+    byte[] b = new byte[len];
+    in.readFully(b);
+    return new String(b, StandardCharsets.UTF_8);
+  }
+}

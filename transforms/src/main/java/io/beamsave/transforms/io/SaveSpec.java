@@ -1,0 +1,130 @@
+package io.beamsave.transforms.io;
+
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.image.ImageFormat;
+import java.io.Serializable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What one save run does: which libraries go to which images, with which codec, shard and block
+ * size, and where shards are staged. Immutable; every save transform is configured with it.
+ */
+public final class SaveSpec implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** One library and the image it is saved to; {@code name} keys it through the pipeline. */
+  public record Library(String name, String root, String image) implements Serializable {}
+
+  public static final long DEFAULT_SHARD_SIZE = 64L << 20;
+  public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
+
+  private final Map<String, Library> libraries;
+  private final String codec;
+  private final long shardSize;
+  private final int blockSize;
+  private final String staging;
+  private final boolean allowChanging;
+
+  private SaveSpec(
+      Map<String, Library> libraries,
+      String codec,
+      long shardSize,
+      int blockSize,
+      String staging,
+      boolean allowChanging) {
+    this.libraries = libraries;
+    this.codec = codec;
+    this.shardSize = shardSize;
+    this.blockSize = blockSize;
+    this.staging = staging;
+    this.allowChanging = allowChanging;
+  }
+
+  /** A spec with the defaults: zstd:3, 64 MiB shards, 1 MiB blocks, changing files fail. */
+  public static SaveSpec of(String staging) {
+    return new SaveSpec(
+        new LinkedHashMap<>(), "zstd:" + Codecs.DEFAULT_ZSTD_LEVEL, DEFAULT_SHARD_SIZE,
+        DEFAULT_BLOCK_SIZE, staging, false);
+  }
+
+  public SaveSpec withLibrary(String name, String root, String image) {
+    if (libraries.containsKey(name)) {
+      throw new IllegalArgumentException(
+          "two libraries are named '" + name + "'; each library needs its own image name");
+    }
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, root, image));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging);
+  }
+
+  public SaveSpec withCodec(String spec) {
+    String canonical = Codecs.parse(spec).spec();
+    return new SaveSpec(libraries, canonical, shardSize, blockSize, staging, allowChanging);
+  }
+
+  public SaveSpec withShardSize(long bytes) {
+    if (bytes < blockSize || bytes > (1L << 40)) {
+      throw new IllegalArgumentException(
+          "shard size " + bytes + " must be between the block size (" + blockSize + ") and 1 TiB");
+    }
+    return new SaveSpec(libraries, codec, bytes, blockSize, staging, allowChanging);
+  }
+
+  public SaveSpec withBlockSize(long bytes) {
+    if (bytes < ImageFormat.MIN_BLOCK_SIZE || bytes > ImageFormat.MAX_BLOCK_SIZE) {
+      throw new IllegalArgumentException(
+          "block size " + bytes + " must be between 4 KiB and 64 MiB");
+    }
+    if (bytes > shardSize) {
+      throw new IllegalArgumentException(
+          "block size " + bytes + " is larger than the shard size " + shardSize);
+    }
+    return new SaveSpec(libraries, codec, shardSize, (int) bytes, staging, allowChanging);
+  }
+
+  public SaveSpec withAllowChanging(boolean allow) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow);
+  }
+
+  public Map<String, Library> libraries() {
+    return java.util.Collections.unmodifiableMap(libraries);
+  }
+
+  public Library library(String name) {
+    Library lib = libraries.get(name);
+    if (lib == null) {
+      throw new IllegalStateException("unknown library " + name);
+    }
+    return lib;
+  }
+
+  public String codec() {
+    return codec;
+  }
+
+  public long shardSize() {
+    return shardSize;
+  }
+
+  public int blockSize() {
+    return blockSize;
+  }
+
+  public String staging() {
+    return staging;
+  }
+
+  public boolean allowChanging() {
+    return allowChanging;
+  }
+
+  /** Where shard {@code index} of {@code library} is staged. */
+  public java.nio.file.Path stagedShard(String library, int index) {
+    return stagingDir(library).resolve(String.format("shard-%06d.blocks", index));
+  }
+
+  public java.nio.file.Path stagingDir(String library) {
+    return java.nio.file.Path.of(staging, library);
+  }
+}

@@ -1,0 +1,67 @@
+package io.beamsave.transforms.io;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What compressing a shard produced: its raw and stored lengths, each block's stored length,
+ * one SHA-256 per piece (in the task's order), and the files seen changing while being read.
+ */
+public record ShardResult(
+    int shard,
+    long rawLength,
+    long storedLength,
+    int[] blockLengths,
+    List<byte[]> digests,
+    List<String> changedPaths) {
+
+  public static final DataCoder<ShardResult> CODER =
+      new DataCoder<>() {
+        @Override
+        void write(ShardResult r, DataOutputStream out) throws IOException {
+          out.writeInt(r.shard);
+          out.writeLong(r.rawLength);
+          out.writeLong(r.storedLength);
+          out.writeInt(r.blockLengths.length);
+          for (int len : r.blockLengths) {
+            out.writeInt(len);
+          }
+          out.writeInt(r.digests.size());
+          for (byte[] d : r.digests) {
+            out.writeShort(d.length);
+            out.write(d);
+          }
+          out.writeInt(r.changedPaths.size());
+          for (String p : r.changedPaths) {
+            writeString(out, p);
+          }
+        }
+
+        @Override
+        ShardResult read(DataInputStream in) throws IOException {
+          int shard = in.readInt();
+          long raw = in.readLong();
+          long stored = in.readLong();
+          int[] blocks = new int[in.readInt()];
+          for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = in.readInt();
+          }
+          int n = in.readInt();
+          List<byte[]> digests = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            byte[] d = new byte[in.readUnsignedShort()];
+            in.readFully(d);
+            digests.add(d);
+          }
+          int c = in.readInt();
+          List<String> changed = new ArrayList<>(c);
+          for (int i = 0; i < c; i++) {
+            changed.add(readString(in));
+          }
+          return new ShardResult(shard, raw, stored, blocks, digests, changed);
+        }
+      };
+}

@@ -1,0 +1,53 @@
+package io.beamsave.transforms.io;
+
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Distribution;
+import org.apache.beam.sdk.metrics.Metrics;
+
+/**
+ * Names of the metrics the transforms publish and the command line reads for progress and
+ * reports. A stage's wall time is the span from the earliest start to the latest end any worker
+ * recorded: two distributions per stage whose min and max the runner aggregates.
+ */
+public final class StageMetrics implements java.io.Serializable {
+  public static final String NAMESPACE = "beamsave";
+  public static final String STAGE_NAMESPACE = "beamsave.stage";
+
+  /** Raw bytes the plan puts into shards (the total for progress). */
+  public static final String BYTES_PLANNED = "bytesPlanned";
+  /** Raw bytes read and compressed into staged shards. */
+  public static final String BYTES_READ = "bytesRead";
+  /** Bytes of blocks written to staging (headers included). */
+  public static final String BYTES_STAGED = "bytesStaged";
+  public static final String SHARDS_WRITTEN = "shardsWritten";
+  public static final String BLOCKS_STORED_RAW = "blocksStoredRaw";
+  public static final String FILES_LISTED = "filesListed";
+  public static final String SPECIAL_FILES_SKIPPED = "specialFilesSkipped";
+  public static final String FILES_CHANGED = "filesChanged";
+  /** Raw bytes decoded and checked by verify or restore. */
+  public static final String BYTES_CHECKED = "bytesChecked";
+
+  private final Distribution start;
+  private final Distribution end;
+
+  private StageMetrics(String stage) {
+    this.start = Metrics.distribution(STAGE_NAMESPACE, stage + ".start");
+    this.end = Metrics.distribution(STAGE_NAMESPACE, stage + ".end");
+  }
+
+  public static StageMetrics of(String stage) {
+    return new StageMetrics(stage);
+  }
+
+  public static Counter counter(String name) {
+    return Metrics.counter(NAMESPACE, name);
+  }
+
+  public void started() {
+    start.update(System.currentTimeMillis());
+  }
+
+  public void finished() {
+    end.update(System.currentTimeMillis());
+  }
+}

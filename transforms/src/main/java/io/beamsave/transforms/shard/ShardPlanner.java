@@ -1,0 +1,67 @@
+package io.beamsave.transforms.shard;
+
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.Extent;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Lays a library's files, sorted by path, end to end as one virtual stream and cuts it every
+ * {@code shardSize} bytes: small files are packed together, large files split, and every shard
+ * but the last holds exactly {@code shardSize} raw bytes. Deterministic: the same entries and
+ * shard size always give the same plan, so the plan can be recomputed instead of shipped.
+ */
+public final class ShardPlanner {
+  private ShardPlanner() {}
+
+  /** The entries sorted by path with extents (without digests) set on files, and the shards. */
+  public record Plan(List<Entry> entries, List<Long> shardRawLengths) {
+    public int shardCount() {
+      return shardRawLengths.size();
+    }
+
+    public long rawBytes() {
+      long n = 0;
+      for (long len : shardRawLengths) {
+        n += len;
+      }
+      return n;
+    }
+  }
+
+  public static final Comparator<Entry> BY_PATH = Comparator.comparing(Entry::path);
+
+  public static Plan plan(List<Entry> entries, long shardSize) {
+    if (shardSize <= 0) {
+      throw new IllegalArgumentException("shardSize must be positive, was " + shardSize);
+    }
+    List<Entry> sorted = new ArrayList<>(entries);
+    Collections.sort(sorted, BY_PATH);
+    List<Entry> planned = new ArrayList<>(sorted.size());
+    List<Long> shards = new ArrayList<>();
+    long pos = 0;
+    for (Entry e : sorted) {
+      if (!e.isFile()) {
+        planned.add(e.withExtents(List.of()));
+        continue;
+      }
+      List<Extent> extents = new ArrayList<>(1);
+      long remaining = e.size();
+      while (remaining > 0) {
+        int shard = Math.toIntExact(pos / shardSize);
+        long inShard = pos % shardSize;
+        long n = Math.min(remaining, shardSize - inShard);
+        extents.add(new Extent(shard, inShard, n, null));
+        pos += n;
+        remaining -= n;
+      }
+      planned.add(e.withExtents(extents));
+    }
+    for (long start = 0; start < pos; start += shardSize) {
+      shards.add(Math.min(shardSize, pos - start));
+    }
+    return new Plan(planned, shards);
+  }
+}

@@ -1,0 +1,100 @@
+package io.beamsave.transforms.image;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class CatalogCodecTest {
+  static final byte[] DIGEST = new byte[32];
+
+  static Entry file(String path, long size, Extent... extents) {
+    return new Entry(path, EntryType.FILE, 0, 0644, 0, 0, 5, 6, size, null, List.of(extents));
+  }
+
+  static Entry dir(String path) {
+    return new Entry(path, EntryType.DIRECTORY, 0, 0755, 0, 0, 5, 6, 0, null, List.of());
+  }
+
+  static Catalog catalog(List<Entry> entries) {
+    ShardInfo shard = new ShardInfo(16, 116, 100, new int[] {116});
+    return new Catalog("lib", "zstd:3", 1, 4096, 1 << 20, entries, List.of(shard));
+  }
+
+  static Catalog decode(Catalog c) throws ImageException {
+    return CatalogCodec.decode("img", CatalogCodec.encode(c), 16 + 116);
+  }
+
+  @Test
+  void roundTripsEntriesAndShards() throws Exception {
+    Entry f = file("d/ünïcødé 文件", 100, new Extent(0, 0, 100, DIGEST));
+    Entry link =
+        new Entry("d/link", EntryType.SYMLINK, 0, 0777, 1, 1, 0, 0, 0, "/etc/passwd", List.of());
+    Catalog back = decode(catalog(List.of(dir("d"), f, link)));
+    assertThat(back.entries()).extracting(Entry::path)
+        .containsExactly("d", "d/ünïcødé 文件", "d/link");
+    assertThat(back.entries().get(1).extents().get(0).length()).isEqualTo(100);
+    assertThat(back.entries().get(2).linkTarget()).isEqualTo("/etc/passwd");
+    assertThat(back.shards().get(0).blockLengths()).containsExactly(116);
+    assertThat(back.rawBytes()).isEqualTo(100);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"../evil", "/etc/passwd", "a/../../b", "a//b", "./a", "a/.", ""})
+  void rejectsPathsThatLeaveTheTarget(String path) {
+    Catalog c = catalog(List.of(file(path, 100, new Extent(0, 0, 100, DIGEST))));
+    assertThatThrownBy(() -> decode(c))
+        .isInstanceOf(ImageException.class)
+        .hasMessageContaining("unsafe path");
+  }
+
+  @Test
+  void rejectsFilesInsideASymlink() {
+    Entry link = new Entry("out", EntryType.SYMLINK, 0, 0777, 0, 0, 0, 0, 0, "/tmp", List.of());
+    Catalog c = catalog(List.of(link, file("out/x", 100, new Extent(0, 0, 100, DIGEST))));
+    assertThatThrownBy(() -> decode(c)).hasMessageContaining("not inside a directory entry");
+  }
+
+  @Test
+  void rejectsExtentsOutsideTheirShardOrNotCoveringTheFile() {
+    assertThatThrownBy(() -> decode(catalog(List.of(file("a", 100, new Extent(0, 50, 100, DIGEST))))))
+        .hasMessageContaining("outside shard");
+    assertThatThrownBy(() -> decode(catalog(List.of(file("a", 100, new Extent(3, 0, 100, DIGEST))))))
+        .hasMessageContaining("missing shard 3");
+    assertThatThrownBy(() -> decode(catalog(List.of(file("a", 100, new Extent(0, 0, 60, DIGEST))))))
+        .hasMessageContaining("cover 60 of 100");
+  }
+
+  @Test
+  void absurdCountsFailFastInsteadOfAllocating() {
+    byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
+    int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8;
+    ByteBuffer.wrap(raw).putInt(countAt, 0x7fffffff);
+    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132))
+        .isInstanceOf(ImageException.class)
+        .hasMessageContaining("entry count 2147483647 exceeds");
+  }
+
+  @Test
+  void shardsMustLieBackToBackUpToTheCatalog() {
+    byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
+    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 999))
+        .hasMessageContaining("shards end at 132");
+  }
+
+  @Test
+  void everyTruncationFails() {
+    byte[] raw =
+        CatalogCodec.encode(catalog(List.of(dir("d"), file("d/f", 100, new Extent(0, 0, 100, DIGEST)))));
+    for (int len = 0; len < raw.length; len++) {
+      byte[] cut = java.util.Arrays.copyOf(raw, len);
+      assertThatThrownBy(() -> CatalogCodec.decode("img", cut, 132))
+          .as("truncated to %d", len)
+          .isInstanceOf(ImageException.class);
+    }
+  }
+}

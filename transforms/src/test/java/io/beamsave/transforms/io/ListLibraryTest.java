@@ -1,0 +1,79 @@
+package io.beamsave.transforms.io;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+public class ListLibraryTest {
+  @Rule public final transient TestPipeline pipeline = TestPipeline.create();
+  @Rule public final transient TemporaryFolder tmp = new TemporaryFolder();
+
+  @Test
+  public void listsFilesDirectoriesAndLinksInBatchesWithoutFollowingLinks() throws Exception {
+    Path root = tmp.newFolder("lib").toPath();
+    Files.createDirectories(root.resolve("empty"));
+    Files.createDirectories(root.resolve("many"));
+    for (int i = 0; i < ListLibrary.BATCH_SIZE + 10; i++) {
+      Files.writeString(root.resolve("many/f" + i), "x".repeat(i % 7));
+    }
+    Files.createSymbolicLink(root.resolve("link"), Path.of("/usr"));
+    Path other = tmp.newFolder("other").toPath();
+    Files.writeString(other.resolve("only"), "1");
+
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging")
+            .withLibrary("lib", root.toString(), tmp.getRoot() + "/lib.bsave")
+            .withLibrary("other", other.toString(), tmp.getRoot() + "/other.bsave");
+    PCollection<KV<String, EntryBatch>> listing = pipeline.apply(ListLibrary.of(spec));
+
+    PAssert.that(listing)
+        .satisfies(
+            batches -> {
+              Map<String, List<Entry>> byLib = new TreeMap<>();
+              int libBatches = 0;
+              for (KV<String, EntryBatch> kv : batches) {
+                byLib.computeIfAbsent(kv.getKey(), k -> new ArrayList<>())
+                    .addAll(kv.getValue().entries());
+                libBatches += kv.getKey().equals("lib") ? 1 : 0;
+              }
+              assertThat(libBatches).isEqualTo(2);
+              List<Entry> lib = byLib.get("lib");
+              assertThat(lib).hasSize(ListLibrary.BATCH_SIZE + 10 + 3);
+              Entry link = lib.stream().filter(e -> e.path().equals("link")).findFirst().get();
+              assertThat(link.type()).isEqualTo(EntryType.SYMLINK);
+              assertThat(link.linkTarget()).isEqualTo("/usr");
+              Entry empty = lib.stream().filter(e -> e.path().equals("empty")).findFirst().get();
+              assertThat(empty.type()).isEqualTo(EntryType.DIRECTORY);
+              Entry f6 = lib.stream().filter(e -> e.path().equals("many/f6")).findFirst().get();
+              assertThat(f6.size()).isEqualTo(6);
+              assertThat(byLib.get("other")).extracting(Entry::path).containsExactly("only");
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void anEmptyLibraryStillYieldsABatch() throws Exception {
+    Path root = tmp.newFolder("nothing").toPath();
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging")
+            .withLibrary("nothing", root.toString(), tmp.getRoot() + "/n.bsave");
+    PAssert.that(pipeline.apply(ListLibrary.of(spec)))
+        .containsInAnyOrder(KV.of("nothing", new EntryBatch(List.of())));
+    pipeline.run().waitUntilFinish();
+  }
+}

@@ -1,0 +1,73 @@
+package io.beamsave.transforms.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.Extent;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ShardPlannerTest {
+  static Entry file(String path, long size) {
+    return new Entry(path, EntryType.FILE, 0, 0644, 0, 0, 0, 0, size, null, List.of());
+  }
+
+  static Entry dir(String path) {
+    return new Entry(path, EntryType.DIRECTORY, 0, 0755, 0, 0, 0, 0, 0, null, List.of());
+  }
+
+  @Test
+  void packsSmallFilesAndSplitsLargeOnesIntoFullShards() {
+    List<Entry> entries =
+        List.of(file("b", 30), file("a", 50), dir("d"), file("d/big", 250), file("e", 0));
+    ShardPlanner.Plan plan = ShardPlanner.plan(entries, 100);
+
+    assertThat(plan.shardRawLengths()).containsExactly(100L, 100L, 100L, 30L);
+    assertThat(plan.entries()).extracting(Entry::path).containsExactly("a", "b", "d", "d/big", "e");
+    assertThat(plan.entries().get(0).extents()).containsExactly(new Extent(0, 0, 50, null));
+    assertThat(plan.entries().get(1).extents()).containsExactly(new Extent(0, 50, 30, null));
+    assertThat(plan.entries().get(3).extents())
+        .containsExactly(
+            new Extent(0, 80, 20, null),
+            new Extent(1, 0, 100, null),
+            new Extent(2, 0, 100, null),
+            new Extent(3, 0, 30, null));
+    assertThat(plan.entries().get(4).extents()).isEmpty();
+    assertThat(plan.rawBytes()).isEqualTo(330);
+  }
+
+  @Test
+  void isDeterministicWhateverTheInputOrder() {
+    List<Entry> entries = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      entries.add(file("f" + i, i * 37L % 1000));
+    }
+    ShardPlanner.Plan first = ShardPlanner.plan(entries, 4096);
+    Collections.shuffle(entries, new java.util.Random(7));
+    ShardPlanner.Plan second = ShardPlanner.plan(entries, 4096);
+    assertThat(second.shardRawLengths()).isEqualTo(first.shardRawLengths());
+    assertThat(second.entries()).extracting(Entry::path)
+        .isEqualTo(first.entries().stream().map(Entry::path).toList());
+    for (int i = 0; i < first.entries().size(); i++) {
+      assertThat(second.entries().get(i).extents()).isEqualTo(first.entries().get(i).extents());
+    }
+  }
+
+  @Test
+  void anEmptyLibraryHasNoShards() {
+    assertThat(ShardPlanner.plan(List.of(dir("x"), file("x/empty", 0)), 64).shardCount()).isZero();
+  }
+
+  @Test
+  void handlesFilesLargerThanFourGiB() {
+    long big = (5L << 30) + 3;
+    ShardPlanner.Plan plan = ShardPlanner.plan(List.of(file("sparse", big)), 64L << 20);
+    assertThat(plan.shardCount()).isEqualTo(81);
+    assertThat(plan.rawBytes()).isEqualTo(big);
+    List<Extent> x = plan.entries().get(0).extents();
+    assertThat(x.get(80)).isEqualTo(new Extent(80, 0, 3, null));
+  }
+}
