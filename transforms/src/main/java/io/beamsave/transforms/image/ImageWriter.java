@@ -73,11 +73,18 @@ public final class ImageWriter implements AutoCloseable {
    * name. The catalog's shard table must describe the shards appended so far.
    */
   public void finish(Catalog catalog, Codec codec) throws IOException {
+    finish(CatalogCodec.encode(catalog), codec, catalog.blockSize());
+  }
+
+  /**
+   * Like {@link #finish(Catalog, Codec)} with the catalog already encoded; tests use it to
+   * write images whose catalog a correct writer would never produce.
+   */
+  public void finish(byte[] raw, Codec codec, int blockSize) throws IOException {
     long catalogOffset = channel.position();
-    byte[] raw = CatalogCodec.encode(catalog);
     OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 20);
-    try (BlockEncoder blocks = new BlockEncoder(codec, catalog.blockSize())) {
-      byte[] slice = new byte[catalog.blockSize()];
+    try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
+      byte[] slice = new byte[blockSize];
       for (int off = 0; off < raw.length; off += slice.length) {
         int n = Math.min(slice.length, raw.length - off);
         System.arraycopy(raw, off, slice, 0, n);

@@ -1,0 +1,97 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The packaged jar as its own process, the way the launcher runs it. */
+class LauncherIT {
+  @TempDir Path tmp;
+
+  record Run(int exit, String out, String err) {}
+
+  static Run beamsave(List<String> prefix, Object... args) throws Exception {
+    String jar = System.getProperty("beamsave.jar", "target/beamsave.jar");
+    List<String> cmd = new ArrayList<>(prefix);
+    cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", jar));
+    for (Object a : args) {
+      cmd.add(String.valueOf(a));
+    }
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().put("LC_ALL", "C.UTF-8");
+    Path out = Files.createTempFile("out", ".txt");
+    Path err = Files.createTempFile("err", ".txt");
+    Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    if (!p.waitFor(5, TimeUnit.MINUTES)) {
+      p.destroyForcibly();
+      throw new AssertionError("beamsave " + cmd + " did not finish in 5 minutes");
+    }
+    return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+  }
+
+  static boolean isRoot() throws IOException {
+    return ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid")) == 0;
+  }
+
+  @Test
+  void savesVerifiesAndRestoresAsAProcess() throws Exception {
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    Trees.unicodeNames(lib);
+    Trees.mixedData(lib, 1 << 20);
+    Path image = tmp.resolve("lib.bsave");
+    Run save = beamsave(List.of(), "save", "--library", lib, "--image", image, "--codec", "zstd:3",
+        "--", "--targetParallelism=2");
+    assertThat(save.exit()).as(save.err()).isZero();
+    assertThat(save.out()).contains("zstd:3").contains("image: " + image);
+    Run verify = beamsave(List.of(), "verify", "--image", image);
+    assertThat(verify.exit()).as(verify.err()).isZero();
+    Run restore = beamsave(List.of(), "restore", "--image", image, "--target", tmp.resolve("r"));
+    assertThat(restore.exit()).as(restore.err()).isZero();
+    assertThat(Files.readString(tmp.resolve("r/ünïcödé/日本語/файл κείμενο 🎉.txt"),
+        StandardCharsets.UTF_8)).isEqualTo("unicode");
+  }
+
+  @Test
+  void anUnreadableFileFailsTheSaveNamingItAndLeavesNothing() throws Exception {
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    Trees.mixedData(lib, 1 << 20);
+    Path secret = Files.writeString(lib.resolve("secret.txt"), "no peeking");
+    Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("---------"));
+    // Root reads everything; drop the capabilities that let it, as a real operator's
+    // unprivileged account would lack them.
+    List<String> prefix =
+        isRoot() ? List.of("setpriv", "--bounding-set=-dac_override,-dac_read_search") : List.of();
+    Path out = Files.createDirectories(tmp.resolve("out"));
+    Run save = beamsave(prefix, "save", "--library", lib, "--image", out.resolve("lib.bsave"));
+    assertThat(save.exit()).isEqualTo(1);
+    assertThat(save.err().strip())
+        .isEqualTo("beamsave: error: cannot read " + secret + ": permission denied");
+    try (Stream<Path> s = Files.list(out)) {
+      assertThat(s.toList()).as("no image, partial image or staging left").isEmpty();
+    }
+
+    Run verbose =
+        beamsave(prefix, "save", "--verbose", "--library", lib, "--image", out.resolve("lib.bsave"));
+    assertThat(verbose.exit()).isEqualTo(1);
+    assertThat(verbose.err()).contains("permission denied").contains("\tat ");
+  }
+
+  @Test
+  void helpExplainsEveryCommand() throws Exception {
+    Run help = beamsave(List.of(), "--help");
+    assertThat(help.exit()).isZero();
+    assertThat(help.out()).contains("save", "restore", "verify", "list", "codecs", "demo");
+    Run codecs = beamsave(List.of(), "codecs");
+    assertThat(codecs.out()).contains("*MEDIUM       zstd:3").contains("*ZLIB         zlib:6");
+  }
+}
