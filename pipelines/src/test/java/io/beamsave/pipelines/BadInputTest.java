@@ -240,7 +240,7 @@ class BadInputTest {
 
   private static Entry file(String path) {
     return new Entry(path, EntryType.FILE, 0, 0644, 0, 0, 0, 0, 4096, null,
-        List.of(new Extent(0, 0, 4096, new byte[32])));
+        List.of(new Extent(0, 0, 4096, new byte[8])));
   }
 
   private static Catalog catalog(List<Entry> entries) {

@@ -20,6 +20,7 @@ public final class Job {
 
   public static JobResult run(Pipeline p, Progress progress, PrintWriter err) {
     long start = System.nanoTime();
+    long startMillis = System.currentTimeMillis();
     PipelineResult result;
     try {
       result = p.run();
@@ -47,7 +48,7 @@ public final class Job {
         err.flush();
       }
     }
-    return new JobResult(result, (System.nanoTime() - start) / 1e9);
+    return new JobResult(result, (System.nanoTime() - start) / 1e9, startMillis);
   }
 
   private static void printProgress(

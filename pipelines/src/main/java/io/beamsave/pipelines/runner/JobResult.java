@@ -14,10 +14,12 @@ import org.apache.beam.sdk.metrics.MetricsFilter;
 public final class JobResult {
   private final PipelineResult result;
   private final double seconds;
+  private final long startMillis;
 
-  JobResult(PipelineResult result, double seconds) {
+  JobResult(PipelineResult result, double seconds, long startMillis) {
     this.result = result;
     this.seconds = seconds;
+    this.startMillis = startMillis;
   }
 
   /** Wall seconds from submitting the pipeline to its end, runner start-up included. */
@@ -47,6 +49,16 @@ public final class JobResult {
 
   /** Seconds from the first start to the last end each stage recorded, in the given order. */
   public Map<String, Double> stageSeconds(String... stages) {
+    Map<String, Double> out = new LinkedHashMap<>();
+    stageSpans(stages).forEach((k, v) -> out.put(k, Math.max(0, v[1] - v[0])));
+    return out;
+  }
+
+  /**
+   * When each stage started and ended, in seconds since the job was submitted: the gaps
+   * between stages are the runner's own time (start-up, shuffles).
+   */
+  public Map<String, double[]> stageSpans(String... stages) {
     Map<String, Long> starts = new LinkedHashMap<>();
     Map<String, Long> ends = new LinkedHashMap<>();
     MetricQueryResults q =
@@ -69,11 +81,15 @@ public final class JobResult {
         ends.merge(stage, v.getMax(), Math::max);
       }
     }
-    Map<String, Double> out = new LinkedHashMap<>();
+    Map<String, double[]> out = new LinkedHashMap<>();
     for (String s : stages) {
       Long a = starts.get(s);
       Long b = ends.get(s);
-      out.put(s, a == null || b == null ? 0.0 : Math.max(0, b - a) / 1000.0);
+      out.put(
+          s,
+          a == null || b == null
+              ? new double[] {0, 0}
+              : new double[] {(a - startMillis) / 1000.0, (b - startMillis) / 1000.0});
     }
     return out;
   }

@@ -9,11 +9,9 @@ import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.io.AssembleImage;
 import io.beamsave.transforms.io.CompressShards;
-import io.beamsave.transforms.io.EntryBatch;
 import io.beamsave.transforms.io.ListLibrary;
 import io.beamsave.transforms.io.PlanShards;
 import io.beamsave.transforms.io.SaveSpec;
-import io.beamsave.transforms.io.ShardResult;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -40,13 +38,11 @@ public final class SavePipeline {
 
   /** Adds the save to {@code p}; returns (library, image path) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
-    PCollection<KV<String, EntryBatch>> listing = p.apply("ListLibrary", ListLibrary.of(spec));
-    PCollection<KV<String, ShardResult>> shards =
-        listing
-            .apply("PlanShards", PlanShards.of(spec))
-            .apply("Reshuffle", Reshuffle.viaRandomKey())
-            .apply("CompressShard", CompressShards.of(spec));
-    return AssembleImage.inputs(listing, shards).apply("AssembleImage", AssembleImage.of(spec));
+    return p.apply("ListLibrary", ListLibrary.of(spec))
+        .apply("PlanShards", PlanShards.of(spec))
+        .apply("Reshuffle", Reshuffle.viaRandomKey())
+        .apply("CompressShard", CompressShards.of(spec))
+        .apply("AssembleImage", AssembleImage.of(spec));
   }
 
   /**

@@ -68,6 +68,9 @@ public final class SaveReport {
     Map<String, Object> stages = new LinkedHashMap<>();
     outcome.job().stageSeconds(STAGES).forEach((k, v) -> stages.put(k, round(v)));
     m.put("stages", stages);
+    Map<String, Object> spans = new LinkedHashMap<>();
+    outcome.job().stageSpans(STAGES).forEach((k, v) -> spans.put(k, new double[] {round(v[0]), round(v[1])}));
+    m.put("stageSpans", spans);
     m.put("blocksStoredRaw", outcome.job().counter(StageMetrics.BLOCKS_STORED_RAW));
     m.put("filesChanged", outcome.job().counter(StageMetrics.FILES_CHANGED));
     m.put("specialFilesSkipped", outcome.job().counter(StageMetrics.SPECIAL_FILES_SKIPPED));

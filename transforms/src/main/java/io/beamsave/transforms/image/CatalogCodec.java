@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -253,10 +254,19 @@ public final class CatalogCodec {
     if (path.indexOf('\0') >= 0) {
       return "contains NUL";
     }
-    for (String part : path.split("/", -1)) {
-      if (part.isEmpty() || part.equals(".") || part.equals("..")) {
+    int start = 0;
+    while (start <= path.length()) {
+      int end = path.indexOf('/', start);
+      if (end < 0) {
+        end = path.length();
+      }
+      int len = end - start;
+      if (len == 0
+          || (len == 1 && path.charAt(start) == '.')
+          || (len == 2 && path.charAt(start) == '.' && path.charAt(start + 1) == '.')) {
         return "has an empty, '.' or '..' component";
       }
+      start = end + 1;
     }
     return null;
   }
@@ -274,6 +284,11 @@ public final class CatalogCodec {
   private static final class Reader {
     final String image;
     final ByteBuffer b;
+    final CharsetDecoder utf8 =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
 
     Reader(String image, ByteBuffer b) {
       this.image = image;
@@ -343,12 +358,7 @@ public final class CatalogCodec {
       int len = Short.toUnsignedInt(b.getShort());
       byte[] raw = bytes(len, what);
       try {
-        return StandardCharsets.UTF_8
-            .newDecoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT)
-            .decode(ByteBuffer.wrap(raw))
-            .toString();
+        return utf8.decode(ByteBuffer.wrap(raw)).toString();
       } catch (CharacterCodingException e) {
         throw fail(what + " is not valid UTF-8");
       }

@@ -15,8 +15,8 @@ public final class ImageFormat {
   public static final int MIN_BLOCK_SIZE = 4 * 1024;
   public static final int MAX_BLOCK_SIZE = 64 * 1024 * 1024;
   public static final long MAX_CATALOG_RAW = 1L << 30;
-  public static final int DIGEST_SIZE = 32;
-  public static final String DIGEST_ALGORITHM = "SHA-256";
+  /** Bytes of an extent digest ({@link ExtentDigest}). */
+  public static final int DIGEST_SIZE = 8;
   /** Image files end in this; partially written ones add {@link #PARTIAL_SUFFIX}. */
   public static final String EXTENSION = ".bsave";
 

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.List;
 
@@ -30,7 +29,7 @@ public final class ShardReader implements AutoCloseable {
   }
 
   private final BlockDecoder decoder = new BlockDecoder();
-  private final MessageDigest sha;
+  private final ExtentDigest digest = new ExtentDigest();
   private final int blockSize;
   private final byte[] block;
   private final byte[] raw;
@@ -39,11 +38,6 @@ public final class ShardReader implements AutoCloseable {
     this.blockSize = blockSize;
     this.block = new byte[ImageFormat.BLOCK_HEADER_SIZE + blockSize];
     this.raw = new byte[blockSize];
-    try {
-      this.sha = MessageDigest.getInstance(ImageFormat.DIGEST_ALGORITHM);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   /**
@@ -59,7 +53,7 @@ public final class ShardReader implements AutoCloseable {
     int k = 0;
     for (Piece p : pieces) {
       Extent x = p.extent();
-      sha.reset();
+      digest.reset();
       long done = 0;
       while (done < x.length()) {
         long rawPos = x.offset() + done;
@@ -73,11 +67,11 @@ public final class ShardReader implements AutoCloseable {
         }
         int inBlock = (int) (rawPos - (long) k * blockSize);
         int n = (int) Math.min(loadedRaw - inBlock, x.length() - done);
-        sha.update(raw, inBlock, n);
+        digest.update(raw, inBlock, n);
         sink.write(p, p.fileOffset() + done, raw, inBlock, n, loadedZero);
         done += n;
       }
-      if (!MessageDigest.isEqual(sha.digest(), x.digest())) {
+      if (!MessageDigest.isEqual(digest.digest(), x.digest())) {
         throw new ImageException(
             image + ": shard " + shardIndex + ": file " + p.path() + ": digest mismatch at offset "
                 + p.fileOffset());
@@ -120,5 +114,6 @@ public final class ShardReader implements AutoCloseable {
   @Override
   public void close() {
     decoder.close();
+    digest.close();
   }
 }

@@ -5,7 +5,6 @@ import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.shard.ShardPlanner;
@@ -21,32 +20,24 @@ import java.util.stream.Stream;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
-import org.apache.beam.sdk.transforms.join.CoGbkResult;
-import org.apache.beam.sdk.transforms.join.CoGroupByKey;
-import org.apache.beam.sdk.transforms.join.KeyedPCollectionTuple;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
-import org.apache.beam.sdk.values.TupleTag;
 
 /**
- * Per library, joins the listing with the compressed shards and writes the image: header, the
- * staged shards in order, the catalog (entries with their extents and digests, and the shard
- * table) and the trailer. The image is written as {@code <image>.partial}, renamed when complete,
- * then re-read and checked before the library's staging directory is removed. Emits (library,
- * image path).
+ * Per library, gathers the compressed shards and writes the image: header, the staged shards in
+ * order, the catalog (entries with their extents and digests, and the shard table) and the
+ * trailer. The image is written as {@code <image>.partial}, renamed when complete, then re-read
+ * and checked before the library's staging directory is removed. Emits (library, image path).
  *
- * <p>The plan is recomputed from the listing ({@link ShardPlanner} is deterministic) rather than
- * shipped alongside the shards.
+ * <p>The entries come from the listing {@link PlanShards} left in staging, and the plan is
+ * recomputed from them ({@link ShardPlanner} is deterministic), so the listing crosses one
+ * shuffle, not two. A library without file data arrives as one empty shard, which is dropped.
  */
 public final class AssembleImage
-    extends PTransform<KeyedPCollectionTuple<String>, PCollection<KV<String, String>>> {
-  /** The listing input: entry batches keyed by library. */
-  public static final TupleTag<EntryBatch> LISTING = new TupleTag<>() {};
-  /** The shards input: compressed shard results keyed by library. */
-  public static final TupleTag<ShardResult> SHARDS = new TupleTag<>() {};
-
+    extends PTransform<PCollection<KV<String, ShardResult>>, PCollection<KV<String, String>>> {
   private final SaveSpec spec;
 
   private AssembleImage(SaveSpec spec) {
@@ -57,21 +48,16 @@ public final class AssembleImage
     return new AssembleImage(spec);
   }
 
-  /** The input this transform expects: the listing and the shards compressed from it. */
-  public static KeyedPCollectionTuple<String> inputs(
-      PCollection<KV<String, EntryBatch>> listing, PCollection<KV<String, ShardResult>> shards) {
-    return KeyedPCollectionTuple.of(LISTING, listing).and(SHARDS, shards);
-  }
-
   @Override
-  public PCollection<KV<String, String>> expand(KeyedPCollectionTuple<String> input) {
-    return input
-        .apply("JoinListingAndShards", CoGroupByKey.create())
+  public PCollection<KV<String, String>> expand(PCollection<KV<String, ShardResult>> shards) {
+    return shards
+        .apply("GroupByLibrary", GroupByKey.create())
         .apply("Write", ParDo.of(new AssembleImageFn(spec)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()));
   }
 
-  static final class AssembleImageFn extends DoFn<KV<String, CoGbkResult>, KV<String, String>> {
+  static final class AssembleImageFn
+      extends DoFn<KV<String, Iterable<ShardResult>>, KV<String, String>> {
     private final SaveSpec spec;
     private final StageMetrics stage = StageMetrics.of("assemble");
 
@@ -81,16 +67,19 @@ public final class AssembleImage
 
     @ProcessElement
     public void process(
-        @Element KV<String, CoGbkResult> joined, OutputReceiver<KV<String, String>> out)
+        @Element KV<String, Iterable<ShardResult>> shards, OutputReceiver<KV<String, String>> out)
         throws IOException {
       stage.started();
-      String name = joined.getKey();
+      String name = shards.getKey();
       SaveSpec.Library lib = spec.library(name);
       ShardPlanner.Plan plan =
-          ShardPlanner.plan(
-              PlanShards.gather(joined.getValue().getAll(LISTING)), spec.shardSize());
+          ShardPlanner.plan(PlanShards.readListing(spec.listingFile(name)), spec.shardSize());
       List<ShardResult> results = new ArrayList<>();
-      joined.getValue().getAll(SHARDS).forEach(results::add);
+      for (ShardResult r : shards.getValue()) {
+        if (r.rawLength() > 0) {
+          results.add(r);
+        }
+      }
       results.sort(Comparator.comparingInt(ShardResult::shard));
       if (results.size() != plan.shardCount()) {
         throw new IllegalStateException(
@@ -117,7 +106,6 @@ public final class AssembleImage
       } catch (IOException e) {
         throw BeamsaveException.io("cannot write image", image, e);
       }
-      ImageReader.readCatalog(image);
       deleteTree(spec.stagingDir(name));
       out.output(KV.of(name, image.toString()));
       stage.finished();

@@ -4,7 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.image.BlockEncoder;
-import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.image.ExtentDigest;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -16,8 +16,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -73,7 +71,7 @@ public final class CompressShards
     private final StageMetrics stage = StageMetrics.of("compress");
 
     private transient BlockEncoder encoder;
-    private transient MessageDigest sha;
+    private transient ExtentDigest digest;
     private transient byte[] block;
 
     CompressShardFn(SaveSpec spec) {
@@ -81,9 +79,9 @@ public final class CompressShards
     }
 
     @Setup
-    public void setup() throws NoSuchAlgorithmException {
+    public void setup() {
       encoder = new BlockEncoder(Codecs.parse(spec.codec()), spec.blockSize());
-      sha = MessageDigest.getInstance(ImageFormat.DIGEST_ALGORITHM);
+      digest = new ExtentDigest();
       block = new byte[spec.blockSize()];
     }
 
@@ -91,6 +89,9 @@ public final class CompressShards
     public void teardown() {
       if (encoder != null) {
         encoder.close();
+      }
+      if (digest != null) {
+        digest.close();
       }
     }
 
@@ -108,11 +109,11 @@ public final class CompressShards
           new BufferedOutputStream(Files.newOutputStream(staged), 1 << 20)) {
         w.sink = sink;
         for (ShardTask.Piece p : task.pieces()) {
-          sha.reset();
+          digest.reset();
           if (readPiece(root, p, w)) {
             changed.add(p.path());
           }
-          digests.add(sha.digest());
+          digests.add(digest.digest());
         }
         w.flushBlock();
       } catch (IOException e) {
@@ -171,7 +172,7 @@ public final class CompressShards
     }
 
     private void add(ShardWriter w, int n) throws IOException {
-      sha.update(block, w.fill, n);
+      digest.update(block, w.fill, n);
       w.fill += n;
       w.raw += n;
       bytesRead.inc(n);

@@ -4,15 +4,16 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.metrics.Counter;
@@ -74,95 +75,98 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       stage.started();
       Path root = Path.of(spec.library(name).root());
       List<Entry> batch = new ArrayList<>(BATCH_SIZE);
-      try {
-        Files.walkFileTree(
-            root,
-            new SimpleFileVisitor<>() {
-              @Override
-              public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
-                  throws IOException {
-                if (!dir.equals(root)) {
-                  add(dir, attrs);
-                }
-                return FileVisitResult.CONTINUE;
-              }
-
-              @Override
-              public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-                  throws IOException {
-                if (attrs.isOther()) {
-                  specialSkipped.inc();
-                  LOG.warn("skipping special file (fifo, socket or device): {}", file);
-                  return FileVisitResult.CONTINUE;
-                }
-                if (attrs.isRegularFile() && !Files.isReadable(file)) {
-                  throw new BeamsaveException("cannot read " + file + ": permission denied");
-                }
-                add(file, attrs);
-                return FileVisitResult.CONTINUE;
-              }
-
-              @Override
-              public FileVisitResult visitFileFailed(Path file, IOException e) {
-                throw BeamsaveException.io("cannot read", file, e);
-              }
-
-              @Override
-              public FileVisitResult postVisitDirectory(Path dir, IOException e) {
-                if (e != null) {
-                  throw BeamsaveException.io("cannot list", dir, e);
-                }
-                return FileVisitResult.CONTINUE;
-              }
-
-              private void add(Path p, BasicFileAttributes attrs) throws IOException {
-                batch.add(entry(root, p, attrs));
-                if (attrs.isRegularFile()) {
-                  filesListed.inc();
-                }
-                if (batch.size() == BATCH_SIZE) {
-                  out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
-                  batch.clear();
-                }
-              }
-            });
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot list", root, e);
+      // An explicit stack, not recursion: trees can be deeper than a thread's stack.
+      Deque<Map.Entry<Path, String>> dirs = new ArrayDeque<>();
+      dirs.push(Map.entry(root, ""));
+      while (!dirs.isEmpty()) {
+        Map.Entry<Path, String> dir = dirs.pop();
+        for (Path child : children(dir.getKey())) {
+          String name1 = child.getFileName().toString();
+          String rel = dir.getValue().isEmpty() ? name1 : dir.getValue() + "/" + name1;
+          Entry e;
+          try {
+            e = entry(child, rel);
+          } catch (IOException x) {
+            throw BeamsaveException.io("cannot read", child, x);
+          }
+          if (e == null) {
+            specialSkipped.inc();
+            LOG.warn("skipping special file (fifo, socket or device): {}", child);
+            continue;
+          }
+          if (e.type() == EntryType.DIRECTORY) {
+            dirs.push(Map.entry(child, rel));
+          } else if (e.isFile()) {
+            if (!Files.isReadable(child)) {
+              throw new BeamsaveException("cannot read " + child + ": permission denied");
+            }
+            filesListed.inc();
+          }
+          batch.add(e);
+          if (batch.size() == BATCH_SIZE) {
+            out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
+            batch.clear();
+          }
+        }
       }
       out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
       stage.finished();
     }
+
+    private static List<Path> children(Path dir) {
+      List<Path> children = new ArrayList<>();
+      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+        ds.forEach(children::add);
+      } catch (IOException | DirectoryIteratorException e) {
+        IOException cause =
+            e instanceof DirectoryIteratorException ? ((DirectoryIteratorException) e).getCause()
+                : (IOException) e;
+        throw BeamsaveException.io("cannot list", dir, cause);
+      }
+      return children;
+    }
   }
 
-  /** The catalog entry for {@code p}, read without following links. */
-  static Entry entry(Path root, Path p, BasicFileAttributes attrs) throws IOException {
-    Map<String, Object> unix =
-        Files.readAttributes(p, "unix:mode,uid,gid", LinkOption.NOFOLLOW_LINKS);
-    String rel = root.relativize(p).toString();
-    if (p.getFileSystem().getSeparator().equals("\\")) {
-      rel = rel.replace('\\', '/');
-    }
-    FileTime mtime = attrs.lastModifiedTime();
-    Instant t = mtime.toInstant();
+  private static final int S_IFMT = 0170000;
+  private static final int S_IFDIR = 0040000;
+  private static final int S_IFREG = 0100000;
+  private static final int S_IFLNK = 0120000;
+
+  /**
+   * The catalog entry for {@code p} from a single {@code lstat}, or {@code null} for a special
+   * file (FIFO, socket, device), which images do not hold.
+   */
+  static Entry entry(Path p, String rel) throws IOException {
+    Map<String, Object> a =
+        Files.readAttributes(
+            p, "unix:mode,uid,gid,size,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
+    int mode = (Integer) a.get("mode");
+    Instant t = ((FileTime) a.get("lastModifiedTime")).toInstant();
     EntryType type;
     String target = null;
     long size = 0;
-    if (attrs.isSymbolicLink()) {
-      type = EntryType.SYMLINK;
-      target = Files.readSymbolicLink(p).toString();
-    } else if (attrs.isDirectory()) {
-      type = EntryType.DIRECTORY;
-    } else {
-      type = EntryType.FILE;
-      size = attrs.size();
+    switch (mode & S_IFMT) {
+      case S_IFDIR:
+        type = EntryType.DIRECTORY;
+        break;
+      case S_IFREG:
+        type = EntryType.FILE;
+        size = (Long) a.get("size");
+        break;
+      case S_IFLNK:
+        type = EntryType.SYMLINK;
+        target = Files.readSymbolicLink(p).toString();
+        break;
+      default:
+        return null;
     }
     return new Entry(
         rel,
         type,
         0,
-        ((Integer) unix.get("mode")) & 07777,
-        (Integer) unix.get("uid"),
-        (Integer) unix.get("gid"),
+        mode & 07777,
+        (Integer) a.get("uid"),
+        (Integer) a.get("gid"),
         t.getEpochSecond(),
         t.getNano(),
         size,

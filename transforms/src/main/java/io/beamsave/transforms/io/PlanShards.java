@@ -1,8 +1,16 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.shard.ShardPlanner;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
@@ -14,7 +22,9 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Gathers each library's listing and cuts it into {@link ShardTask}s with {@link ShardPlanner}.
+ * Gathers each library's listing, keeps it in the library's staging directory for {@link
+ * AssembleImage}, and cuts it into {@link ShardTask}s with {@link ShardPlanner}. A library with no
+ * file data still yields one (empty) task, so that its image is assembled.
  *
  * <p>Counter: {@code bytesPlanned}, the raw bytes of all shards (the total that progress is
  * measured against).
@@ -35,26 +45,29 @@ public final class PlanShards
   public PCollection<ShardTask> expand(PCollection<KV<String, EntryBatch>> listing) {
     return listing
         .apply("GroupByLibrary", GroupByKey.create())
-        .apply("Plan", ParDo.of(new PlanShardsFn(spec.shardSize())))
+        .apply("Plan", ParDo.of(new PlanShardsFn(spec)))
         .setCoder(ShardTask.CODER);
   }
 
   static final class PlanShardsFn extends DoFn<KV<String, Iterable<EntryBatch>>, ShardTask> {
-    private final long shardSize;
+    private final SaveSpec spec;
     private final Counter bytesPlanned = StageMetrics.counter(StageMetrics.BYTES_PLANNED);
     private final StageMetrics stage = StageMetrics.of("plan");
 
-    PlanShardsFn(long shardSize) {
-      this.shardSize = shardSize;
+    PlanShardsFn(SaveSpec spec) {
+      this.spec = spec;
     }
 
     @ProcessElement
     public void process(
-        @Element KV<String, Iterable<EntryBatch>> listing, OutputReceiver<ShardTask> out) {
+        @Element KV<String, Iterable<EntryBatch>> listing, OutputReceiver<ShardTask> out)
+        throws IOException {
       stage.started();
-      ShardPlanner.Plan plan = ShardPlanner.plan(gather(listing.getValue()), shardSize);
+      List<Entry> entries = gather(listing.getValue());
+      ShardPlanner.Plan plan = ShardPlanner.plan(entries, spec.shardSize());
+      writeListing(spec.listingFile(listing.getKey()), plan.entries());
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
-      for (int i = 0; i < plan.shardCount(); i++) {
+      for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
         pieces.add(new ArrayList<>());
       }
       for (Entry e : plan.entries()) {
@@ -74,6 +87,22 @@ public final class PlanShards
       }
       bytesPlanned.inc(plan.rawBytes());
       stage.finished();
+    }
+  }
+
+  /** Keeps the sorted listing in staging, where {@link AssembleImage} reads it back. */
+  static void writeListing(Path file, List<Entry> entries) throws IOException {
+    Files.createDirectories(file.getParent());
+    try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+      EntryBatch.CODER.encode(new EntryBatch(entries), out);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot write listing", file, e);
+    }
+  }
+
+  static List<Entry> readListing(Path file) throws IOException {
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+      return EntryBatch.CODER.decode(in).entries();
     }
   }
 

@@ -124,6 +124,11 @@ public final class SaveSpec implements Serializable {
     return stagingDir(library).resolve(String.format("shard-%06d.blocks", index));
   }
 
+  /** Where the sorted listing of {@code library} waits for assembly. */
+  public java.nio.file.Path listingFile(String library) {
+    return stagingDir(library).resolve("listing");
+  }
+
   public java.nio.file.Path stagingDir(String library) {
     return java.nio.file.Path.of(staging, library);
   }

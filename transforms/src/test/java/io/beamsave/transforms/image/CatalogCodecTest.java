@@ -10,7 +10,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class CatalogCodecTest {
-  static final byte[] DIGEST = new byte[32];
+  static final byte[] DIGEST = new byte[ImageFormat.DIGEST_SIZE];
 
   static Entry file(String path, long size, Extent... extents) {
     return new Entry(path, EntryType.FILE, 0, 0644, 0, 0, 5, 6, size, null, List.of(extents));

@@ -11,7 +11,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -22,10 +21,11 @@ class ImageFormatTest {
   static final int BLOCK = 4096;
   @TempDir Path dir;
 
-  static byte[] sha(byte[] b, int off, int len) throws Exception {
-    MessageDigest md = MessageDigest.getInstance("SHA-256");
-    md.update(b, off, len);
-    return md.digest();
+  static byte[] sha(byte[] b, int off, int len) {
+    try (ExtentDigest d = new ExtentDigest()) {
+      d.update(b, off, len);
+      return d.digest();
+    }
   }
 
   /** Writes an image of one file "data" (text, then random, then zeros) as a single shard. */
