@@ -14,7 +14,6 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.coders.SerializableCoder;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.Reshuffle;
@@ -33,7 +32,7 @@ public final class RestorePipeline {
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(
       Pipeline p, Path image, int blockSize, List<ReadTask> tasks, ReadShards read) {
-    return p.apply("Shards", Create.of(tasks).withCoder(SerializableCoder.of(ReadTask.class)))
+    return p.apply("Shards", Create.of(tasks).withCoder(ReadTask.CODER))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
         .apply("ReadShards", read);
   }

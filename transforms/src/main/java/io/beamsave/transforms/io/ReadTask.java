@@ -3,8 +3,12 @@ package io.beamsave.transforms.io;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -15,6 +19,56 @@ import java.util.TreeMap;
 /** The pieces of one shard that a verify or restore reads, sorted by their offset in the shard. */
 public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces)
     implements Serializable {
+
+  public static final DataCoder<ReadTask> CODER =
+      new DataCoder<>() {
+        @Override
+        void write(ReadTask t, DataOutputStream out) throws IOException {
+          out.writeInt(t.shard);
+          out.writeLong(t.info.imageOffset());
+          out.writeLong(t.info.storedLength());
+          out.writeLong(t.info.rawLength());
+          out.writeInt(t.info.blockLengths().length);
+          for (int len : t.info.blockLengths()) {
+            out.writeInt(len);
+          }
+          out.writeInt(t.pieces.size());
+          for (ShardReader.Piece p : t.pieces) {
+            writeString(out, p.path());
+            out.writeLong(p.fileOffset());
+            out.writeInt(p.extent().shard());
+            out.writeLong(p.extent().offset());
+            out.writeLong(p.extent().length());
+            out.write(p.extent().digest());
+          }
+        }
+
+        @Override
+        ReadTask read(DataInputStream in) throws IOException {
+          int shard = in.readInt();
+          long offset = in.readLong();
+          long stored = in.readLong();
+          long raw = in.readLong();
+          int[] blocks = new int[in.readInt()];
+          for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = in.readInt();
+          }
+          int n = in.readInt();
+          List<ShardReader.Piece> pieces = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            String path = readString(in);
+            long fileOffset = in.readLong();
+            int xShard = in.readInt();
+            long xOffset = in.readLong();
+            long xLength = in.readLong();
+            byte[] digest = new byte[ImageFormat.DIGEST_SIZE];
+            in.readFully(digest);
+            pieces.add(
+                new ShardReader.Piece(path, fileOffset, new Extent(xShard, xOffset, xLength, digest)));
+          }
+          return new ReadTask(shard, new ShardInfo(offset, stored, raw, blocks), pieces);
+        }
+      };
 
   /** One task per shard that holds any piece of the given files, in shard order. */
   public static List<ReadTask> forEntries(Catalog catalog, Iterable<Entry> entries) {
