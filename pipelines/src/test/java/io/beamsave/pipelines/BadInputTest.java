@@ -251,13 +251,13 @@ class BadInputTest {
   /** An image with one zero block as its shard and the given raw catalog. */
   private void writeCrafted(byte[] catalogRaw) throws IOException {
     Files.createDirectories(image.getParent());
-    Path shard = tmp.resolve("shard");
-    try (var out = Files.newOutputStream(shard);
-        var enc = new io.beamsave.transforms.image.BlockEncoder(Codecs.parse("none"), 4096)) {
-      enc.write(new byte[4096], 4096, out);
+    var shard = new java.io.ByteArrayOutputStream();
+    try (var enc = new io.beamsave.transforms.image.BlockEncoder(Codecs.parse("none"), 4096)) {
+      enc.write(new byte[4096], 4096, shard);
     }
-    try (ImageWriter w = ImageWriter.create(image)) {
-      w.appendShard(shard, 4096, new int[] {16});
+    Files.deleteIfExists(ImageWriter.partialPath(image));
+    ImageWriter.appendShard(image, shard.toByteArray(), shard.size());
+    try (ImageWriter w = ImageWriter.open(image)) {
       w.finish(catalogRaw, Codecs.parse("none"), 4096);
     }
   }

@@ -31,7 +31,7 @@ import org.apache.beam.sdk.values.PCollection;
  * Saves libraries into images: {@code ListLibrary → PlanShards → Reshuffle → CompressShard →
  * AssembleImage}. {@link #build} only constructs the pipeline (tests and the command line share
  * it); {@link #run} also owns the staging directory and guarantees that a failed run leaves no
- * image, partial image or staged shard behind.
+ * partial image or staging behind.
  */
 public final class SavePipeline {
   private SavePipeline() {}
@@ -121,6 +121,8 @@ public final class SavePipeline {
     Pipeline p = Pipeline.create(options);
     build(p, spec);
     Path staging = Path.of(spec.staging());
+    // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
+    removePartialImages(spec);
     try {
       JobResult job = Job.run(p, Job.saving(), progress);
       List<Saved> saved = new ArrayList<>();

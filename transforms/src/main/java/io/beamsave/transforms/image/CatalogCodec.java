@@ -111,17 +111,10 @@ public final class CatalogCodec {
     }
     long shardCount = in.count(MIN_SHARD_BYTES, "shard count");
     List<ShardInfo> shards = new ArrayList<>((int) shardCount);
-    long expectedOffset = ImageFormat.HEADER_SIZE;
     for (int i = 0; i < shardCount; i++) {
-      ShardInfo s = readShard(in, i, blockSize, expectedOffset);
-      expectedOffset += s.storedLength();
-      shards.add(s);
+      shards.add(readShard(in, i, blockSize));
     }
-    if (expectedOffset != catalogOffset) {
-      throw new ImageException(
-          image + ": catalog: shards end at " + expectedOffset + ", catalog starts at "
-              + catalogOffset);
-    }
+    checkLayout(image, shards, catalogOffset);
     if (in.b.hasRemaining()) {
       throw new ImageException(image + ": catalog: " + in.b.remaining() + " trailing bytes");
     }
@@ -170,16 +163,13 @@ public final class CatalogCodec {
     return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, size, target, extents);
   }
 
-  private static ShardInfo readShard(Reader in, int index, int blockSize, long expectedOffset)
+  private static ShardInfo readShard(Reader in, int index, int blockSize)
       throws ImageException {
     String where = "shard " + index;
     long offset = in.int64(where + " offset");
     long stored = in.int64(where + " stored length");
     long rawLen = in.int64(where + " raw length");
     long blocks = in.count(4, where + " block count");
-    if (offset != expectedOffset) {
-      throw in.fail(where + ": starts at " + offset + ", expected " + expectedOffset);
-    }
     int[] lengths = new int[(int) blocks];
     long sum = 0;
     for (int k = 0; k < blocks; k++) {
@@ -198,6 +188,26 @@ public final class CatalogCodec {
       throw in.fail(where + ": raw length " + rawLen + " does not match " + blocks + " blocks");
     }
     return new ShardInfo(offset, stored, rawLen, lengths);
+  }
+
+  /** Shards lie, in any order, between the header and the catalog, and never overlap. */
+  private static void checkLayout(String image, List<ShardInfo> shards, long catalogOffset)
+      throws ImageException {
+    Integer[] order = new Integer[shards.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, java.util.Comparator.comparingLong(i -> shards.get(i).imageOffset()));
+    long end = ImageFormat.HEADER_SIZE;
+    for (int i : order) {
+      ShardInfo s = shards.get(i);
+      if (s.imageOffset() < end || s.storedLength() > catalogOffset - s.imageOffset()) {
+        throw new ImageException(
+            image + ": catalog: shard " + i + " at " + s.imageOffset() + " overlaps another"
+                + " shard, the header or the catalog");
+      }
+      end = s.imageOffset() + s.storedLength();
+    }
   }
 
   private static void checkTree(String image, List<Entry> entries, List<ShardInfo> shards)

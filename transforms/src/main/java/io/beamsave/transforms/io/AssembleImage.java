@@ -27,10 +27,12 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Per library, gathers the compressed shards and writes the image: header, the staged shards in
- * order, the catalog (entries with their extents and digests, and the shard table) and the
- * trailer. The image is written as {@code <image>.partial}, renamed when complete, then re-read
- * and checked before the library's staging directory is removed. Emits (library, image path).
+ * Per library, gathers the results of the compressed shards, which workers have already
+ * appended to the partial image, and finishes the image: the catalog (entries with their extents
+ * and digests, and the shard table) and the trailer. The image is renamed from {@code
+ * <image>.partial} only when complete; the library's staging directory is then removed. Emits
+ * (library, image path); the caller re-reads each image's catalog for its report, which checks
+ * what was written.
  *
  * <p>The entries come from the listing {@link PlanShards} left in staging, and the plan is
  * recomputed from them ({@link ShardPlanner} is deterministic), so the listing crosses one
@@ -87,11 +89,11 @@ public final class AssembleImage
                 + " planned");
       }
       Path image = Path.of(lib.image());
-      try (ImageWriter writer = ImageWriter.create(image)) {
+      try (ImageWriter writer = ImageWriter.open(image)) {
         List<ShardInfo> infos = new ArrayList<>(results.size());
         for (ShardResult r : results) {
           infos.add(
-              writer.appendShard(spec.stagedShard(name, r.shard()), r.rawLength(), r.blockLengths()));
+              new ShardInfo(r.imageOffset(), r.storedLength(), r.rawLength(), r.blockLengths()));
         }
         Catalog catalog =
             new Catalog(

@@ -5,7 +5,7 @@ import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
-import java.io.BufferedOutputStream;
+import io.beamsave.transforms.image.ImageWriter;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -30,12 +30,13 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Reads each shard's file pieces and writes them, cut into checksummed blocks of the chosen
- * codec, to the shard's staging file; emits a {@link ShardResult} keyed by library. Only these
- * results, never the bytes, go on through the pipeline.
+ * Reads each shard's file pieces, cuts them into checksummed blocks of the chosen codec, and
+ * appends the shard to the library's partial image as soon as it is complete; emits a {@link
+ * ShardResult} (where it landed, its lengths and digests) keyed by library. Only these results,
+ * never the bytes, go on through the pipeline, and every byte is written once.
  *
- * <p>A file whose size or mtime differs from the listing, before or after it is read, or that
- * ends early, has changed during the save: that fails the shard, naming the file, unless the spec
+ * <p>A file whose size or mtime, once read, differs from the listing, or that ends early, has
+ * changed during the save: that fails the shard, naming the file, unless the spec
  * allows changing files, in which case the bytes read are kept (a short file padded with zeros)
  * and the file is reported changed.
  *
@@ -73,6 +74,7 @@ public final class CompressShards
     private transient BlockEncoder encoder;
     private transient ExtentDigest digest;
     private transient byte[] block;
+    private transient ShardBuffer shardBytes;
 
     CompressShardFn(SaveSpec spec) {
       this.spec = spec;
@@ -83,6 +85,7 @@ public final class CompressShards
       encoder = new BlockEncoder(Codecs.parse(spec.codec()), spec.blockSize());
       digest = new ExtentDigest();
       block = new byte[spec.blockSize()];
+      shardBytes = new ShardBuffer();
     }
 
     @Teardown
@@ -99,32 +102,37 @@ public final class CompressShards
     public void process(@Element ShardTask task, OutputReceiver<KV<String, ShardResult>> out)
         throws IOException {
       stage.started();
-      Path root = Path.of(spec.library(task.library()).root());
-      Path staged = spec.stagedShard(task.library(), task.shard());
-      Files.createDirectories(staged.getParent());
+      SaveSpec.Library lib = spec.library(task.library());
+      Path root = Path.of(lib.root());
+      Path image = Path.of(lib.image());
       ShardWriter w = new ShardWriter();
+      shardBytes.reset();
+      w.sink = shardBytes;
       List<byte[]> digests = new ArrayList<>(task.pieces().size());
       List<String> changed = new ArrayList<>();
-      try (OutputStream sink =
-          new BufferedOutputStream(Files.newOutputStream(staged), 1 << 20)) {
-        w.sink = sink;
-        for (ShardTask.Piece p : task.pieces()) {
-          digest.reset();
-          if (readPiece(root, p, w)) {
-            changed.add(p.path());
-          }
-          digests.add(digest.digest());
+      for (ShardTask.Piece p : task.pieces()) {
+        digest.reset();
+        if (readPiece(root, p, w)) {
+          changed.add(p.path());
         }
-        w.flushBlock();
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot write staged shard", staged, e);
+        digests.add(digest.digest());
+      }
+      w.flushBlock();
+      long offset = -1;
+      if (shardBytes.size() > 0) {
+        try {
+          offset = ImageWriter.appendShard(image, shardBytes.array(), shardBytes.size());
+        } catch (IOException e) {
+          throw BeamsaveException.io(
+              "cannot write shard " + task.shard() + " to", ImageWriter.partialPath(image), e);
+        }
       }
       shardsWritten.inc();
       out.output(
           KV.of(
               task.library(),
               new ShardResult(
-                  task.shard(), w.raw, w.stored, w.lengths(), digests, changed)));
+                  task.shard(), offset, w.raw, w.stored, w.lengths(), digests, changed)));
       stage.finished();
     }
 
@@ -135,7 +143,7 @@ public final class CompressShards
       long left = p.length();
       try (FileChannel ch =
           FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-        changed = !sameAsListed(file, p);
+        changed = false;
         long pos = p.fileOffset();
         while (left > 0) {
           int want = (int) Math.min(block.length - w.fill, left);
@@ -148,6 +156,7 @@ public final class CompressShards
           pos += n;
           left -= n;
         }
+        // Comparing with the listing after the read also catches changes made before it.
         changed |= !sameAsListed(file, p);
       } catch (NoSuchFileException e) {
         changed = true;
@@ -189,6 +198,38 @@ public final class CompressShards
           && a.size() == p.fileSize()
           && t.getEpochSecond() == p.mtimeSeconds()
           && t.getNano() == p.mtimeNanos();
+    }
+
+    /** A reusable in-memory shard: it is appended to the image in one write once complete. */
+    private static final class ShardBuffer extends OutputStream {
+      private byte[] buf = new byte[1 << 20];
+      private int size;
+
+      void reset() {
+        size = 0;
+      }
+
+      int size() {
+        return size;
+      }
+
+      byte[] array() {
+        return buf;
+      }
+
+      @Override
+      public void write(int b) {
+        write(new byte[] {(byte) b}, 0, 1);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) {
+        if (len > buf.length - size) {
+          buf = Arrays.copyOf(buf, Math.max(size + len, buf.length * 2));
+        }
+        System.arraycopy(b, off, buf, size, len);
+        size += len;
+      }
     }
 
     /** The block being filled and what was written of the shard so far. */

@@ -11,9 +11,12 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RecursiveAction;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.metrics.Counter;
@@ -58,8 +61,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         .setCoder(KvCoder.of(StringUtf8Coder.of(), EntryBatch.CODER));
   }
 
+  private static final Logger LOG = LoggerFactory.getLogger(ListLibrary.class);
+
   static final class ListLibraryFn extends DoFn<String, KV<String, EntryBatch>> {
-    private static final Logger LOG = LoggerFactory.getLogger(ListLibraryFn.class);
     private final SaveSpec spec;
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
@@ -70,61 +74,103 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       this.spec = spec;
     }
 
+    private transient ForkJoinPool pool;
+
+    @Setup
+    public void setup() {
+      pool = new ForkJoinPool(Math.max(1, Runtime.getRuntime().availableProcessors()));
+    }
+
+    @Teardown
+    public void teardown() {
+      if (pool != null) {
+        pool.shutdownNow();
+      }
+    }
+
     @ProcessElement
     public void process(@Element String name, OutputReceiver<KV<String, EntryBatch>> out) {
       stage.started();
       Path root = Path.of(spec.library(name).root());
+      // Directories are listed in parallel: a walk is a chain of small syscalls, and while it
+      // runs nothing else in the save can. Output and counters stay on this thread, because
+      // Beam's metrics and receivers belong to it.
+      Walk walk = new Walk();
+      pool.invoke(new WalkDirectory(walk, root, ""));
+      long files = 0;
       List<Entry> batch = new ArrayList<>(BATCH_SIZE);
-      // An explicit stack, not recursion: trees can be deeper than a thread's stack.
-      Deque<Map.Entry<Path, String>> dirs = new ArrayDeque<>();
-      dirs.push(Map.entry(root, ""));
-      while (!dirs.isEmpty()) {
-        Map.Entry<Path, String> dir = dirs.pop();
-        for (Path child : children(dir.getKey())) {
-          String name1 = child.getFileName().toString();
-          String rel = dir.getValue().isEmpty() ? name1 : dir.getValue() + "/" + name1;
-          Entry e;
-          try {
-            e = entry(child, rel);
-          } catch (IOException x) {
-            throw BeamsaveException.io("cannot read", child, x);
-          }
-          if (e == null) {
-            specialSkipped.inc();
-            LOG.warn("skipping special file (fifo, socket or device): {}", child);
-            continue;
-          }
-          if (e.type() == EntryType.DIRECTORY) {
-            dirs.push(Map.entry(child, rel));
-          } else if (e.isFile()) {
-            if (!Files.isReadable(child)) {
-              throw new BeamsaveException("cannot read " + child + ": permission denied");
-            }
-            filesListed.inc();
-          }
-          batch.add(e);
-          if (batch.size() == BATCH_SIZE) {
-            out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
-            batch.clear();
-          }
+      for (Entry e : walk.found) {
+        files += e.isFile() ? 1 : 0;
+        batch.add(e);
+        if (batch.size() == BATCH_SIZE) {
+          out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
+          batch.clear();
         }
       }
       out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
+      filesListed.inc(files);
+      specialSkipped.inc(walk.special.get());
       stage.finished();
     }
+  }
 
-    private static List<Path> children(Path dir) {
-      List<Path> children = new ArrayList<>();
-      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-        ds.forEach(children::add);
-      } catch (IOException | DirectoryIteratorException e) {
-        IOException cause =
-            e instanceof DirectoryIteratorException ? ((DirectoryIteratorException) e).getCause()
-                : (IOException) e;
-        throw BeamsaveException.io("cannot list", dir, cause);
-      }
-      return children;
+  /** What the walk of one library found, shared by its directory tasks. */
+  private static final class Walk {
+    final Queue<Entry> found = new ConcurrentLinkedQueue<>();
+    final AtomicLong special = new AtomicLong();
+  }
+
+  /** Lists one directory, records its children and walks its subdirectories in parallel. */
+  private static final class WalkDirectory extends RecursiveAction {
+    private final Walk walk;
+    private final Path dir;
+    private final String rel;
+
+    WalkDirectory(Walk walk, Path dir, String rel) {
+      this.walk = walk;
+      this.dir = dir;
+      this.rel = rel;
     }
+
+    @Override
+    protected void compute() {
+      List<WalkDirectory> subdirectories = new ArrayList<>();
+      for (Path child : children(dir)) {
+        String name = child.getFileName().toString();
+        String childRel = rel.isEmpty() ? name : rel + "/" + name;
+        Entry e;
+        try {
+          e = entry(child, childRel);
+        } catch (IOException x) {
+          throw BeamsaveException.io("cannot read", child, x);
+        }
+        if (e == null) {
+          walk.special.incrementAndGet();
+          LOG.warn("skipping special file (fifo, socket or device): {}", child);
+          continue;
+        }
+        if (e.type() == EntryType.DIRECTORY) {
+          subdirectories.add(new WalkDirectory(walk, child, childRel));
+        } else if (e.isFile() && !Files.isReadable(child)) {
+          throw new BeamsaveException("cannot read " + child + ": permission denied");
+        }
+        walk.found.add(e);
+      }
+      invokeAll(subdirectories);
+    }
+  }
+
+  private static List<Path> children(Path dir) {
+    List<Path> children = new ArrayList<>();
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+      ds.forEach(children::add);
+    } catch (IOException | DirectoryIteratorException e) {
+      IOException cause =
+          e instanceof DirectoryIteratorException ? ((DirectoryIteratorException) e).getCause()
+              : (IOException) e;
+      throw BeamsaveException.io("cannot list", dir, cause);
+    }
+    return children;
   }
 
   private static final int S_IFMT = 0170000;

@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * What one save run does: which libraries go to which images, with which codec, shard and block
- * size, and where shards are staged. Immutable; every save transform is configured with it.
+ * size, and where the run keeps its working files (the listing). Immutable; every save transform
+ * is configured with it.
  */
 public final class SaveSpec implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -117,11 +118,6 @@ public final class SaveSpec implements Serializable {
 
   public boolean allowChanging() {
     return allowChanging;
-  }
-
-  /** Where shard {@code index} of {@code library} is staged. */
-  public java.nio.file.Path stagedShard(String library, int index) {
-    return stagingDir(library).resolve(String.format("shard-%06d.blocks", index));
   }
 
   /** Where the sorted listing of {@code library} waits for assembly. */

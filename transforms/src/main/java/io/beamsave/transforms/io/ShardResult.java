@@ -7,11 +7,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What compressing a shard produced: its raw and stored lengths, each block's stored length,
- * one SHA-256 per piece (in the task's order), and the files seen changing while being read.
+ * What compressing a shard produced: where it was appended in the partial image, its raw and
+ * stored lengths, each block's stored length, one digest per piece (in the task's order), and
+ * the files seen changing while being read.
  */
 public record ShardResult(
     int shard,
+    long imageOffset,
     long rawLength,
     long storedLength,
     int[] blockLengths,
@@ -23,6 +25,7 @@ public record ShardResult(
         @Override
         void write(ShardResult r, DataOutputStream out) throws IOException {
           out.writeInt(r.shard);
+          out.writeLong(r.imageOffset);
           out.writeLong(r.rawLength);
           out.writeLong(r.storedLength);
           out.writeInt(r.blockLengths.length);
@@ -43,6 +46,7 @@ public record ShardResult(
         @Override
         ShardResult read(DataInputStream in) throws IOException {
           int shard = in.readInt();
+          long offset = in.readLong();
           long raw = in.readLong();
           long stored = in.readLong();
           int[] blocks = new int[in.readInt()];
@@ -61,7 +65,7 @@ public record ShardResult(
           for (int i = 0; i < c; i++) {
             changed.add(readString(in));
           }
-          return new ShardResult(shard, raw, stored, blocks, digests, changed);
+          return new ShardResult(shard, offset, raw, stored, blocks, digests, changed);
         }
       };
 }

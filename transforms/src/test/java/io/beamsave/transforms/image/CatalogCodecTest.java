@@ -80,10 +80,23 @@ class CatalogCodecTest {
   }
 
   @Test
-  void shardsMustLieBackToBackUpToTheCatalog() {
-    byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
-    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 999))
-        .hasMessageContaining("shards end at 132");
+  void shardsMustLieBetweenHeaderAndCatalogWithoutOverlapping() throws Exception {
+    ShardInfo a = new ShardInfo(16, 116, 100, new int[] {116});
+    ShardInfo b = new ShardInfo(132, 116, 100, new int[] {116});
+    ShardInfo overlapping = new ShardInfo(100, 116, 100, new int[] {116});
+    // Any order is fine: shards are appended as they finish.
+    assertThat(CatalogCodec.decode("img", encode(List.of(b, a)), 248).shards()).hasSize(2);
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, overlapping)), 248))
+        .hasMessageContaining("overlaps");
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, b)), 200))
+        .hasMessageContaining("shard 1 at 132 overlaps");
+    ShardInfo inHeader = new ShardInfo(8, 116, 100, new int[] {116});
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(inHeader)), 248))
+        .hasMessageContaining("overlaps");
+  }
+
+  private static byte[] encode(List<ShardInfo> shards) {
+    return CatalogCodec.encode(new Catalog("lib", "none", 1, 4096, 1 << 20, List.of(), shards));
   }
 
   @Test

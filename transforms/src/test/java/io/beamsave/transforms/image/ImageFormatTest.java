@@ -30,20 +30,23 @@ class ImageFormatTest {
 
   /** Writes an image of one file "data" (text, then random, then zeros) as a single shard. */
   Path writeImage(String codec, byte[] data) throws Exception {
-    Path staged = dir.resolve("shard");
+    java.io.ByteArrayOutputStream shard = new java.io.ByteArrayOutputStream();
     List<Integer> lengths = new ArrayList<>();
-    try (BlockEncoder enc = new BlockEncoder(Codecs.parse(codec), BLOCK);
-        var out = Files.newOutputStream(staged)) {
+    try (BlockEncoder enc = new BlockEncoder(Codecs.parse(codec), BLOCK)) {
       for (int off = 0; off < data.length; off += BLOCK) {
         int n = Math.min(BLOCK, data.length - off);
         byte[] slice = java.util.Arrays.copyOfRange(data, off, off + BLOCK);
-        lengths.add(enc.write(slice, n, out));
+        lengths.add(enc.write(slice, n, shard));
       }
     }
     Path image = dir.resolve(codec.replace(':', '-') + ".bsave");
-    try (ImageWriter w = ImageWriter.create(image)) {
+    byte[] blocks = shard.toByteArray();
+    long offset = ImageWriter.appendShard(image, blocks, blocks.length);
+    assertThat(offset).isEqualTo(ImageFormat.HEADER_SIZE);
+    try (ImageWriter w = ImageWriter.open(image)) {
       ShardInfo s =
-          w.appendShard(staged, data.length, lengths.stream().mapToInt(Integer::intValue).toArray());
+          new ShardInfo(offset, blocks.length, data.length,
+              lengths.stream().mapToInt(Integer::intValue).toArray());
       Entry file =
           new Entry("data", EntryType.FILE, 0, 0640, 1, 2, 1_700_000_000L, 5, data.length, null,
               List.of(new Extent(0, 0, data.length, sha(data, 0, data.length))));
