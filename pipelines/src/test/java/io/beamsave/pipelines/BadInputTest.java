@@ -84,6 +84,15 @@ class BadInputTest {
   }
 
   @Test
+  void aPartialImageLeftByACrashedRunIsNotExtended() throws IOException {
+    Files.createDirectories(image.getParent());
+    Files.write(ImageWriter.partialPath(image), "left over by a killed save".getBytes());
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+    assertThat(ImageWriter.partialPath(image)).doesNotExist();
+    Cli.ok("verify", "--image", image, "--quiet");
+  }
+
+  @Test
   void twoLibrariesWithTheSameNameAreRefused() throws IOException {
     Path a = Files.createDirectories(tmp.resolve("a/same"));
     Path b = Files.createDirectories(tmp.resolve("b/same"));

@@ -56,7 +56,9 @@ final class SaveCommand implements Callable<Integer> {
       names = "--shard-size",
       paramLabel = "SIZE",
       defaultValue = "64MiB",
-      description = "Raw bytes per shard, the unit of parallel work. Default: ${DEFAULT-VALUE}.")
+      description =
+          "Raw bytes per shard (up to 1GiB), the unit of parallel work; each worker holds one"
+              + " shard in memory. Default: ${DEFAULT-VALUE}.")
   String shardSize;
 
   @Option(
@@ -72,8 +74,9 @@ final class SaveCommand implements Callable<Integer> {
       names = "--staging",
       paramLabel = "DIR",
       description =
-          "Where compressed shards wait to be assembled (needs about the image's size free)."
-              + " Default: a hidden directory beside the image, removed afterwards.")
+          "Where the run keeps its working files (each library's listing; shards go straight"
+              + " into <image>.partial). Default: a hidden directory beside the image, removed"
+              + " afterwards.")
   Path staging;
 
   @Option(

@@ -5,6 +5,7 @@ import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
+import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ImageWriter;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -85,7 +86,10 @@ public final class CompressShards
       encoder = new BlockEncoder(Codecs.parse(spec.codec()), spec.blockSize());
       digest = new ExtentDigest();
       block = new byte[spec.blockSize()];
-      shardBytes = new ShardBuffer();
+      // A whole shard is held in memory until it is appended: its raw size, plus one header per
+      // block (blocks never grow, a block that would is stored raw).
+      long blocks = (spec.shardSize() + spec.blockSize() - 1) / spec.blockSize();
+      shardBytes = new ShardBuffer(spec.shardSize() + blocks * ImageFormat.BLOCK_HEADER_SIZE);
     }
 
     @Teardown
@@ -202,8 +206,12 @@ public final class CompressShards
 
     /** A reusable in-memory shard: it is appended to the image in one write once complete. */
     private static final class ShardBuffer extends OutputStream {
-      private byte[] buf = new byte[1 << 20];
+      private byte[] buf;
       private int size;
+
+      ShardBuffer(long capacity) {
+        buf = new byte[Math.toIntExact(capacity)];
+      }
 
       void reset() {
         size = 0;

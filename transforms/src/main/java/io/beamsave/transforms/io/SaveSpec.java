@@ -18,6 +18,8 @@ public final class SaveSpec implements Serializable {
   public record Library(String name, String root, String image) implements Serializable {}
 
   public static final long DEFAULT_SHARD_SIZE = 64L << 20;
+  /** Each worker holds one compressed shard in memory until it is appended to the image. */
+  public static final long MAX_SHARD_SIZE = 1L << 30;
   public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
 
   private final Map<String, Library> libraries;
@@ -65,9 +67,9 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withShardSize(long bytes) {
-    if (bytes < blockSize || bytes > (1L << 40)) {
+    if (bytes < blockSize || bytes > MAX_SHARD_SIZE) {
       throw new IllegalArgumentException(
-          "shard size " + bytes + " must be between the block size (" + blockSize + ") and 1 TiB");
+          "shard size " + bytes + " must be between the block size (" + blockSize + ") and 1 GiB");
     }
     return new SaveSpec(libraries, codec, bytes, blockSize, staging, allowChanging);
   }
