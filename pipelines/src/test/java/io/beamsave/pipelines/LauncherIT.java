@@ -87,6 +87,28 @@ class LauncherIT {
   }
 
   @Test
+  void anUnreadableDirectoryFailsTheSaveNamingIt() throws Exception {
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    Path closed = Files.createDirectories(lib.resolve("closed"));
+    Files.writeString(closed.resolve("inside.txt"), "hidden");
+    Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("---------"));
+    List<String> prefix =
+        isRoot() ? List.of("setpriv", "--bounding-set=-dac_override,-dac_read_search") : List.of();
+    Path out = Files.createDirectories(tmp.resolve("out"));
+    try {
+      Run save = beamsave(prefix, "save", "--library", lib, "--image", out.resolve("lib.bsave"));
+      assertThat(save.exit()).isEqualTo(1);
+      assertThat(save.err().strip())
+          .isEqualTo("beamsave: error: cannot list " + closed + ": permission denied");
+      try (Stream<Path> s = Files.list(out)) {
+        assertThat(s.toList()).isEmpty();
+      }
+    } finally {
+      Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("rwx------"));
+    }
+  }
+
+  @Test
   void helpExplainsEveryCommand() throws Exception {
     Run help = beamsave(List.of(), "--help");
     assertThat(help.exit()).isZero();
