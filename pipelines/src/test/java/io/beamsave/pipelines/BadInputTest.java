@@ -58,7 +58,7 @@ class BadInputTest {
     Path missing = tmp.resolve("no-such-dir");
     assertOneLineError(Cli.run("save", "--library", missing, "--image", image),
         missing.toString(), "does not exist");
-    assertNothingLeftIn(image.getParent());
+    assertThat(image.getParent()).as("not even the image directory is created").doesNotExist();
   }
 
   @Test

@@ -54,27 +54,27 @@ public final class SavePipeline {
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
     }
+    List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
     boolean many = libraries.size() > 1;
     Path imageDir = many ? image : image.toAbsolutePath().getParent();
-    try {
-      if (many && Files.exists(image) && !Files.isDirectory(image)) {
-        throw new BeamsaveException(
-            "--image " + image + " must be a directory when saving several libraries");
-      }
-      Files.createDirectories(imageDir);
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot create image directory", imageDir, e);
+    if (many && Files.exists(image) && !Files.isDirectory(image)) {
+      throw new BeamsaveException(
+          "--image " + image + " must be a directory when saving several libraries");
     }
     if (!many && Files.isDirectory(image)) {
       throw new BeamsaveException("--image " + image + " is a directory; name the image file");
+    }
+    try {
+      Files.createDirectories(imageDir);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot create image directory", imageDir, e);
     }
     Path stagingRoot =
         staging != null
             ? staging.resolve("run-" + runId())
             : imageDir.resolve(".beamsave-staging-" + runId());
     SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
-    for (Path lib : libraries) {
-      Path root = checkLibrary(lib);
+    for (Path root : roots) {
       String name = root.getFileName() == null ? "root" : root.getFileName().toString();
       Path target = many ? image.resolve(name + ImageFormat.EXTENSION) : image;
       try {
@@ -140,7 +140,7 @@ public final class SavePipeline {
       try {
         AssembleImage.deleteTree(staging);
       } catch (IOException e) {
-        progress.println("beamsave: warning: cannot remove staging " + staging + ": " + e);
+        System.err.println("beamsave: warning: cannot remove staging " + staging + ": " + e);
       }
     }
   }
