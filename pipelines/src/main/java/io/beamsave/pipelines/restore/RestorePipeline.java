@@ -1,7 +1,6 @@
 package io.beamsave.pipelines.restore;
 
 import io.beamsave.pipelines.runner.Job;
-import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;

@@ -79,6 +79,7 @@ public final class ImageWriter implements AutoCloseable {
    *
    * @return the offset of the shard in the image
    */
+  @SuppressWarnings("try") // the lock is held for the try block's extent, never read
   public static long appendShard(Path target, byte[] blocks, int len) throws IOException {
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {

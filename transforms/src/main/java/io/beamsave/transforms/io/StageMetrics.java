@@ -17,7 +17,7 @@ public final class StageMetrics implements java.io.Serializable {
   public static final String BYTES_PLANNED = "bytesPlanned";
   /** Raw bytes read and compressed into staged shards. */
   public static final String BYTES_READ = "bytesRead";
-  /** Bytes of blocks written to staging (headers included). */
+  /** Bytes of blocks appended to images (headers included). */
   public static final String BYTES_STAGED = "bytesStaged";
   public static final String SHARDS_WRITTEN = "shardsWritten";
   public static final String BLOCKS_STORED_RAW = "blocksStoredRaw";
