@@ -34,15 +34,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Walks each library of a {@link SaveSpec} and emits its entries (files, directories, symlinks;
- * never following links) in batches keyed by library name. Every library yields at least one
- * batch, so an empty library still gets an image. Special files are skipped with a warning.
+ * never following links) as one {@link Listing} keyed by library name, also for an empty
+ * library. Special files are skipped with a warning.
  *
  * <p>Counters: {@code filesListed}, {@code specialFilesSkipped}. Fails, naming the path, when a
  * directory cannot be listed or a file cannot be read.
  */
-public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String, EntryBatch>>> {
-  static final int BATCH_SIZE = 4096;
-
+public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String, Listing>>> {
   private final SaveSpec spec;
 
   private ListLibrary(SaveSpec spec) {
@@ -54,16 +52,16 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   }
 
   @Override
-  public PCollection<KV<String, EntryBatch>> expand(PBegin input) {
+  public PCollection<KV<String, Listing>> expand(PBegin input) {
     return input
         .apply("LibraryNames", Create.of(List.copyOf(spec.libraries().keySet())))
         .apply("Walk", ParDo.of(new ListLibraryFn(spec)))
-        .setCoder(KvCoder.of(StringUtf8Coder.of(), EntryBatch.CODER));
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ListLibrary.class);
 
-  static final class ListLibraryFn extends DoFn<String, KV<String, EntryBatch>> {
+  static final class ListLibraryFn extends DoFn<String, KV<String, Listing>> {
     private final SaveSpec spec;
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
@@ -89,7 +87,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     }
 
     @ProcessElement
-    public void process(@Element String name, OutputReceiver<KV<String, EntryBatch>> out) {
+    public void process(@Element String name, OutputReceiver<KV<String, Listing>> out) {
       stage.started();
       Path root = Path.of(spec.library(name).root());
       // Directories are listed in parallel: a walk is a chain of small syscalls, and while it
@@ -97,17 +95,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       // Beam's metrics and receivers belong to it.
       Walk walk = new Walk();
       pool.invoke(new WalkDirectory(walk, root, ""));
-      long files = 0;
-      List<Entry> batch = new ArrayList<>(BATCH_SIZE);
-      for (Entry e : walk.found) {
-        files += e.isFile() ? 1 : 0;
-        batch.add(e);
-        if (batch.size() == BATCH_SIZE) {
-          out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
-          batch.clear();
-        }
-      }
-      out.output(KV.of(name, new EntryBatch(List.copyOf(batch))));
+      List<Entry> entries = new ArrayList<>(walk.found);
+      long files = entries.stream().filter(Entry::isFile).count();
+      out.output(KV.of(name, new Listing(entries)));
       filesListed.inc(files);
       specialSkipped.inc(walk.special.get());
       stage.finished();

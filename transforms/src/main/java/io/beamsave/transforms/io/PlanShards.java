@@ -15,22 +15,21 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
-import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Gathers each library's listing, keeps it in the library's staging directory for {@link
- * AssembleImage}, and cuts it into {@link ShardTask}s with {@link ShardPlanner}. A library with no
+ * Keeps each library's listing in the library's staging directory for {@link AssembleImage}, and
+ * cuts it into {@link ShardTask}s with {@link ShardPlanner}. A library with no
  * file data still yields one (empty) task, so that its image is assembled.
  *
  * <p>Counter: {@code bytesPlanned}, the raw bytes of all shards (the total that progress is
  * measured against).
  */
 public final class PlanShards
-    extends PTransform<PCollection<KV<String, EntryBatch>>, PCollection<ShardTask>> {
+    extends PTransform<PCollection<KV<String, Listing>>, PCollection<ShardTask>> {
   private final SaveSpec spec;
 
   private PlanShards(SaveSpec spec) {
@@ -42,14 +41,13 @@ public final class PlanShards
   }
 
   @Override
-  public PCollection<ShardTask> expand(PCollection<KV<String, EntryBatch>> listing) {
+  public PCollection<ShardTask> expand(PCollection<KV<String, Listing>> listing) {
     return listing
-        .apply("GroupByLibrary", GroupByKey.create())
         .apply("Plan", ParDo.of(new PlanShardsFn(spec)))
         .setCoder(ShardTask.CODER);
   }
 
-  static final class PlanShardsFn extends DoFn<KV<String, Iterable<EntryBatch>>, ShardTask> {
+  static final class PlanShardsFn extends DoFn<KV<String, Listing>, ShardTask> {
     private final SaveSpec spec;
     private final Counter bytesPlanned = StageMetrics.counter(StageMetrics.BYTES_PLANNED);
     private final StageMetrics stage = StageMetrics.of("plan");
@@ -60,10 +58,10 @@ public final class PlanShards
 
     @ProcessElement
     public void process(
-        @Element KV<String, Iterable<EntryBatch>> listing, OutputReceiver<ShardTask> out)
+        @Element KV<String, Listing> listing, OutputReceiver<ShardTask> out)
         throws IOException {
       stage.started();
-      List<Entry> entries = gather(listing.getValue());
+      List<Entry> entries = listing.getValue().entries();
       ShardPlanner.Plan plan = ShardPlanner.plan(entries, spec.shardSize());
       writeListing(spec.listingFile(listing.getKey()), plan.entries());
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
@@ -94,7 +92,7 @@ public final class PlanShards
   static void writeListing(Path file, List<Entry> entries) throws IOException {
     Files.createDirectories(file.getParent());
     try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-      EntryBatch.CODER.encode(new EntryBatch(entries), out);
+      Listing.CODER.encode(new Listing(entries), out);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot write listing", file, e);
     }
@@ -102,15 +100,7 @@ public final class PlanShards
 
   static List<Entry> readListing(Path file) throws IOException {
     try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
-      return EntryBatch.CODER.decode(in).entries();
+      return Listing.CODER.decode(in).entries();
     }
-  }
-
-  static List<Entry> gather(Iterable<EntryBatch> batches) {
-    List<Entry> all = new ArrayList<>();
-    for (EntryBatch b : batches) {
-      all.addAll(b.entries());
-    }
-    return all;
   }
 }

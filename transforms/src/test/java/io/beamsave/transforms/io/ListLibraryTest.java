@@ -6,7 +6,6 @@ import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -23,11 +22,11 @@ public class ListLibraryTest {
   @Rule public final transient TemporaryFolder tmp = new TemporaryFolder();
 
   @Test
-  public void listsFilesDirectoriesAndLinksInBatchesWithoutFollowingLinks() throws Exception {
+  public void listsFilesDirectoriesAndLinksWithoutFollowingLinks() throws Exception {
     Path root = tmp.newFolder("lib").toPath();
     Files.createDirectories(root.resolve("empty"));
     Files.createDirectories(root.resolve("many"));
-    for (int i = 0; i < ListLibrary.BATCH_SIZE + 10; i++) {
+    for (int i = 0; i < 5000; i++) {
       Files.writeString(root.resolve("many/f" + i), "x".repeat(i % 7));
     }
     Files.createSymbolicLink(root.resolve("link"), Path.of("/usr"));
@@ -38,21 +37,19 @@ public class ListLibraryTest {
         SaveSpec.of(tmp.getRoot() + "/staging")
             .withLibrary("lib", root.toString(), tmp.getRoot() + "/lib.bsave")
             .withLibrary("other", other.toString(), tmp.getRoot() + "/other.bsave");
-    PCollection<KV<String, EntryBatch>> listing = pipeline.apply(ListLibrary.of(spec));
+    PCollection<KV<String, Listing>> listing = pipeline.apply(ListLibrary.of(spec));
 
     PAssert.that(listing)
         .satisfies(
-            batches -> {
+            listings -> {
               Map<String, List<Entry>> byLib = new TreeMap<>();
-              int libBatches = 0;
-              for (KV<String, EntryBatch> kv : batches) {
-                byLib.computeIfAbsent(kv.getKey(), k -> new ArrayList<>())
-                    .addAll(kv.getValue().entries());
-                libBatches += kv.getKey().equals("lib") ? 1 : 0;
+              for (KV<String, Listing> kv : listings) {
+                assertThat(byLib.put(kv.getKey(), kv.getValue().entries()))
+                    .as("one listing per library")
+                    .isNull();
               }
-              assertThat(libBatches).isEqualTo(2);
               List<Entry> lib = byLib.get("lib");
-              assertThat(lib).hasSize(ListLibrary.BATCH_SIZE + 10 + 3);
+              assertThat(lib).hasSize(5000 + 3);
               Entry link = lib.stream().filter(e -> e.path().equals("link")).findFirst().get();
               assertThat(link.type()).isEqualTo(EntryType.SYMLINK);
               assertThat(link.linkTarget()).isEqualTo("/usr");
@@ -67,13 +64,13 @@ public class ListLibraryTest {
   }
 
   @Test
-  public void anEmptyLibraryStillYieldsABatch() throws Exception {
+  public void anEmptyLibraryStillYieldsAListing() throws Exception {
     Path root = tmp.newFolder("nothing").toPath();
     SaveSpec spec =
         SaveSpec.of(tmp.getRoot() + "/staging")
             .withLibrary("nothing", root.toString(), tmp.getRoot() + "/n.bsave");
     PAssert.that(pipeline.apply(ListLibrary.of(spec)))
-        .containsInAnyOrder(KV.of("nothing", new EntryBatch(List.of())));
+        .containsInAnyOrder(KV.of("nothing", new Listing(List.of())));
     pipeline.run().waitUntilFinish();
   }
 }

@@ -9,15 +9,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A batch of listed entries of one library. The listing travels in batches of a few thousand
- * because per-element overhead, not bytes, dominates on the DirectRunner.
+ * The entries of one library, as {@link ListLibrary} found them. A whole library travels as
+ * one element: per-element overhead, not bytes, dominates on the DirectRunner, and planning
+ * needs every entry at once anyway.
  */
-public record EntryBatch(List<Entry> entries) {
+public record Listing(List<Entry> entries) {
 
-  public static final DataCoder<EntryBatch> CODER =
+  public static final DataCoder<Listing> CODER =
       new DataCoder<>() {
         @Override
-        void write(EntryBatch b, DataOutputStream out) throws IOException {
+        void write(Listing b, DataOutputStream out) throws IOException {
           out.writeInt(b.entries.size());
           for (Entry e : b.entries) {
             writeString(out, e.path());
@@ -34,7 +35,7 @@ public record EntryBatch(List<Entry> entries) {
         }
 
         @Override
-        EntryBatch read(DataInputStream in) throws IOException {
+        Listing read(DataInputStream in) throws IOException {
           int n = in.readInt();
           List<Entry> entries = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
@@ -54,7 +55,7 @@ public record EntryBatch(List<Entry> entries) {
                     readString(in),
                     List.of()));
           }
-          return new EntryBatch(entries);
+          return new Listing(entries);
         }
       };
 }
