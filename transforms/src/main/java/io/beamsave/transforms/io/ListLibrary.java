@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.metrics.Counter;
-import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.Impulse;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -54,12 +54,31 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   @Override
   public PCollection<KV<String, Listing>> expand(PBegin input) {
     return input
-        .apply("LibraryNames", Create.of(List.copyOf(spec.libraries().keySet())))
+        .apply("Start", Impulse.create())
+        .apply("LibraryNames", ParDo.of(new LibraryNamesFn(spec)))
         .apply("Walk", ParDo.of(new ListLibraryFn(spec)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ListLibrary.class);
+
+  /**
+   * Emits the library names. Impulse and a DoFn rather than {@code Create.of}, which expands to a
+   * splittable read of several steps: the DirectRunner's bookkeeping grows with every step, and
+   * three interleaved pairs of saves of the 1.5 GiB corpus ran ~0.3 s faster without them.
+   */
+  static final class LibraryNamesFn extends DoFn<byte[], String> {
+    private final SaveSpec spec;
+
+    LibraryNamesFn(SaveSpec spec) {
+      this.spec = spec;
+    }
+
+    @ProcessElement
+    public void process(OutputReceiver<String> out) {
+      spec.libraries().keySet().forEach(out::output);
+    }
+  }
 
   static final class ListLibraryFn extends DoFn<String, KV<String, Listing>> {
     private final SaveSpec spec;
