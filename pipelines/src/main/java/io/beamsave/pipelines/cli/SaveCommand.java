@@ -4,6 +4,7 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.SaveSpec;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -116,7 +117,7 @@ final class SaveCommand implements Callable<Integer> {
     out.println(SaveReport.header());
     report.rows().forEach(out::println);
     out.println(report.stagesLine());
-    for (SavePipeline.Saved s : outcome.images()) {
+    for (ImageSummary s : outcome.images()) {
       out.println("image: " + s.image());
     }
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;

@@ -3,12 +3,11 @@ package io.beamsave.pipelines.save;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.io.AssembleImage;
 import io.beamsave.transforms.io.CompressShards;
+import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.ListLibrary;
 import io.beamsave.transforms.io.PlanShards;
 import io.beamsave.transforms.io.SaveSpec;
@@ -108,10 +107,8 @@ public final class SavePipeline {
         + "-" + ProcessHandle.current().pid();
   }
 
-  /** What a finished save produced: each library's catalog and image size, and the job. */
-  public record Outcome(SaveSpec spec, List<Saved> images, JobResult job) {}
-
-  public record Saved(String library, Path image, long imageBytes, Catalog catalog) {}
+  /** What a finished save produced: a summary of each image, and the job. */
+  public record Outcome(SaveSpec spec, List<ImageSummary> images, JobResult job) {}
 
   /**
    * Runs the save to its end. On failure, removes the staging directory and every image this run
@@ -125,14 +122,13 @@ public final class SavePipeline {
     removePartialImages(spec);
     try {
       JobResult job = Job.run(p, Job.saving(), progress);
-      List<Saved> saved = new ArrayList<>();
-      for (SaveSpec.Library lib : spec.libraries().values()) {
-        Path image = Path.of(lib.image());
-        saved.add(new Saved(lib.name(), image, Files.size(image), ImageReader.readCatalog(image)));
+      List<ImageSummary> saved = new ArrayList<>();
+      for (String library : spec.libraries().keySet()) {
+        saved.add(ImageSummary.read(spec, library));
       }
       return new Outcome(spec, saved, job);
     } catch (IOException e) {
-      throw new BeamsaveException("cannot re-read the image just written: " + e.getMessage(), e);
+      throw new BeamsaveException("cannot read the summary of an image just written: " + e, e);
     } catch (RuntimeException e) {
       removePartialImages(spec);
       throw e;

@@ -3,6 +3,7 @@ package io.beamsave.pipelines.save;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -26,19 +27,19 @@ public final class SaveReport {
   }
 
   public long rawBytes() {
-    return outcome.images().stream().mapToLong(s -> s.catalog().rawBytes()).sum();
+    return outcome.images().stream().mapToLong(ImageSummary::rawBytes).sum();
   }
 
   public long imageBytes() {
-    return outcome.images().stream().mapToLong(SavePipeline.Saved::imageBytes).sum();
+    return outcome.images().stream().mapToLong(ImageSummary::imageBytes).sum();
   }
 
   public long files() {
-    return outcome.images().stream().mapToLong(s -> s.catalog().fileCount()).sum();
+    return outcome.images().stream().mapToLong(ImageSummary::files).sum();
   }
 
   public int shards() {
-    return outcome.images().stream().mapToInt(s -> s.catalog().shards().size()).sum();
+    return outcome.images().stream().mapToInt(ImageSummary::shards).sum();
   }
 
   public double seconds() {
@@ -75,14 +76,14 @@ public final class SaveReport {
     m.put("filesChanged", outcome.job().counter(StageMetrics.FILES_CHANGED));
     m.put("specialFilesSkipped", outcome.job().counter(StageMetrics.SPECIAL_FILES_SKIPPED));
     List<Map<String, Object>> images = new ArrayList<>();
-    for (SavePipeline.Saved s : outcome.images()) {
+    for (ImageSummary s : outcome.images()) {
       Map<String, Object> i = new LinkedHashMap<>();
       i.put("library", s.library());
-      i.put("image", s.image().toString());
-      i.put("files", s.catalog().fileCount());
-      i.put("rawBytes", s.catalog().rawBytes());
+      i.put("image", s.image());
+      i.put("files", s.files());
+      i.put("rawBytes", s.rawBytes());
       i.put("imageBytes", s.imageBytes());
-      i.put("shards", s.catalog().shards().size());
+      i.put("shards", s.shards());
       images.add(i);
     }
     m.put("images", images);
@@ -103,10 +104,8 @@ public final class SaveReport {
   /** One row per image, then a total row when there are several. */
   public List<String> rows() {
     List<String> rows = new ArrayList<>();
-    for (SavePipeline.Saved s : outcome.images()) {
-      long raw = s.catalog().rawBytes();
-      rows.add(
-          row(s.library(), raw, s.imageBytes(), seconds()));
+    for (ImageSummary s : outcome.images()) {
+      rows.add(row(s.library(), s.rawBytes(), s.imageBytes(), seconds()));
     }
     if (outcome.images().size() > 1) {
       rows.add(row("(all)", rawBytes(), imageBytes(), seconds()));

@@ -30,9 +30,8 @@ import org.apache.beam.sdk.values.PCollection;
  * Per library, gathers the results of the compressed shards, which workers have already
  * appended to the partial image, and finishes the image: the catalog (entries with their extents
  * and digests, and the shard table) and the trailer. The image is renamed from {@code
- * <image>.partial} only when complete; the library's staging directory is then removed. Emits
- * (library, image path); the caller re-reads each image's catalog for its report, which checks
- * what was written.
+ * <image>.partial} only when complete; the library's staging directory is then removed, and an
+ * {@link ImageSummary} left in staging for the report. Emits (library, image path).
  *
  * <p>The entries come from the listing {@link PlanShards} left in staging, and the plan is
  * recomputed from them ({@link ShardPlanner} is deterministic), so the listing crosses one
@@ -105,6 +104,14 @@ public final class AssembleImage
                 withDigests(plan.entries(), results),
                 infos);
         writer.finish(catalog, Codecs.parse(spec.codec()));
+        new ImageSummary(
+                name,
+                image.toString(),
+                catalog.fileCount(),
+                plan.rawBytes(),
+                Files.size(image),
+                infos.size())
+            .writeTo(spec.summaryFile(name));
       } catch (IOException e) {
         throw BeamsaveException.io("cannot write image", image, e);
       }

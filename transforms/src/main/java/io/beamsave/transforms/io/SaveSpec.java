@@ -127,6 +127,11 @@ public final class SaveSpec implements Serializable {
     return stagingDir(library).resolve("listing");
   }
 
+  /** Where {@link AssembleImage} leaves the {@link ImageSummary} of {@code library}'s image. */
+  public java.nio.file.Path summaryFile(String library) {
+    return java.nio.file.Path.of(staging, library + ".summary");
+  }
+
   public java.nio.file.Path stagingDir(String library) {
     return java.nio.file.Path.of(staging, library);
   }

@@ -1,0 +1,52 @@
+package io.beamsave.transforms.io;
+
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * What {@link AssembleImage} wrote for one library. It leaves this in the run's staging directory
+ * for the launcher's report, so the launcher need not re-read every catalog: a pipeline's
+ * output does not travel back to the program that started it, and staging is shared storage.
+ */
+public record ImageSummary(
+    String library, String image, long files, long rawBytes, long imageBytes, int shards) {
+
+  public static final DataCoder<ImageSummary> CODER =
+      new DataCoder<>() {
+        @Override
+        void write(ImageSummary s, DataOutputStream out) throws IOException {
+          writeString(out, s.library);
+          writeString(out, s.image);
+          out.writeLong(s.files);
+          out.writeLong(s.rawBytes);
+          out.writeLong(s.imageBytes);
+          out.writeInt(s.shards);
+        }
+
+        @Override
+        ImageSummary read(DataInputStream in) throws IOException {
+          return new ImageSummary(
+              readString(in), readString(in), in.readLong(), in.readLong(), in.readLong(),
+              in.readInt());
+        }
+      };
+
+  void writeTo(Path file) throws IOException {
+    try (OutputStream out = Files.newOutputStream(file)) {
+      CODER.encode(this, out);
+    }
+  }
+
+  /** Reads the summary {@link AssembleImage} left for {@code library} of {@code spec}. */
+  public static ImageSummary read(SaveSpec spec, String library) throws IOException {
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(spec.summaryFile(library)))) {
+      return CODER.decode(in);
+    }
+  }
+}
