@@ -1,6 +1,7 @@
 package io.beamsave.transforms.image;
 
 import java.io.ByteArrayOutputStream;
+import java.io.DataInput;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,18 +43,7 @@ public final class CatalogCodec {
       out.writeLong(c.shardSize());
       out.writeInt(c.entries().size());
       for (Entry e : c.entries()) {
-        writeString(out, e.path());
-        out.writeByte(e.type().code());
-        out.writeByte(e.flags());
-        out.writeInt(e.mode());
-        out.writeInt(e.uid());
-        out.writeInt(e.gid());
-        out.writeLong(e.mtimeSeconds());
-        out.writeInt(e.mtimeNanos());
-        out.writeLong(e.size());
-        if (e.type() == EntryType.SYMLINK) {
-          writeString(out, e.linkTarget());
-        }
+        writeEntryMetadata(out, e);
         if (e.isFile()) {
           out.writeInt(e.extents().size());
           for (Extent x : e.extents()) {
@@ -78,6 +68,49 @@ public final class CatalogCodec {
       throw new UncheckedIOException(e);
     }
     return bytes.toByteArray();
+  }
+
+  /**
+   * Writes an entry's metadata (everything but its extents) as the catalog lays it out; the
+   * pipeline's listing uses the same encoding.
+   */
+  public static void writeEntryMetadata(DataOutputStream out, Entry e) throws IOException {
+    writeString(out, e.path());
+    out.writeByte(e.type().code());
+    out.writeByte(e.flags());
+    out.writeInt(e.mode());
+    out.writeInt(e.uid());
+    out.writeInt(e.gid());
+    out.writeLong(e.mtimeSeconds());
+    out.writeInt(e.mtimeNanos());
+    out.writeLong(e.size());
+    if (e.type() == EntryType.SYMLINK) {
+      writeString(out, e.linkTarget());
+    }
+  }
+
+  /**
+   * Reads what {@link #writeEntryMetadata} wrote, from a trusted source (the pipeline's own
+   * listing, not an image: images go through {@link #decode} and its checks).
+   */
+  public static Entry readEntryMetadata(DataInput in) throws IOException {
+    String path = readString(in);
+    EntryType type = EntryType.fromCode(in.readUnsignedByte());
+    int flags = in.readUnsignedByte();
+    int mode = in.readInt();
+    int uid = in.readInt();
+    int gid = in.readInt();
+    long mtime = in.readLong();
+    int nanos = in.readInt();
+    long size = in.readLong();
+    String target = type == EntryType.SYMLINK ? readString(in) : null;
+    return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, size, target, List.of());
+  }
+
+  private static String readString(DataInput in) throws IOException {
+    byte[] b = new byte[in.readUnsignedShort()];
+    in.readFully(b);
+    return new String(b, StandardCharsets.UTF_8);
   }
 
   /**

@@ -1,7 +1,7 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -21,16 +21,7 @@ public record Listing(List<Entry> entries) {
         void write(Listing b, DataOutputStream out) throws IOException {
           out.writeInt(b.entries.size());
           for (Entry e : b.entries) {
-            writeString(out, e.path());
-            out.writeByte(e.type().code());
-            out.writeByte(e.flags());
-            out.writeInt(e.mode());
-            out.writeInt(e.uid());
-            out.writeInt(e.gid());
-            out.writeLong(e.mtimeSeconds());
-            out.writeInt(e.mtimeNanos());
-            out.writeLong(e.size());
-            writeString(out, e.linkTarget());
+            CatalogCodec.writeEntryMetadata(out, e);
           }
         }
 
@@ -39,21 +30,7 @@ public record Listing(List<Entry> entries) {
           int n = in.readInt();
           List<Entry> entries = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
-            String path = readString(in);
-            EntryType type = EntryType.fromCode(in.readByte());
-            entries.add(
-                new Entry(
-                    path,
-                    type,
-                    in.readByte(),
-                    in.readInt(),
-                    in.readInt(),
-                    in.readInt(),
-                    in.readLong(),
-                    in.readInt(),
-                    in.readLong(),
-                    readString(in),
-                    List.of()));
+            entries.add(CatalogCodec.readEntryMetadata(in));
           }
           return new Listing(entries);
         }
