@@ -29,8 +29,7 @@ public final class RestorePipeline {
   public record Outcome(Path target, long files, long entries, long bytes, double seconds) {}
 
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
-  public static PCollection<Long> build(
-      Pipeline p, Path image, int blockSize, List<ReadTask> tasks, ReadShards read) {
+  public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
     return p.apply("Shards", Create.of(tasks).withCoder(ReadTask.CODER))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
         .apply("ReadShards", read);
@@ -57,8 +56,6 @@ public final class RestorePipeline {
       Pipeline p = Pipeline.create(options);
       build(
           p,
-          image,
-          catalog.blockSize(),
           tasks,
           ReadShards.restoreTo(
               image.toAbsolutePath().toString(), catalog.blockSize(), tree.root().toString()));

@@ -111,8 +111,8 @@ public final class SavePipeline {
   public record Outcome(SaveSpec spec, List<ImageSummary> images, JobResult job) {}
 
   /**
-   * Runs the save to its end. On failure, removes the staging directory and every image this run
-   * was writing, then rethrows.
+   * Runs the save to its end. On failure, removes the staging directory and every partial image
+   * of this run, then rethrows; images already completed stay (each is whole).
    */
   public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
     Pipeline p = Pipeline.create(options);

@@ -34,8 +34,6 @@ public final class VerifyPipeline {
       Pipeline p = Pipeline.create(options);
       RestorePipeline.build(
           p,
-          image,
-          catalog.blockSize(),
           tasks,
           ReadShards.verify(image.toAbsolutePath().toString(), catalog.blockSize()));
       checked =

@@ -128,7 +128,7 @@ public final class CatalogCodec {
     }
     String library = in.string("library name");
     String codec = in.string("codec");
-    long created = in.b.remaining() >= 8 ? in.b.getLong() : in.truncated("created");
+    long created = in.int64Signed("created");
     int blockSize = in.int32("block size");
     long shardSize = in.int64("shard size");
     if (blockSize < ImageFormat.MIN_BLOCK_SIZE || blockSize > ImageFormat.MAX_BLOCK_SIZE) {
@@ -342,13 +342,9 @@ public final class CatalogCodec {
       return new ImageException(image + ": catalog: " + msg);
     }
 
-    long truncated(String what) throws ImageException {
-      throw fail("truncated in " + what);
-    }
-
     void need(int n, String what) throws ImageException {
       if (b.remaining() < n) {
-        truncated(what);
+        throw fail("truncated in " + what);
       }
     }
 

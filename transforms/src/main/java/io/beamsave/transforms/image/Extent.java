@@ -2,7 +2,7 @@ package io.beamsave.transforms.image;
 
 /**
  * A piece of a file stored in one shard: {@code length} bytes at {@code offset} of the shard's
- * raw bytes, with the SHA-256 of those bytes ({@code null} until the shard has been compressed).
+ * raw bytes, with the digest ({@link ExtentDigest}) of those bytes ({@code null} until the shard has been compressed).
  */
 public record Extent(int shard, long offset, long length, byte[] digest)
     implements java.io.Serializable {

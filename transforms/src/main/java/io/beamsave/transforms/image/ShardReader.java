@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.security.MessageDigest;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -50,6 +49,7 @@ public final class ShardReader implements AutoCloseable {
       throws IOException {
     int[] lengths = shard.blockLengths();
     long blockPos = shard.imageOffset();
+    loadedBlock = -1;
     int k = 0;
     for (Piece p : pieces) {
       Extent x = p.extent();
@@ -62,7 +62,7 @@ public final class ShardReader implements AutoCloseable {
           blockPos += lengths[k++];
         }
         // Decode block k unless it is already in the buffer from the previous piece.
-        if (loadedShard != shardIndex || loadedBlock != k || loadedFrom != shard) {
+        if (loadedBlock != k) {
           load(ch, image, shardIndex, shard, k, blockPos);
         }
         int inBlock = (int) (rawPos - (long) k * blockSize);
@@ -79,8 +79,7 @@ public final class ShardReader implements AutoCloseable {
     }
   }
 
-  private ShardInfo loadedFrom;
-  private int loadedShard = -1;
+  /** The block of the current shard whose raw bytes are in {@link #raw}, or -1. */
   private int loadedBlock = -1;
   private int loadedRaw;
   private boolean loadedZero;
@@ -96,19 +95,11 @@ public final class ShardReader implements AutoCloseable {
       }
     }
     int expectedRaw = (int) Math.min(blockSize, shard.rawLength() - (long) k * blockSize);
-    loadedShard = -1;
+    loadedBlock = -1;
     decoder.decode(block, len, raw, expectedRaw, where);
-    loadedFrom = shard;
-    loadedShard = shardIndex;
     loadedBlock = k;
     loadedRaw = expectedRaw;
     loadedZero = BlockDecoder.isZeroBlock(block);
-  }
-
-  /** Clears the buffer so the next read starts fresh. */
-  public void reset() {
-    loadedShard = -1;
-    Arrays.fill(raw, (byte) 0);
   }
 
   @Override

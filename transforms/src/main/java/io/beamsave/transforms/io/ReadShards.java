@@ -90,9 +90,8 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     @ProcessElement
     public void process(@Element ReadTask task, OutputReceiver<Long> out) throws IOException {
       stage.started();
-      reader.reset();
       long[] checked = {0};
-      try (FileWriter files = target == null ? null : new FileWriter(Path.of(target))) {
+      try (TargetFiles files = target == null ? null : new TargetFiles(Path.of(target))) {
         reader.read(
             imageChannel,
             image,
@@ -113,12 +112,12 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   }
 
   /** Writes into existing files under a root, keeping the last one open. */
-  private static final class FileWriter implements AutoCloseable {
+  private static final class TargetFiles implements AutoCloseable {
     private final Path root;
     private String openPath;
     private FileChannel open;
 
-    FileWriter(Path root) {
+    TargetFiles(Path root) {
       this.root = root;
     }
 

@@ -15,7 +15,7 @@ public final class StageMetrics implements java.io.Serializable {
 
   /** Raw bytes the plan puts into shards (the total for progress). */
   public static final String BYTES_PLANNED = "bytesPlanned";
-  /** Raw bytes read and compressed into staged shards. */
+  /** Raw bytes read and compressed into shards. */
   public static final String BYTES_READ = "bytesRead";
   /** Bytes of blocks appended to images (headers included). */
   public static final String BYTES_STAGED = "bytesStaged";
