@@ -109,7 +109,10 @@ class BadInputTest {
     Cli.ok("save", "--library", library, "--library", other, "--image", dir, "--quiet");
     try (Stream<Path> s = Files.list(dir)) {
       assertThat(s.map(p -> p.getFileName().toString()).sorted().toList())
-          .containsExactly("lib.bsave", "other.bsave");
+          .containsExactly("beamsave-ledger", "lib.bsave", "other.bsave");
+    }
+    try (Stream<Path> s = Files.list(dir.resolve("beamsave-ledger"))) {
+      assertThat(s.count()).as("one ledger record per image").isEqualTo(2);
     }
     assertThat(ImageReader.readCatalog(dir.resolve("other.bsave")).entries())
         .extracting(Entry::path).containsExactly("x");

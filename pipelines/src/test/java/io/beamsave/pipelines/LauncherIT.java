@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,31 @@ class LauncherIT {
   record Run(int exit, String out, String err) {}
 
   static Run beamsave(List<String> prefix, Object... args) throws Exception {
+    return beamsave(Map.of(), prefix, args);
+  }
+
+  /** Runs the packaged jar as its own process with extra environment, and waits for it. */
+  static Run beamsave(Map<String, String> env, List<String> prefix, Object... args)
+      throws Exception {
+    Path out = Files.createTempFile("out", ".txt");
+    Path err = Files.createTempFile("err", ".txt");
+    try {
+      Process p = start(env, prefix, out, err, args);
+      if (!p.waitFor(5, TimeUnit.MINUTES)) {
+        p.destroyForcibly();
+        throw new AssertionError("beamsave " + List.of(args) + " did not finish in 5 minutes");
+      }
+      return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+    }
+  }
+
+  /** Starts the packaged jar as its own process, its output going to {@code out}/{@code err}. */
+  static Process start(
+      Map<String, String> env, List<String> prefix, Path out, Path err, Object... args)
+      throws IOException {
     String jar = System.getProperty("beamsave.jar", "target/beamsave.jar");
     List<String> cmd = new ArrayList<>(prefix);
     cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", jar));
@@ -29,14 +55,8 @@ class LauncherIT {
     }
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.environment().put("LC_ALL", "C.UTF-8");
-    Path out = Files.createTempFile("out", ".txt");
-    Path err = Files.createTempFile("err", ".txt");
-    Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-    if (!p.waitFor(5, TimeUnit.MINUTES)) {
-      p.destroyForcibly();
-      throw new AssertionError("beamsave " + cmd + " did not finish in 5 minutes");
-    }
-    return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    pb.environment().putAll(env);
+    return pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
   }
 
   static boolean isRoot() throws IOException {

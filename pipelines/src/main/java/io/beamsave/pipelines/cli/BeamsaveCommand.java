@@ -26,6 +26,9 @@ import picocli.CommandLine.ScopeType;
       RestoreCommand.class,
       VerifyCommand.class,
       ListCommand.class,
+      UploadCommand.class,
+      DownloadCommand.class,
+      HistoryCommand.class,
       CodecsCommand.class,
       DemoCommand.class,
       CommandLine.HelpCommand.class

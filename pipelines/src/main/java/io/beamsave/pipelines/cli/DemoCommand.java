@@ -3,7 +3,15 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SaveReport;
+import io.beamsave.pipelines.transfer.LocalS3Server;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.TransferCodec;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.verify.VerifyPipeline;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.io.AssembleImage;
@@ -27,10 +35,11 @@ import picocli.CommandLine.Option;
     name = "demo",
     mixinStandardHelpOptions = true,
     description = {
-      "Run the whole cycle on embedded defaults: save --source with each of --codecs, print the"
-          + " comparison table, then restore the last image, verify it and compare the restored"
-          + " tree with the source.",
-      "Needs nothing but a JDK; writes only under --work."
+      "Run the whole cycle on embedded defaults: save --source with each of --codecs and print"
+          + " the comparison table; start a local S3 server (S3Proxy, under --work), upload the"
+          + " last image raw and the first compressed in transfer; restore the last image from"
+          + " object storage, verify it there, and compare the restored tree with the source.",
+      "Needs nothing but a JDK and the build; writes only under --work."
     })
 final class DemoCommand implements Callable<Integer> {
   @Option(
@@ -54,6 +63,14 @@ final class DemoCommand implements Callable<Integer> {
       description = "Codecs to compare. Default: ${DEFAULT-VALUE}.")
   List<String> codecs;
 
+  @Option(
+      names = "--no-s3",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description = "Skip (--no-s3) the object-storage half of the demo.")
+  boolean s3 = true;
+
   @Mixin PipelineArgs pipeline;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -65,6 +82,7 @@ final class DemoCommand implements Callable<Integer> {
     out.println("beamsave demo: saving " + source + " with " + String.join(", ", codecs));
     Path images = work.resolve("images");
     Path last = null;
+    Path first = null;
     out.println(SaveReport.header());
     for (String codec : codecs) {
       Path image = images.resolve(codec.replaceAll("[^A-Za-z0-9]+", "-") + ".bsave");
@@ -76,22 +94,62 @@ final class DemoCommand implements Callable<Integer> {
       new SaveReport(o).rows().forEach(out::println);
       out.flush();
       last = image;
+      first = first == null ? image : first;
     }
     Path restored = work.resolve("restored");
     AssembleImage.deleteTree(restored);
-    RestorePipeline.Outcome r =
-        RestorePipeline.run(last, restored, List.of(), false, pipeline.options(), progress);
-    out.printf(
-        Locale.ROOT, "restored %s: %d files into %s (%.2fs)%n", last, r.files(), restored,
-        r.seconds());
-    VerifyPipeline.Outcome v = VerifyPipeline.run(last, pipeline.options(), progress);
-    out.printf(
-        Locale.ROOT, "verified %s: every block and digest OK (%.2fs)%n", last, v.seconds());
+    String from = last.toString();
+    S3Settings settings = null;
+    LocalS3Server server = null;
+    try {
+      if (s3) {
+        Path root = work.resolve("s3");
+        AssembleImage.deleteTree(root);
+        server = LocalS3Server.start(root, "demo");
+        // The SDK's default chain reads these, as it would read the environment.
+        System.setProperty("aws.accessKeyId", LocalS3Server.ACCESS_KEY);
+        System.setProperty("aws.secretAccessKey", LocalS3Server.SECRET_KEY);
+        settings = S3Settings.resolve(server.endpoint(), true, null);
+        out.println("started S3Proxy on " + server.endpoint() + " (objects under " + root + ")");
+        from = upload(out, settings, last, "none");
+        upload(out, settings, first, "zstd:3");
+      }
+      try (ImageRef ref = ImageRef.of(from, settings, progress)) {
+        RestorePipeline.Outcome r =
+            RestorePipeline.run(ref, restored, List.of(), false, pipeline.options(), progress);
+        out.printf(
+            Locale.ROOT, "restored %s: %d files into %s (%.2fs)%n", from, r.files(), restored,
+            r.seconds());
+        VerifyPipeline.Outcome v = VerifyPipeline.run(ref, pipeline.options(), progress);
+        out.printf(
+            Locale.ROOT, "verified %s: every block and digest OK (%.2fs)%n", from, v.seconds());
+      }
+    } finally {
+      if (server != null) {
+        server.close();
+      }
+    }
     String diff = TreeSnapshot.of(source).diff(TreeSnapshot.of(restored));
     if (diff != null) {
       throw new BeamsaveException("restored tree differs from " + source + ": " + diff);
     }
     out.println("restored tree is identical to " + source + " (bytes, modes, mtimes, links)");
     return 0;
+  }
+
+  /** Uploads {@code image} to the demo bucket; returns where it went. */
+  private static String upload(PrintWriter out, S3Settings settings, Path image, String codec) {
+    ObjectUri to = new ObjectUri("demo", image.getFileName().toString());
+    ImageUpload.Result r =
+        ImageUpload.upload(
+            S3Store.of(settings), image, to,
+            new ImageUpload.Options(
+                TransferCodec.parse(codec), ImageUpload.DEFAULT_PART, 4, 0, false),
+            null);
+    out.printf(
+        Locale.ROOT, "uploaded %s to %s with transfer codec %s: %s stored, %.2fs%n",
+        image.getFileName(), to, codec, Sizes.human(r.storedBytes()), r.seconds());
+    out.flush();
+    return to.toString();
   }
 }

@@ -1,11 +1,10 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -13,6 +12,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code beamsave list}: the catalog as a table. */
@@ -26,14 +26,23 @@ final class ListCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
-  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image.")
-  Path image;
+  @Option(
+      names = "--image",
+      paramLabel = "PATH",
+      required = true,
+      description = "The image: a file, or s3://BUCKET/KEY (read with ranged GETs).")
+  String image;
+
+  @Mixin S3Args s3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
-    Catalog c = RestorePipeline.readCatalog(image);
+    Catalog c;
+    try (ImageRef ref = ImageRef.of(image, s3.settings(), null)) {
+      c = ref.readCatalog();
+    }
     PrintWriter out = spec.commandLine().getOut();
     out.printf(
         Locale.ROOT,

@@ -1,5 +1,7 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.transfer.ImageRef;
+import java.io.PrintWriter;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.runner.Sizes;
 import java.nio.file.Path;
@@ -23,8 +25,14 @@ import picocli.CommandLine.Option;
           + " Nothing is ever written outside --target."
     })
 final class RestoreCommand implements Callable<Integer> {
-  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image.")
-  Path image;
+  @Option(
+      names = "--image",
+      paramLabel = "PATH",
+      required = true,
+      description = "The image: a file, or s3://BUCKET/KEY (read with ranged GETs).")
+  String image;
+
+  @Mixin S3Args s3;
 
   @Option(
       names = "--target",
@@ -53,10 +61,11 @@ final class RestoreCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    RestorePipeline.Outcome o =
-        RestorePipeline.run(
-            image, target, includes, overwrite, pipeline.options(),
-            pipeline.progress(spec.commandLine().getErr()));
+    PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
+    RestorePipeline.Outcome o;
+    try (ImageRef ref = ImageRef.of(image, s3.settings(), progress)) {
+      o = RestorePipeline.run(ref, target, includes, overwrite, pipeline.options(), progress);
+    }
     spec.commandLine()
         .getOut()
         .println(

@@ -1,5 +1,7 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.transfer.Ledger;
+import java.time.Instant;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
@@ -41,8 +43,9 @@ final class SaveCommand implements Callable<Integer> {
       description =
           "The image file to write; with several libraries, a directory that receives"
               + " <library-dir-name>.bsave per library. An existing image is replaced only once"
-              + " the new one is complete.")
-  Path image;
+              + " the new one is complete. s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"
+              + " libraries) assembles the image in staging and uploads it.")
+  String image;
 
   @Option(
       names = "--codec",
@@ -76,8 +79,8 @@ final class SaveCommand implements Callable<Integer> {
       paramLabel = "DIR",
       description =
           "Where the run keeps its working files (each library's listing; shards go straight"
-              + " into <image>.partial). Default: a hidden directory beside the image, removed"
-              + " afterwards.")
+              + " into <image>.partial). Default: a hidden directory beside the image (the"
+              + " system's temporary directory for s3:// images), removed afterwards.")
   Path staging;
 
   @Option(
@@ -95,6 +98,8 @@ final class SaveCommand implements Callable<Integer> {
 
   @Mixin PipelineArgs pipeline;
 
+  @Mixin S3Args s3;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -103,7 +108,7 @@ final class SaveCommand implements Callable<Integer> {
     SaveSpec save;
     try {
       save =
-          SavePipeline.spec(libraries, image, staging)
+          SavePipeline.spec(libraries, image, staging, s3.settings())
               .withCodec(codec)
               .withShardSize(Sizes.parse(shardSize))
               .withBlockSize(Sizes.parse(blockSize))
@@ -111,8 +116,10 @@ final class SaveCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
+    Instant start = Instant.now();
     SavePipeline.Outcome outcome =
         SavePipeline.run(save, pipeline.options(), pipeline.progress(spec.commandLine().getErr()));
+    Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     out.println(SaveReport.header());
     report.rows().forEach(out::println);
@@ -126,6 +133,15 @@ final class SaveCommand implements Callable<Integer> {
     }
     if (reportJson != null) {
       report.writeJson(reportJson);
+    }
+    for (ImageSummary s : outcome.images()) {
+      Ledger.append(
+          Ledger.besideImage(s.image()),
+          save.store(),
+          new Ledger.Record(
+              "save", s.library(), save.codec(), "none",
+              Ledger.strategy("save", save.codec(), "none"), start, end,
+              outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image()));
     }
     return 0;
   }

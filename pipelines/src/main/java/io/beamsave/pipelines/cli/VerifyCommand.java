@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.verify.VerifyPipeline;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -19,8 +19,14 @@ import picocli.CommandLine.Option;
         "Check an image: header, trailer and catalog, every block checksum and every file"
             + " digest. Writes nothing; exits non-zero naming the damaged shard, block or file.")
 final class VerifyCommand implements Callable<Integer> {
-  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image.")
-  Path image;
+  @Option(
+      names = "--image",
+      paramLabel = "PATH",
+      required = true,
+      description = "The image: a file, or s3://BUCKET/KEY (read with ranged GETs).")
+  String image;
+
+  @Mixin S3Args s3;
 
   @Mixin PipelineArgs pipeline;
 
@@ -28,8 +34,11 @@ final class VerifyCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    VerifyPipeline.Outcome o =
-        VerifyPipeline.run(image, pipeline.options(), pipeline.progress(spec.commandLine().getErr()));
+    PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
+    VerifyPipeline.Outcome o;
+    try (ImageRef ref = ImageRef.of(image, s3.settings(), progress)) {
+      o = VerifyPipeline.run(ref, pipeline.options(), progress);
+    }
     PrintWriter out = spec.commandLine().getOut();
     out.println(
         String.format(

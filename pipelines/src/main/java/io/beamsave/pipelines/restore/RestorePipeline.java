@@ -1,14 +1,13 @@
 package io.beamsave.pipelines.restore;
 
 import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.io.ReadShards;
 import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.StageMetrics;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -36,17 +35,17 @@ public final class RestorePipeline {
   }
 
   public static Outcome run(
-      Path image,
+      ImageRef image,
       Path target,
       List<String> includes,
       boolean overwrite,
       PipelineOptions options,
       PrintWriter progress) {
     long start = System.nanoTime();
-    Catalog catalog = readCatalog(image);
+    Catalog catalog = image.readCatalog();
     List<Entry> chosen = Selection.select(catalog.entries(), includes);
     if (chosen.isEmpty() && includes != null && !includes.isEmpty()) {
-      throw new BeamsaveException("no entry of " + image + " matches --include " + includes);
+      throw new BeamsaveException("no entry of " + image.display() + " matches --include " + includes);
     }
     TargetTree tree = TargetTree.prepare(target, chosen, overwrite);
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
@@ -58,21 +57,12 @@ public final class RestorePipeline {
           p,
           tasks,
           ReadShards.restoreTo(
-              image.toAbsolutePath().toString(), catalog.blockSize(), tree.root().toString()));
+              image.location(), catalog.blockSize(), tree.root().toString(), image.s3()));
       Job.run(p, new Job.Progress("restored", StageMetrics.BYTES_CHECKED, null, bytes), progress);
     }
     tree.finish(chosen);
     return new Outcome(
         tree.root(), files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9);
-  }
-
-  /** Reads an image's catalog, turning a damaged image into an operator-facing error. */
-  public static Catalog readCatalog(Path image) {
-    try {
-      return ImageReader.readCatalog(image);
-    } catch (IOException e) {
-      throw new BeamsaveException(e.getMessage(), e);
-    }
   }
 
 }

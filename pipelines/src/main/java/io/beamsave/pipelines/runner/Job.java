@@ -58,8 +58,13 @@ public final class Job {
         progress.totalCounter() == null
             ? progress.knownTotal()
             : JobResult.counter(r, progress.totalCounter());
+    printLine(err, progressLine(progress.verb(), done, total, seconds), tty);
+  }
+
+  /** "saved 1.2 GiB of 2.0 GiB (60%), 250.0 MB/s, ETA 3 s" ({@code total} 0 when unknown). */
+  public static String progressLine(String verb, long done, long total, double seconds) {
     double rate = done / 1e6 / Math.max(seconds, 1e-3);
-    StringBuilder line = new StringBuilder(progress.verb()).append(' ').append(Sizes.human(done));
+    StringBuilder line = new StringBuilder(verb).append(' ').append(Sizes.human(done));
     if (total > 0) {
       line.append(" of ").append(Sizes.human(total));
       line.append(String.format(" (%.0f%%)", 100.0 * done / total));
@@ -68,6 +73,11 @@ public final class Job {
     if (total > 0 && done > 0 && done < total) {
       line.append(String.format(", ETA %.0f s", (total - done) / 1e6 / Math.max(rate, 1e-6)));
     }
+    return line.toString();
+  }
+
+  /** Overwrites the progress line on a terminal; prints one line per call elsewhere. */
+  public static void printLine(PrintWriter err, String line, boolean tty) {
     if (tty) {
       err.print("\r\033[K" + line);
     } else {

@@ -3,6 +3,10 @@ package io.beamsave.pipelines.save;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.io.UploadImages;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.io.AssembleImage;
@@ -37,11 +41,53 @@ public final class SavePipeline {
 
   /** Adds the save to {@code p}; returns (library, image path) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
-    return p.apply("ListLibrary", ListLibrary.of(spec))
-        .apply("PlanShards", PlanShards.of(spec))
-        .apply("Reshuffle", Reshuffle.viaRandomKey())
-        .apply("CompressShard", CompressShards.of(spec))
-        .apply("AssembleImage", AssembleImage.of(spec));
+    PCollection<KV<String, String>> images =
+        p.apply("ListLibrary", ListLibrary.of(spec))
+            .apply("PlanShards", PlanShards.of(spec))
+            .apply("Reshuffle", Reshuffle.viaRandomKey())
+            .apply("CompressShard", CompressShards.of(spec))
+            .apply("AssembleImage", AssembleImage.of(spec));
+    return spec.uploads() ? images.apply("UploadImage", UploadImages.of(spec)) : images;
+  }
+
+  /**
+   * Like {@link #spec(List, Path, Path)}, but {@code image} may be {@code s3://BUCKET/KEY} (a
+   * prefix with several libraries): images are then assembled in staging (default: the system's
+   * temporary directory) and uploaded once complete.
+   */
+  public static SaveSpec spec(List<Path> libraries, String image, Path staging, S3Settings s3) {
+    if (!ObjectUri.isObject(image)) {
+      return spec(libraries, Path.of(image), staging).withStore(s3);
+    }
+    if (libraries.isEmpty()) {
+      throw new BeamsaveException("no library given: use --library DIR");
+    }
+    ObjectUri to = ObjectUri.parse(image, libraries.size() > 1);
+    List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
+    S3Store.of(s3).checkBucket(to);
+    Path base = staging != null ? staging : Path.of(System.getProperty("java.io.tmpdir"));
+    Path stagingRoot = base.resolve(".beamsave-staging-" + runId()).toAbsolutePath();
+    SaveSpec spec = SaveSpec.of(stagingRoot.toString()).withStore(s3);
+    for (Path root : roots) {
+      String name = libraryName(root);
+      ObjectUri target = roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
+      String local = stagingRoot.resolve(name + ImageFormat.EXTENSION).toString();
+      try {
+        spec = spec.withLibrary(name, root.toString(), local, target.toString());
+      } catch (IllegalArgumentException e) {
+        throw new BeamsaveException(e.getMessage());
+      }
+    }
+    try {
+      Files.createDirectories(stagingRoot);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot create staging directory", stagingRoot, e);
+    }
+    return spec;
+  }
+
+  private static String libraryName(Path root) {
+    return root.getFileName() == null ? "root" : root.getFileName().toString();
   }
 
   /**
@@ -74,7 +120,7 @@ public final class SavePipeline {
             : imageDir.resolve(".beamsave-staging-" + runId());
     SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
     for (Path root : roots) {
-      String name = root.getFileName() == null ? "root" : root.getFileName().toString();
+      String name = libraryName(root);
       Path target = many ? image.resolve(name + ImageFormat.EXTENSION) : image;
       try {
         spec = spec.withLibrary(name, root.toString(), target.toAbsolutePath().toString());

@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.verify;
 
 import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
@@ -9,7 +10,6 @@ import io.beamsave.transforms.io.ReadShards;
 import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -23,9 +23,9 @@ public final class VerifyPipeline {
 
   public record Outcome(Catalog catalog, long bytesChecked, long changedFiles, double seconds) {}
 
-  public static Outcome run(Path image, PipelineOptions options, PrintWriter progress) {
+  public static Outcome run(ImageRef image, PipelineOptions options, PrintWriter progress) {
     long start = System.nanoTime();
-    Catalog catalog = RestorePipeline.readCatalog(image);
+    Catalog catalog = image.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
     List<ReadTask> tasks = ReadTask.forEntries(catalog, files);
     long expected = catalog.rawBytes();
@@ -35,14 +35,14 @@ public final class VerifyPipeline {
       RestorePipeline.build(
           p,
           tasks,
-          ReadShards.verify(image.toAbsolutePath().toString(), catalog.blockSize()));
+          ReadShards.verify(image.location(), catalog.blockSize(), image.s3()));
       checked =
           Job.run(p, new Job.Progress("verified", StageMetrics.BYTES_CHECKED, null, expected), progress)
               .counter(StageMetrics.BYTES_CHECKED);
     }
     if (checked != expected) {
       throw new BeamsaveException(
-          image + ": checked " + checked + " bytes, the catalog holds " + expected);
+          image.display() + ": checked " + checked + " bytes, the catalog holds " + expected);
     }
     long changed = catalog.entries().stream().filter(Entry::changed).count();
     return new Outcome(catalog, checked, changed, (System.nanoTime() - start) / 1e9);

@@ -3,10 +3,7 @@ package io.beamsave.transforms.image;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
 
@@ -19,15 +16,14 @@ public final class ImageReader {
 
   /** Reads and validates the catalog of the image at {@code path}. */
   public static Catalog readCatalog(Path path) throws IOException {
-    String name = path.toString();
-    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-      return readCatalog(name, ch);
-    } catch (NoSuchFileException e) {
-      throw new ImageException(name + ": no such image");
+    try (ImageSource src = FileImageSource.open(path)) {
+      return readCatalog(src);
     }
   }
 
-  static Catalog readCatalog(String name, FileChannel ch) throws IOException {
+  /** Reads and validates the catalog of an image: header, trailer and catalog blocks only. */
+  public static Catalog readCatalog(ImageSource ch) throws IOException {
+    String name = ch.name();
     long size = ch.size();
     if (size < ImageFormat.HEADER_SIZE + ImageFormat.TRAILER_SIZE) {
       throw new ImageException(name + ": too short to be an image (" + size + " bytes)");
@@ -59,12 +55,13 @@ public final class ImageReader {
         || catalogRaw > ImageFormat.MAX_CATALOG_RAW) {
       throw new ImageException(name + ": trailer points outside the image");
     }
+    ch.willRead(catalogOffset, catalogStored);
     byte[] raw = readCatalogBlocks(name, ch, catalogOffset, catalogStored, catalogRaw);
     return CatalogCodec.decode(name, raw, catalogOffset);
   }
 
   private static byte[] readCatalogBlocks(
-      String name, FileChannel ch, long offset, long stored, long rawTotal) throws IOException {
+      String name, ImageSource ch, long offset, long stored, long rawTotal) throws IOException {
     ByteArrayOutputStream raw = new ByteArrayOutputStream((int) Math.min(rawTotal, 1 << 20));
     long pos = offset;
     long end = offset + stored;
@@ -100,15 +97,9 @@ public final class ImageReader {
     return raw.toByteArray();
   }
 
-  static ByteBuffer readAt(FileChannel ch, long pos, int len, String name) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(len);
-    while (b.hasRemaining()) {
-      int n = ch.read(b, pos + b.position());
-      if (n < 0) {
-        throw new ImageException(name + ": unexpected end of image at offset " + pos);
-      }
-    }
-    b.flip();
-    return b;
+  static ByteBuffer readAt(ImageSource ch, long pos, int len, String name) throws IOException {
+    byte[] b = new byte[len];
+    ch.read(pos, b, 0, len);
+    return ByteBuffer.wrap(b);
   }
 }

@@ -1,8 +1,6 @@
 package io.beamsave.transforms.image;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.security.MessageDigest;
 import java.util.List;
 
@@ -45,11 +43,12 @@ public final class ShardReader implements AutoCloseable {
    * @param image names the image in errors
    */
   public void read(
-      FileChannel ch, String image, int shardIndex, ShardInfo shard, List<Piece> pieces, Sink sink)
+      ImageSource ch, String image, int shardIndex, ShardInfo shard, List<Piece> pieces, Sink sink)
       throws IOException {
     int[] lengths = shard.blockLengths();
     long blockPos = shard.imageOffset();
     loadedBlock = -1;
+    announce(ch, shard, pieces);
     int k = 0;
     for (Piece p : pieces) {
       Extent x = p.extent();
@@ -84,15 +83,36 @@ public final class ShardReader implements AutoCloseable {
   private int loadedRaw;
   private boolean loadedZero;
 
-  private void load(FileChannel ch, String image, int shardIndex, ShardInfo shard, int k, long pos)
+  /** Tells the source which blocks, from the first wanted to the last, are about to be read. */
+  private void announce(ImageSource ch, ShardInfo shard, List<Piece> pieces) {
+    if (pieces.isEmpty()) {
+      return;
+    }
+    long firstRaw = pieces.get(0).extent().offset();
+    Extent last = pieces.get(pieces.size() - 1).extent();
+    int first = (int) (firstRaw / blockSize);
+    int end = (int) Math.min(shard.blockLengths().length,
+        (last.offset() + Math.max(last.length(), 1) + blockSize - 1) / blockSize);
+    long start = shard.imageOffset();
+    int[] lengths = shard.blockLengths();
+    for (int i = 0; i < first; i++) {
+      start += lengths[i];
+    }
+    long len = 0;
+    for (int i = first; i < end; i++) {
+      len += lengths[i];
+    }
+    ch.willRead(start, len);
+  }
+
+  private void load(ImageSource ch, String image, int shardIndex, ShardInfo shard, int k, long pos)
       throws IOException {
     String where = image + ": shard " + shardIndex + " block " + k;
     int len = shard.blockLengths()[k];
-    ByteBuffer b = ByteBuffer.wrap(block, 0, len);
-    while (b.hasRemaining()) {
-      if (ch.read(b, pos + b.position()) < 0) {
-        throw new ImageException(where + ": image truncated");
-      }
+    try {
+      ch.read(pos, block, 0, len);
+    } catch (ImageException e) {
+      throw new ImageException(where + ": image truncated");
     }
     int expectedRaw = (int) Math.min(blockSize, shard.rawLength() - (long) k * blockSize);
     loadedBlock = -1;

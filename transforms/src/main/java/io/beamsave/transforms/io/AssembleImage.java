@@ -106,7 +106,7 @@ public final class AssembleImage
         writer.finish(catalog, Codecs.parse(spec.codec()));
         new ImageSummary(
                 name,
-                image.toString(),
+                lib.destination(),
                 catalog.fileCount(),
                 plan.rawBytes(),
                 Files.size(image),

@@ -1,7 +1,10 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -30,21 +33,26 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   private final String image;
   private final int blockSize;
   private final String target;
+  private final S3Settings store;
 
-  private ReadShards(String image, int blockSize, String target) {
+  private ReadShards(String image, int blockSize, String target, S3Settings store) {
     this.image = image;
     this.blockSize = blockSize;
     this.target = target;
+    this.store = store;
   }
 
-  /** Checks the given pieces of {@code image} and writes nothing. */
-  public static ReadShards verify(String image, int blockSize) {
-    return new ReadShards(image, blockSize, null);
+  /**
+   * Checks the given pieces of {@code image} (a path, or {@code s3://} read with {@code store})
+   * and writes nothing.
+   */
+  public static ReadShards verify(String image, int blockSize, S3Settings store) {
+    return new ReadShards(image, blockSize, null, store);
   }
 
   /** Restores the given pieces of {@code image} into the pre-created files under {@code target}. */
-  public static ReadShards restoreTo(String image, int blockSize, String target) {
-    return new ReadShards(image, blockSize, target);
+  public static ReadShards restoreTo(String image, int blockSize, String target, S3Settings store) {
+    return new ReadShards(image, blockSize, target, store);
   }
 
   @Override
@@ -58,23 +66,25 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     private final String image;
     private final int blockSize;
     private final String target;
+    private final S3Settings store;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
     private final StageMetrics stage;
 
     private transient ShardReader reader;
-    private transient FileChannel imageChannel;
+    private transient ImageSource imageChannel;
 
     ReadShardFn(ReadShards spec) {
       this.image = spec.image;
       this.blockSize = spec.blockSize;
       this.target = spec.target;
+      this.store = spec.store;
       this.stage = StageMetrics.of(target == null ? "verify" : "restore");
     }
 
     @Setup
     public void setup() throws IOException {
       reader = new ShardReader(blockSize);
-      imageChannel = FileChannel.open(Path.of(image), StandardOpenOption.READ);
+      imageChannel = ImageSources.open(image, store);
     }
 
     @Teardown

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.ImageFormat;
 import java.io.Serializable;
@@ -14,8 +15,18 @@ import java.util.Map;
 public final class SaveSpec implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** One library and the image it is saved to; {@code name} keys it through the pipeline. */
-  public record Library(String name, String root, String image) implements Serializable {}
+  /**
+   * One library and the image it is saved to; {@code name} keys it through the pipeline. With
+   * {@code uploadTo} ({@code s3://BUCKET/KEY}), {@code image} is a staging file that is uploaded
+   * there once complete, then removed.
+   */
+  public record Library(String name, String root, String image, String uploadTo)
+      implements Serializable {
+    /** Where the finished image ends up. */
+    public String destination() {
+      return uploadTo != null ? uploadTo : image;
+    }
+  }
 
   public static final long DEFAULT_SHARD_SIZE = 64L << 20;
   /** Each worker holds one compressed shard in memory until it is appended to the image. */
@@ -28,6 +39,7 @@ public final class SaveSpec implements Serializable {
   private final int blockSize;
   private final String staging;
   private final boolean allowChanging;
+  private final S3Settings store;
 
   private SaveSpec(
       Map<String, Library> libraries,
@@ -35,35 +47,56 @@ public final class SaveSpec implements Serializable {
       long shardSize,
       int blockSize,
       String staging,
-      boolean allowChanging) {
+      boolean allowChanging,
+      S3Settings store) {
     this.libraries = libraries;
     this.codec = codec;
     this.shardSize = shardSize;
     this.blockSize = blockSize;
     this.staging = staging;
     this.allowChanging = allowChanging;
+    this.store = store;
   }
 
   /** A spec with the defaults: zstd:3, 64 MiB shards, 1 MiB blocks, changing files fail. */
   public static SaveSpec of(String staging) {
     return new SaveSpec(
         new LinkedHashMap<>(), "zstd:" + Codecs.DEFAULT_ZSTD_LEVEL, DEFAULT_SHARD_SIZE,
-        DEFAULT_BLOCK_SIZE, staging, false);
+        DEFAULT_BLOCK_SIZE, staging, false, null);
   }
 
   public SaveSpec withLibrary(String name, String root, String image) {
+    return withLibrary(name, root, image, null);
+  }
+
+  /** Adds a library whose image is uploaded to {@code uploadTo} once complete (see {@link Library}). */
+  public SaveSpec withLibrary(String name, String root, String image, String uploadTo) {
     if (libraries.containsKey(name)) {
       throw new IllegalArgumentException(
           "two libraries are named '" + name + "'; each library needs its own image name");
     }
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, root, image));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging);
+    copy.put(name, new Library(name, root, image, uploadTo));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store);
+  }
+
+  /** How to reach object storage for uploads. */
+  public SaveSpec withStore(S3Settings settings) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings);
+  }
+
+  public S3Settings store() {
+    return store;
+  }
+
+  /** Whether any image goes to object storage. */
+  public boolean uploads() {
+    return libraries.values().stream().anyMatch(l -> l.uploadTo() != null);
   }
 
   public SaveSpec withCodec(String spec) {
     String canonical = Codecs.parse(spec).spec();
-    return new SaveSpec(libraries, canonical, shardSize, blockSize, staging, allowChanging);
+    return new SaveSpec(libraries, canonical, shardSize, blockSize, staging, allowChanging, store);
   }
 
   public SaveSpec withShardSize(long bytes) {
@@ -71,7 +104,7 @@ public final class SaveSpec implements Serializable {
       throw new IllegalArgumentException(
           "shard size " + bytes + " must be between the block size (" + blockSize + ") and 1 GiB");
     }
-    return new SaveSpec(libraries, codec, bytes, blockSize, staging, allowChanging);
+    return new SaveSpec(libraries, codec, bytes, blockSize, staging, allowChanging, store);
   }
 
   public SaveSpec withBlockSize(long bytes) {
@@ -83,11 +116,11 @@ public final class SaveSpec implements Serializable {
       throw new IllegalArgumentException(
           "block size " + bytes + " is larger than the shard size " + shardSize);
     }
-    return new SaveSpec(libraries, codec, shardSize, (int) bytes, staging, allowChanging);
+    return new SaveSpec(libraries, codec, shardSize, (int) bytes, staging, allowChanging, store);
   }
 
   public SaveSpec withAllowChanging(boolean allow) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow);
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store);
   }
 
   public Map<String, Library> libraries() {

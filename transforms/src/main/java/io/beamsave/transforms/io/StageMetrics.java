@@ -26,6 +26,8 @@ public final class StageMetrics implements java.io.Serializable {
   public static final String FILES_CHANGED = "filesChanged";
   /** Raw bytes decoded and checked by verify or restore. */
   public static final String BYTES_CHECKED = "bytesChecked";
+  /** Bytes of finished images sent to object storage. */
+  public static final String BYTES_UPLOADED = "bytesUploaded";
 
   private final Distribution start;
   private final Distribution end;

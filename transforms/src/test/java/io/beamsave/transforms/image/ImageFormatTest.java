@@ -71,7 +71,7 @@ class ImageFormatTest {
   byte[] readBack(Path image, Catalog c) throws Exception {
     Entry e = c.entries().get(0);
     byte[] out = new byte[(int) e.size()];
-    try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ);
+    try (ImageSource ch = FileImageSource.open(image);
         ShardReader r = new ShardReader(c.blockSize())) {
       r.read(ch, "img", 0, c.shards().get(0),
           List.of(new ShardReader.Piece(e.path(), 0, e.extents().get(0))),

@@ -63,7 +63,7 @@ public class ReadShardsTest {
     }
     PAssert.thatSingleton(
             read.apply(Create.of(allTasks()).withCoder(ReadTask.CODER))
-                .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), target.toString()))
+                .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), target.toString(), null))
                 .apply(Sum.longsGlobally()))
         .isEqualTo(250_000L + 11 * 20_000);
     read.run().waitUntilFinish();
@@ -79,7 +79,7 @@ public class ReadShardsTest {
     bytes[(int) at] ^= 1;
     Files.write(image, bytes);
     read.apply(Create.of(allTasks()).withCoder(ReadTask.CODER))
-        .apply(ReadShards.verify(image.toString(), catalog.blockSize()));
+        .apply(ReadShards.verify(image.toString(), catalog.blockSize(), null));
     assertThatThrownBy(() -> read.run().waitUntilFinish())
         .hasRootCauseInstanceOf(ImageException.class)
         .rootCause()

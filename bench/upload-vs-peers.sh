@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Uploads IMAGE to one S3Proxy on loopback with beamsave, `aws s3 cp` (Debian's awscli) and
+# `rclone copyto`, interleaved, after one warm-up run of each, and prints per-run wall times,
+# medians, throughput and beamsave's ratio to the faster peer.
+# usage: bench/upload-vs-peers.sh IMAGE [RUNS]     (RUNS defaults to 5; at least 3)
+# Needs awscli and rclone (apt-get install awscli rclone) and a built tree (mvn -B package).
+# Extra beamsave upload options go in BEAMSAVE_UPLOAD_OPTS; BENCH_WORK picks the scratch directory.
+set -euo pipefail
+image=$(realpath "${1:?usage: bench/upload-vs-peers.sh IMAGE [RUNS]}")
+runs=${2:-5}
+here=$(cd "$(dirname "$0")/.." && pwd)
+aws=/usr/bin/aws   # Debian's awscli, not another 'aws' that may be earlier on PATH
+for tool in "$aws" rclone java; do
+  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install awscli rclone)" >&2; exit 1; }
+done
+[ -f "$here/pipelines/target/s3proxy.jar" ] || (cd "$here" && mvn -q -B package -DskipTests)
+work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-upload-bench.XXXXXX")
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+endpoint=http://127.0.0.1:$port
+mkdir -p "$work/s3/bench"
+cat >"$work/s3proxy.properties" <<PROPS
+s3proxy.endpoint=$endpoint
+s3proxy.authorization=aws-v2-or-v4
+s3proxy.identity=bench
+s3proxy.credential=bench-secret
+s3proxy.ignore-unknown-headers=true
+jclouds.provider=filesystem
+jclouds.filesystem.basedir=$work/s3
+jclouds.identity=unused
+jclouds.credential=unused
+PROPS
+java -jar "$here/pipelines/target/s3proxy.jar" --properties "$work/s3proxy.properties" \
+  >"$work/s3proxy.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.2
+done
+
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_DEFAULT_REGION=us-east-1
+# S3Proxy rejects the newer SDKs' default aws-chunked bodies with trailing checksums.
+export AWS_REQUEST_CHECKSUM_CALCULATION=when_required AWS_RESPONSE_CHECKSUM_VALIDATION=when_required
+export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Other
+export RCLONE_CONFIG_BENCH_ENDPOINT=$endpoint RCLONE_CONFIG_BENCH_FORCE_PATH_STYLE=true
+export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=bench RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=bench-secret
+unset AWS_CA_BUNDLE
+
+seconds() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+}
+# Each tool writes its own key, removed before each run (rclone skips identical objects).
+run_beamsave() {
+  rm -f "$work/s3/bench/beamsave.bsave"
+  # shellcheck disable=SC2086
+  seconds "$here/beamsave" upload --image "$image" --to s3://bench/beamsave.bsave \
+    --s3-endpoint "$endpoint" --quiet ${BEAMSAVE_UPLOAD_OPTS:-}
+}
+run_aws() {
+  rm -f "$work/s3/bench/aws.bsave"
+  seconds "$aws" --endpoint-url "$endpoint" s3 cp --only-show-errors "$image" s3://bench/aws.bsave
+}
+run_rclone() {
+  rm -f "$work/s3/bench/rclone.bsave"
+  seconds rclone copyto "$image" bench:bench/rclone.bsave
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+echo "warm-up..." >&2
+run_beamsave >/dev/null; run_aws >/dev/null; run_rclone >/dev/null
+printf '%-4s %12s %12s %12s\n' run "beamsave s" "aws s3 cp s" "rclone s"
+: >"$work/b"; : >"$work/a"; : >"$work/r"
+for i in $(seq 1 "$runs"); do
+  # Rotate the order so drift on a noisy machine hits every tool alike.
+  case $((i % 3)) in
+    1) b=$(run_beamsave); a=$(run_aws); r=$(run_rclone) ;;
+    2) a=$(run_aws); r=$(run_rclone); b=$(run_beamsave) ;;
+    0) r=$(run_rclone); b=$(run_beamsave); a=$(run_aws) ;;
+  esac
+  echo "$b" >>"$work/b"; echo "$a" >>"$work/a"; echo "$r" >>"$work/r"
+  printf '%-4s %12.2f %12.2f %12.2f\n' "$i" "$b" "$a" "$r"
+done
+cmp -s "$image" "$work/s3/bench/beamsave.bsave" || { echo "stored object differs from the image" >&2; exit 1; }
+size=$(stat -c %s "$image")
+awk -v size="$size" -v runs="$runs" -v b="$(median <"$work/b")" -v a="$(median <"$work/a")" \
+    -v r="$(median <"$work/r")" 'BEGIN {
+  peer = (a < r) ? a : r; name = (a < r) ? "aws s3 cp" : "rclone"
+  printf "\nimage: %.1f MiB; medians of %d runs after a warm-up, S3Proxy (filesystem) on loopback\n", size/1048576, runs
+  printf "%-16s %10s %10s\n", "", "median s", "MB/s"
+  printf "%-16s %10.2f %10.1f\n", "beamsave", b, size/1e6/b
+  printf "%-16s %10.2f %10.1f\n", "aws s3 cp", a, size/1e6/a
+  printf "%-16s %10.2f %10.1f\n", "rclone", r, size/1e6/r
+  printf "beamsave vs the faster peer (%s): %.2fx\n", name, peer/b
+}'

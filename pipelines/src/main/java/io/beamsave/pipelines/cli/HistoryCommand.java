@@ -1,0 +1,56 @@
+package io.beamsave.pipelines.cli;
+
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.transfer.Ledger;
+import java.io.PrintWriter;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code beamsave history}: the run ledger beside a set of images. */
+@Command(
+    name = "history",
+    mixinStandardHelpOptions = true,
+    description =
+        "Print the run ledger kept beside images (one record per save and upload: library,"
+            + " codec, strategy, start, duration, raw and stored bytes, where), oldest first.")
+final class HistoryCommand implements Callable<Integer> {
+  private static final DateTimeFormatter TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+
+  @Option(names = "--at", paramLabel = "DIR|s3://BUCKET/PREFIX", required = true,
+      description = "The directory or prefix holding the images (and their beamsave-ledger/).")
+  String at;
+
+  @Mixin S3Args s3;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    List<Ledger.Record> records = Ledger.read(at, s3.settings());
+    PrintWriter out = spec.commandLine().getOut();
+    if (records.isEmpty()) {
+      out.println("no runs recorded at " + at);
+      return 0;
+    }
+    String row = "%-19s  %-6s  %-16s  %-8s  %-8s  %-20s  %9s  %10s  %10s  %6s  %s%n";
+    out.printf(Locale.ROOT, row, "start (UTC)", "kind", "library", "codec", "transfer",
+        "strategy", "seconds", "raw", "stored", "ratio", "where");
+    for (Ledger.Record r : records) {
+      out.printf(
+          Locale.ROOT, row, TIME.format(r.start()), r.kind(), r.library(), r.codec(),
+          r.transferCodec(), r.strategy(), String.format(Locale.ROOT, "%.2f", r.seconds()),
+          Sizes.human(r.rawBytes()), Sizes.human(r.storedBytes()),
+          String.format(Locale.ROOT, "%.2f", (double) r.rawBytes() / Math.max(1, r.storedBytes())),
+          r.where());
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,134 @@
+package io.beamsave.pipelines.cli;
+
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.transfer.TransferProgress;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.TransferCodec;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code beamsave upload}: an image to object storage. */
+@Command(
+    name = "upload",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Upload an image to S3-compatible object storage as a multipart upload with parallel"
+          + " parts, each checked by MD5; the object appears at its key only once complete.",
+      "With --transfer-codec the image is compressed on the way (each part a standalone gzip"
+          + " member or zstd frame, so the object is one standard stream); download and"
+          + " restore undo it. On failure the upload is aborted; if the process is killed, run"
+          + " again with --resume."
+    })
+final class UploadCommand implements Callable<Integer> {
+  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image file.")
+  Path image;
+
+  @Option(names = "--to", paramLabel = "s3://BUCKET/KEY", required = true,
+      description = "Where to store it.")
+  String to;
+
+  @Option(
+      names = "--transfer-codec",
+      paramLabel = "CODEC",
+      defaultValue = "none",
+      description = "none, zlib[:1-9] or zstd[:1-22]: compression during the transfer."
+          + " Default: ${DEFAULT-VALUE}.")
+  String transferCodec;
+
+  @Option(
+      names = "--part-size",
+      paramLabel = "SIZE",
+      defaultValue = "16MiB",
+      description = "Raw bytes per part (5MiB-5GiB); raised automatically past 10,000 parts."
+          + " Default: ${DEFAULT-VALUE}.")
+  String partSize;
+
+  @Option(
+      names = "--parallel-parts",
+      paramLabel = "N",
+      defaultValue = "4",
+      description = "Parts compressed and sent at once (1-64). Default: ${DEFAULT-VALUE}.")
+  int parallelParts;
+
+  @Option(
+      names = "--link-mbps",
+      paramLabel = "N",
+      defaultValue = "0",
+      description = "Throttle the upload to N megabits per second, to emulate a WAN link"
+          + " (0: no limit). Default: ${DEFAULT-VALUE}.")
+  double linkMbps;
+
+  @Option(
+      names = "--resume",
+      description = "Continue an interrupted upload of this image to --to, sending only the parts"
+          + " the store does not already hold intact.")
+  boolean resume;
+
+  @Option(names = "--quiet", description = "Do not print progress lines.")
+  boolean quiet;
+
+  @Mixin S3Args s3;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws IOException {
+    ObjectUri target = ObjectUri.parse(to, false);
+    ImageUpload.Options options;
+    try {
+      options =
+          new ImageUpload.Options(
+              TransferCodec.parse(transferCodec), Sizes.parse(partSize), parallelParts, linkMbps,
+              resume);
+    } catch (IllegalArgumentException e) {
+      throw new BeamsaveException(e.getMessage());
+    }
+    if (!Files.isRegularFile(image)) {
+      throw new BeamsaveException(image + ": no such image");
+    }
+    Catalog catalog = Commands.catalogOf(image);
+    S3Settings settings = s3.settings();
+    Instant start = Instant.now();
+    ImageUpload.Result r;
+    try (TransferProgress progress =
+        new TransferProgress("uploaded", Files.size(image), quiet ? null : spec.commandLine().getErr())) {
+      r = ImageUpload.upload(S3Store.of(settings), image, target, options, progress);
+    }
+    Instant end = Instant.now();
+    PrintWriter out = spec.commandLine().getOut();
+    out.println(
+        String.format(
+            Locale.ROOT,
+            "uploaded %s to %s: %s sent as %s (%s, ratio %.2f) in %.2fs, %.1f MB/s; %d parts%s",
+            image, target, Sizes.human(r.rawBytes()), Sizes.human(r.storedBytes()), r.codec(),
+            (double) r.rawBytes() / Math.max(1, r.storedBytes()), r.seconds(),
+            r.rawBytes() / 1e6 / Math.max(r.seconds(), 1e-3), r.parts(),
+            r.partsReused() > 0 ? " (" + r.partsReused() + " already stored, kept)" : ""));
+    if (resume && !r.resumed()) {
+      out.println("note: there was no interrupted upload to " + target + " to resume; sent it whole");
+    }
+    Ledger.append(
+        Ledger.besideImage(target.toString()),
+        settings,
+        new Ledger.Record(
+            "upload", catalog.library(), catalog.codecSpec(), r.codec().spec(),
+            Ledger.strategy("upload", catalog.codecSpec(), r.codec().spec()), start, end,
+            r.seconds(), r.rawBytes(), r.storedBytes(), target.toString()));
+    return 0;
+  }
+}

@@ -1,0 +1,96 @@
+package io.beamsave.pipelines.transfer;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.store.ImageDownload;
+import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The image a read command ({@code list}, {@code verify}, {@code restore}) was given: a local
+ * file, or an object read in place with ranged GETs. An object stored with transfer compression
+ * cannot be read in place, so it is downloaded to a temporary file first, removed on close.
+ */
+public final class ImageRef implements AutoCloseable {
+  private final String given;
+  private final String location;
+  private final S3Settings s3;
+  private final Path temporary;
+
+  private ImageRef(String given, String location, S3Settings s3, Path temporary) {
+    this.given = given;
+    this.location = location;
+    this.s3 = s3;
+    this.temporary = temporary;
+  }
+
+  public static ImageRef of(String image, S3Settings s3, PrintWriter progress) {
+    if (!ObjectUri.isObject(image)) {
+      return new ImageRef(image, Path.of(image).toAbsolutePath().toString(), s3, null);
+    }
+    ObjectUri uri = ObjectUri.parse(image, false);
+    if (ImageSources.transferCodecOf(image, s3).isNone()) {
+      return new ImageRef(image, image, s3, null);
+    }
+    try {
+      Path dir = Files.createTempDirectory("beamsave-fetch-");
+      Path local = dir.resolve(uri.name());
+      if (progress != null) {
+        progress.println("fetching " + uri + " (stored with transfer compression) to read it");
+        progress.flush();
+      }
+      try {
+        ImageDownload.download(S3Store.of(s3), uri, local, 4, null);
+      } catch (RuntimeException e) {
+        Files.deleteIfExists(dir);
+        throw e;
+      }
+      return new ImageRef(image, local.toString(), s3, local);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot create a temporary directory for", image, e);
+    }
+  }
+
+  /** As the operator wrote it, for messages. */
+  public String display() {
+    return given;
+  }
+
+  /** What the readers open: an absolute path or an {@code s3://} URI. */
+  public String location() {
+    return location;
+  }
+
+  public S3Settings s3() {
+    return s3;
+  }
+
+  /** Reads the catalog, turning a damaged image into an operator-facing error. */
+  public Catalog readCatalog() {
+    try (ImageSource src = ImageSources.open(location, s3)) {
+      return ImageReader.readCatalog(src);
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (temporary != null) {
+      try {
+        Files.deleteIfExists(temporary);
+        Files.deleteIfExists(temporary.getParent());
+      } catch (IOException ignored) {
+        // A leftover temporary file is not worth failing a finished command for.
+      }
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package io.beamsave.pipelines.transfer;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * The run ledger, like IBM i's SAVE_TYPES table: one JSON record per save or upload, kept
+ * beside the images in {@code beamsave-ledger/} (a directory, or a key prefix in a bucket).
+ * One object per record, never an appended file, because object storage cannot append and
+ * concurrent runs must not lose each other's records.
+ */
+public final class Ledger {
+  public static final String DIRECTORY = "beamsave-ledger";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** One run of one image. */
+  public record Record(
+      String kind,
+      String library,
+      String codec,
+      String transferCodec,
+      String strategy,
+      Instant start,
+      Instant end,
+      double seconds,
+      long rawBytes,
+      long storedBytes,
+      String where) {
+
+    static Record ofJson(java.util.Map<?, ?> m) {
+      return new Record(
+          str(m.get("kind")), str(m.get("library")), str(m.get("codec")),
+          str(m.get("transferCodec")), str(m.get("strategy")), Instant.parse(str(m.get("start"))),
+          Instant.parse(str(m.get("end"))), ((Number) m.get("seconds")).doubleValue(),
+          ((Number) m.get("rawBytes")).longValue(), ((Number) m.get("storedBytes")).longValue(),
+          str(m.get("where")));
+    }
+
+    java.util.Map<String, Object> toJson() {
+      java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+      m.put("kind", kind);
+      m.put("library", library);
+      m.put("codec", codec);
+      m.put("transferCodec", transferCodec);
+      m.put("strategy", strategy);
+      m.put("start", start.toString());
+      m.put("end", end.toString());
+      m.put("seconds", seconds);
+      m.put("rawBytes", rawBytes);
+      m.put("storedBytes", storedBytes);
+      m.put("where", where);
+      return m;
+    }
+  }
+
+  private Ledger() {}
+
+  /** The strategy a record stands for, in the words of IBM's comparison. */
+  public static String strategy(String kind, String codec, String transferCodec) {
+    if (kind.equals("upload")) {
+      return "none".equals(transferCodec) ? "raw transfer" : "compress in transfer";
+    }
+    return "none".equals(codec) ? "raw save" : "compress at save";
+  }
+
+  /** The ledger beside {@code image} (a path or {@code s3://} URI): its parent's ledger. */
+  public static String besideImage(String image) {
+    if (ObjectUri.isObject(image)) {
+      return ObjectUri.parse(image, false).parent().toString();
+    }
+    Path parent = Path.of(image).toAbsolutePath().getParent();
+    return parent.toString();
+  }
+
+  /** Adds {@code r} to the ledger at {@code at} (a directory or {@code s3://} prefix). */
+  public static void append(String at, S3Settings s3, Record r) {
+    String name =
+        r.start().toString().replace(':', '-') + "-" + r.kind() + "-"
+            + r.library().replaceAll("[^A-Za-z0-9._-]", "_") + "-"
+            + UUID.randomUUID().toString().substring(0, 8) + ".json";
+    byte[] json;
+    try {
+      json = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(r.toJson());
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    if (ObjectUri.isObject(at)) {
+      ObjectUri dir = ObjectUri.parse(at, true).child(DIRECTORY + "/");
+      S3Store.of(s3).put(dir.child(name), json, "application/json");
+      return;
+    }
+    Path dir = Path.of(at).resolve(DIRECTORY);
+    try {
+      Files.createDirectories(dir);
+      Path tmp = dir.resolve("." + name + ".tmp");
+      Files.write(tmp, json);
+      Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot write the run ledger in", dir, e);
+    }
+  }
+
+  /** Every record at {@code at}, oldest first. */
+  public static List<Record> read(String at, S3Settings s3) {
+    List<Record> out = new ArrayList<>();
+    if (ObjectUri.isObject(at)) {
+      ObjectUri dir = ObjectUri.parse(at, true).child(DIRECTORY + "/");
+      S3Store store = S3Store.of(s3);
+      for (S3Object o : store.list(dir)) {
+        if (o.key().endsWith(".json")) {
+          out.add(parse(store.get(new ObjectUri(dir.bucket(), o.key())), dir + o.key()));
+        }
+      }
+    } else {
+      Path dir = Path.of(at).resolve(DIRECTORY);
+      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
+        for (Path p : ds) {
+          out.add(parse(Files.readAllBytes(p), p.toString()));
+        }
+      } catch (NoSuchFileException e) {
+        // No run has been recorded here yet.
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot read the run ledger in", dir, e);
+      }
+    }
+    out.sort(Comparator.comparing(Record::start));
+    return out;
+  }
+
+  private static Record parse(byte[] json, String where) {
+    try {
+      return Record.ofJson(JSON.readValue(json, java.util.Map.class));
+    } catch (IOException | RuntimeException e) {
+      throw new BeamsaveException(where + ": not a ledger record (" + e.getMessage() + ")");
+    }
+  }
+
+  private static String str(Object o) {
+    return o == null ? null : o.toString();
+  }
+}

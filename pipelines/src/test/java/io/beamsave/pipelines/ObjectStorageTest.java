@@ -1,0 +1,171 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.testing.FaultProxy;
+import io.beamsave.testing.S3TestServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The commands against a real S3 server (S3Proxy on loopback), as an operator runs them. */
+class ObjectStorageTest {
+  static final String BUCKET = "backups";
+
+  @TempDir static Path dir;
+  static S3TestServer server;
+  static Path library;
+  static Path image;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), BUCKET);
+    library = Files.createDirectories(dir.resolve("payroll"));
+    Trees.mixedData(library, 12L << 20);
+    Trees.unicodeNames(library);
+    Trees.linksAndEmpties(library);
+    Files.writeString(library.resolve("small.txt"), "just this one");
+    image = dir.resolve("payroll.bsave");
+    Cli.ok("save", "--library", library, "--image", image, "--shard-size", "2MiB", "--quiet");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    server.close();
+  }
+
+  static Object[] s3(int port) {
+    return new Object[] {"--s3-endpoint", "http://127.0.0.1:" + port};
+  }
+
+  static Cli ok(int port, Object... args) {
+    return Cli.ok(concat(args, s3(port)));
+  }
+
+  static Cli run(int port, Object... args) {
+    return Cli.run(concat(args, s3(port)));
+  }
+
+  static Object[] concat(Object[] a, Object[] b) {
+    Object[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, all, a.length, b.length);
+    return all;
+  }
+
+  @Test
+  void savesStraightToObjectStorageAndRestoresFromIt() throws Exception {
+    int port = server.port();
+    Cli save = ok(port, "save", "--library", library, "--image", "s3://backups/direct/payroll.bsave",
+        "--shard-size", "2MiB", "--quiet");
+    assertThat(save.out()).contains("image: s3://backups/direct/payroll.bsave");
+    assertThat(server.file(BUCKET, "direct/payroll.bsave")).exists();
+    Path target = dir.resolve("restored-direct");
+    ok(port, "restore", "--image", "s3://backups/direct/payroll.bsave", "--target", target, "--quiet");
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
+    Cli history = ok(port, "history", "--at", "s3://backups/direct");
+    assertThat(history.out()).contains("save").contains("payroll").contains("compress at save")
+        .contains("s3://backups/direct/payroll.bsave");
+    // No staging or partial image left on the local disk.
+    try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      assertThat(s.map(p -> p.getFileName().toString()))
+          .noneMatch(n -> n.startsWith(".beamsave-staging-"));
+    }
+  }
+
+  @Test
+  void uploadsWithTransferCompressionAndReadsItBackEveryWay() throws Exception {
+    int port = server.port();
+    Cli up = ok(port, "upload", "--image", image, "--to", "s3://backups/zlib/payroll.bsave",
+        "--transfer-codec", "zlib:6", "--part-size", "5MiB", "--quiet");
+    assertThat(up.out()).contains("zlib:6");
+    ok(port, "verify", "--image", "s3://backups/zlib/payroll.bsave", "--quiet");
+    assertThat(ok(port, "list", "--image", "s3://backups/zlib/payroll.bsave").out())
+        .contains("small.txt");
+    Path target = dir.resolve("restored-zlib");
+    ok(port, "restore", "--image", "s3://backups/zlib/payroll.bsave", "--target", target, "--quiet");
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
+    Path back = dir.resolve("back-zlib.bsave");
+    ok(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--image", back, "--quiet");
+    assertThat(Files.mismatch(back, image)).isEqualTo(-1);
+    Cli again = run(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--image", back);
+    assertThat(again.exit()).isEqualTo(1);
+    assertThat(again.err().strip()).isEqualTo("beamsave: error: " + back + " exists; use --overwrite to replace it");
+    assertThat(ok(port, "history", "--at", "s3://backups/zlib").out())
+        .contains("upload").contains("compress in transfer");
+  }
+
+  @Test
+  void listAndSingleFileRestoreFetchOnlyWhatTheyNeed() throws Exception {
+    ok(server.port(), "upload", "--image", image, "--to", "s3://backups/ranged/payroll.bsave", "--quiet");
+    long size = Files.size(image);
+    try (FaultProxy counting = new FaultProxy(server.port(), 0, 1)) {
+      ok(counting.port(), "list", "--image", "s3://backups/ranged/payroll.bsave");
+      long forList = counting.answerBytes();
+      assertThat(forList).as("bytes fetched by list").isLessThan(size / 20);
+      Path target = dir.resolve("restored-one");
+      ok(counting.port(), "restore", "--image", "s3://backups/ranged/payroll.bsave",
+          "--target", target, "--include", "small.txt", "--quiet");
+      assertThat(Files.readString(target.resolve("small.txt"))).isEqualTo("just this one");
+      assertThat(counting.answerBytes() - forList).as("bytes fetched by a one-file restore")
+          .isLessThan(size / 3);
+    }
+  }
+
+  @Test
+  void uploadDownloadAndRestoreSurviveAFlakyNetwork() throws Exception {
+    try (FaultProxy flaky = new FaultProxy(server.port(), 0.25, 99)) {
+      int port = flaky.port();
+      ok(port, "upload", "--image", image, "--to", "s3://backups/flaky/payroll.bsave",
+          "--part-size", "5MiB", "--parallel-parts", "3", "--quiet");
+      Path back = dir.resolve("back-flaky.bsave");
+      ok(port, "download", "--from", "s3://backups/flaky/payroll.bsave", "--image", back, "--quiet");
+      assertThat(Files.mismatch(back, image)).isEqualTo(-1);
+      Path target = dir.resolve("restored-flaky");
+      ok(port, "restore", "--image", "s3://backups/flaky/payroll.bsave", "--target", target, "--quiet");
+      assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
+      assertThat(flaky.faults()).as("faults injected").isGreaterThan(3);
+    }
+  }
+
+  @Test
+  void aByteChangedOnTheServersDiskIsCaughtByVerifyAndRestore() throws Exception {
+    int port = server.port();
+    ok(port, "upload", "--image", image, "--to", "s3://backups/rot/payroll.bsave", "--quiet");
+    Path stored = server.file(BUCKET, "rot/payroll.bsave");
+    try (var ch = java.nio.channels.FileChannel.open(stored, StandardOpenOption.READ,
+        StandardOpenOption.WRITE)) {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1);
+      ch.read(b, 100_000);
+      b.put(0, (byte) (b.get(0) ^ 0x40)).rewind();
+      ch.write(b, 100_000);
+    }
+    Cli verify = run(port, "verify", "--image", "s3://backups/rot/payroll.bsave", "--quiet");
+    assertThat(verify.exit()).isEqualTo(1);
+    assertThat(verify.err()).startsWith("beamsave: error: s3://backups/rot/payroll.bsave: shard ");
+    Cli restore = run(port, "restore", "--image", "s3://backups/rot/payroll.bsave",
+        "--target", dir.resolve("restored-rot"), "--quiet");
+    assertThat(restore.exit()).isEqualTo(1);
+    assertThat(restore.err()).contains("s3://backups/rot/payroll.bsave: shard ");
+  }
+
+  @Test
+  void aMissingBucketOrImageOrServerIsOneClearLine() {
+    Cli noBucket = run(server.port(), "upload", "--image", image, "--to", "s3://nowhere/x.bsave");
+    assertThat(noBucket.exit()).isEqualTo(1);
+    assertThat(noBucket.err().strip()).isEqualTo("beamsave: error: s3://nowhere/x.bsave: no such bucket");
+    Cli noImage = run(server.port(), "list", "--image", "s3://backups/none.bsave");
+    assertThat(noImage.err().strip()).isEqualTo("beamsave: error: s3://backups/none.bsave: no such image");
+    Cli noServer = Cli.run("list", "--image", "s3://backups/x.bsave", "--s3-endpoint", "http://127.0.0.1:1");
+    assertThat(noServer.exit()).isEqualTo(1);
+    assertThat(noServer.err().strip())
+        .isEqualTo("beamsave: error: s3://backups/x.bsave: cannot connect to http://127.0.0.1:1"
+            + " (gave up after 8 attempts)");
+    Cli badUri = Cli.run("download", "--from", "s3://x/y", "--image", dir.resolve("z"));
+    assertThat(badUri.err().strip()).isEqualTo("beamsave: error: s3://x/y: 'x' is not a valid bucket name");
+  }
+}

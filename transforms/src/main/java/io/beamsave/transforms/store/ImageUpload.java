@@ -1,0 +1,467 @@
+package io.beamsave.transforms.store;
+
+import io.beamsave.transforms.BeamsaveException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.function.LongConsumer;
+import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.Part;
+
+/**
+ * Uploads an image file to one object as a multipart upload with parallel parts, optionally
+ * compressing it in transfer ({@link TransferCodec}), throttled to a link speed if asked.
+ *
+ * <ul>
+ *   <li>Every part goes with its Content-MD5 and its ETag is checked; once complete, the
+ *       object's length and ETag are checked against what was sent, and an object that does not
+ *       match is deleted.
+ *   <li>The object exists at its key only once the upload completes (S3 shows nothing of a
+ *       multipart upload before that), so a complete-looking object is always complete.
+ *   <li>On failure the upload is aborted, leaving no parts behind. A process killed half-way
+ *       leaves the upload in progress, with a small state object beside the key ({@code
+ *       KEY.beamsave-upload}); {@code resume} continues it, re-sending only parts whose MD5
+ *       does not match what the store holds.
+ * </ul>
+ */
+public final class ImageUpload {
+  public static final long MIN_PART = 5L << 20;
+  public static final long MAX_PART = 5L << 30;
+  public static final long DEFAULT_PART = 16L << 20;
+  static final int MAX_PARTS = 10_000;
+  static final String META_CODEC = "beamsave-transfer-codec";
+  static final String META_RAW_LENGTH = "beamsave-raw-length";
+  static final String STATE_SUFFIX = ".beamsave-upload";
+
+  /** How to upload. {@code linkMbps} 0 means unthrottled. */
+  public record Options(
+      TransferCodec codec, long partSize, int parallelParts, double linkMbps, boolean resume) {
+    public Options {
+      if (partSize < MIN_PART || partSize > MAX_PART) {
+        throw new IllegalArgumentException("--part-size must be between 5 MiB and 5 GiB");
+      }
+      if (parallelParts < 1 || parallelParts > 64) {
+        throw new IllegalArgumentException("--parallel-parts must be between 1 and 64");
+      }
+      if (linkMbps < 0) {
+        throw new IllegalArgumentException("--link-mbps must not be negative");
+      }
+    }
+
+    public static Options defaults() {
+      return new Options(TransferCodec.NONE, DEFAULT_PART, 4, 0, false);
+    }
+  }
+
+  /** What an upload did. */
+  public record Result(
+      ObjectUri to,
+      TransferCodec codec,
+      long rawBytes,
+      long storedBytes,
+      int parts,
+      int partsReused,
+      boolean resumed,
+      double seconds) {}
+
+  private final S3Store store;
+  private final Path image;
+  private final ObjectUri to;
+  private final Options o;
+  private final LongConsumer rawProgress;
+  /** Set when resume found the interrupted upload, but with no part stored yet. */
+  private boolean resumedEmpty;
+
+  private ImageUpload(S3Store store, Path image, ObjectUri to, Options o, LongConsumer progress) {
+    this.store = store;
+    this.image = image;
+    this.to = to;
+    this.o = o;
+    this.rawProgress = progress == null ? n -> {} : progress;
+  }
+
+  /**
+   * Uploads {@code image} to {@code to}.
+   *
+   * @param progress told the raw bytes of each part once it is stored (from worker threads)
+   */
+  public static Result upload(
+      S3Store store, Path image, ObjectUri to, Options options, LongConsumer progress) {
+    return new ImageUpload(store, image, to, options, progress).run();
+  }
+
+  /** Where the state of an upload in progress to {@code to} is kept. */
+  public static ObjectUri stateObject(ObjectUri to) {
+    return new ObjectUri(to.bucket(), to.key() + STATE_SUFFIX);
+  }
+
+  private Result run() {
+    long start = System.nanoTime();
+    long size;
+    try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
+      size = ch.size();
+      store.checkBucket(to);
+      // S3 allows 10,000 parts: a huge image gets larger parts rather than failing.
+      long chunk = Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
+      Map<Integer, Part> existing = new HashMap<>();
+      String uploadId = begin(size, chunk, existing);
+      boolean resumed = !existing.isEmpty() || resumedEmpty;
+      try {
+        Sent sent = send(ch, size, chunk, uploadId, existing);
+        finish(uploadId, sent);
+        store.delete(stateObject(to));
+        return new Result(
+            to, o.codec(), size, sent.stored, sent.parts.size(), sent.reused, resumed,
+            (System.nanoTime() - start) / 1e9);
+      } catch (RuntimeException | Error e) {
+        abortQuietly(uploadId);
+        throw e;
+      }
+    } catch (NoSuchFileException e) {
+      throw new BeamsaveException(image + ": no such image");
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read", image, e);
+    }
+  }
+
+  /** Starts a new upload or, with resume, finds the one to continue and its stored parts. */
+  private String begin(long size, long chunk, Map<Integer, Part> existing) {
+    ObjectUri stateUri = stateObject(to);
+    Properties state = readState(stateUri);
+    if (state != null && o.resume()) {
+      String id = state.getProperty("uploadId");
+      String codec = state.getProperty("codec");
+      long stateChunk = Long.parseLong(state.getProperty("partSize", "0"));
+      long stateSize = Long.parseLong(state.getProperty("imageSize", "-1"));
+      if (!o.codec().spec().equals(codec) || stateChunk != chunk) {
+        throw new BeamsaveException(
+            to + ": the interrupted upload used --transfer-codec " + codec + " and --part-size "
+                + stateChunk + "; resume with the same options, or upload again without --resume");
+      }
+      if (stateSize != size) {
+        throw new BeamsaveException(
+            to + ": the interrupted upload was of another image (" + stateSize + " bytes, this one "
+                + "has " + size + "); upload again without --resume");
+      }
+      // The state names the upload; its parts, not a listing of all uploads, say whether it is
+      // still there (listings of uploads are not reliable on every S3-compatible server).
+      List<Part> parts = partsIfInProgress(id);
+      if (parts != null) {
+        for (Part p : parts) {
+          existing.put(p.partNumber(), p);
+        }
+        resumedEmpty = parts.isEmpty();
+        return id;
+      }
+    }
+    if (state != null && !o.resume()) {
+      // A fresh upload replaces an interrupted one: drop its parts rather than orphan them.
+      abortQuietly(state.getProperty("uploadId"));
+    }
+    Map<String, String> meta = new HashMap<>();
+    meta.put(META_CODEC, o.codec().spec());
+    meta.put(META_RAW_LENGTH, Long.toString(size));
+    String id = store.createMultipart(to, o.codec().contentType(), meta);
+    Properties p = new Properties();
+    p.setProperty("uploadId", id);
+    p.setProperty("codec", o.codec().spec());
+    p.setProperty("partSize", Long.toString(chunk));
+    p.setProperty("imageSize", Long.toString(size));
+    p.setProperty("image", image.getFileName().toString());
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try {
+      p.store(out, "beamsave upload in progress; removed when it completes");
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    try {
+      store.put(stateUri, out.toByteArray(), "text/plain");
+    } catch (RuntimeException e) {
+      abortQuietly(id);
+      throw e;
+    }
+    return id;
+  }
+
+  /** The parts stored for upload {@code id}, or null when there is no such upload any more. */
+  private List<Part> partsIfInProgress(String id) {
+    try {
+      return store.parts(to, id);
+    } catch (BeamsaveException e) {
+      if (e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s3e
+          && s3e.statusCode() == 404) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private Properties readState(ObjectUri stateUri) {
+    if (store.head(stateUri).isEmpty()) {
+      return null;
+    }
+    Properties p = new Properties();
+    try {
+      p.load(new ByteArrayInputStream(store.get(stateUri)));
+    } catch (IOException e) {
+      return null;
+    }
+    return p.getProperty("uploadId") == null ? null : p;
+  }
+
+  /** What was sent: parts in order, their MD5s, the stored length and the whole MD5. */
+  private static final class Sent {
+    final List<CompletedPart> parts = new ArrayList<>();
+    final List<byte[]> md5s = new ArrayList<>();
+    final MessageDigest whole = Md5.digest();
+    long stored;
+    int reused;
+  }
+
+  /**
+   * Reads the image in chunks, encodes chunks in parallel, gathers encoded chunks (in order)
+   * into parts of at least 5 MiB, and uploads parts in parallel; at most a few parts' worth of
+   * bytes are in memory at once.
+   */
+  private Sent send(FileChannel ch, long size, long chunk, String uploadId, Map<Integer, Part> existing)
+      throws IOException {
+    int parallel = o.parallelParts();
+    LinkThrottle throttle = LinkThrottle.of(o.linkMbps());
+    ExecutorService encoders = Executors.newFixedThreadPool(parallel, daemon("beamsave-encode"));
+    ExecutorService uploaders = Executors.newFixedThreadPool(parallel, daemon("beamsave-upload"));
+    // Bounds memory: raw chunks being read or encoded, and parts being uploaded.
+    Semaphore chunks = new Semaphore(2 * parallel);
+    Semaphore inFlight = new Semaphore(parallel + 1);
+    Sent sent = new Sent();
+    Deque<Future<byte[]>> encoding = new ArrayDeque<>();
+    Deque<Long> encodingRaw = new ArrayDeque<>();
+    List<Future<CompletedPart>> uploads = new ArrayList<>();
+    PartBuffer part = new PartBuffer();
+    try {
+      long pos = 0;
+      while (pos < size || !encoding.isEmpty()) {
+        if (pos < size && encoding.size() < parallel) {
+          int n = (int) Math.min(chunk, size - pos);
+          acquire(chunks);
+          byte[] raw = new byte[n];
+          readFully(ch, raw, pos);
+          pos += n;
+          encoding.add(o.codec().isNone() ? done(raw) : encoders.submit(() -> o.codec().encode(raw, n)));
+          encodingRaw.add((long) n);
+          continue;
+        }
+        byte[] encoded = get(encoding.poll());
+        chunks.release();
+        part.add(encoded, encodingRaw.poll());
+        boolean last = pos >= size && encoding.isEmpty();
+        if (part.size() >= MIN_PART || last) {
+          acquire(inFlight);
+          uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
+          part = new PartBuffer();
+        }
+        for (Future<CompletedPart> f : uploads) {
+          if (f.isDone()) {
+            get(f);
+          }
+        }
+      }
+      for (Future<CompletedPart> f : uploads) {
+        sent.parts.add(get(f));
+      }
+      return sent;
+    } finally {
+      encoders.shutdownNow();
+      uploaders.shutdownNow();
+      // A part still in flight could otherwise land after the abort and linger.
+      awaitQuietly(uploaders);
+    }
+  }
+
+  static void awaitQuietly(ExecutorService pool) {
+    try {
+      pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Encoded chunks gathered into one part. */
+  private static final class PartBuffer {
+    final List<byte[]> pieces = new ArrayList<>();
+    long raw;
+    int size;
+
+    void add(byte[] encoded, long rawLength) {
+      pieces.add(encoded);
+      size += encoded.length;
+      raw += rawLength;
+    }
+
+    int size() {
+      return size;
+    }
+
+    byte[] bytes() {
+      if (pieces.size() == 1) {
+        return pieces.get(0);
+      }
+      ByteBuffer b = ByteBuffer.allocate(size);
+      pieces.forEach(b::put);
+      return b.array();
+    }
+  }
+
+  private Future<CompletedPart> submitPart(
+      ExecutorService uploaders, String uploadId, PartBuffer part, Sent sent,
+      Map<Integer, Part> existing, LinkThrottle throttle, Semaphore inFlight) {
+    int number = sent.md5s.size() + 1;
+    byte[] data = part.bytes();
+    int len = part.size();
+    byte[] md5 = Md5.of(data, 0, len);
+    sent.md5s.add(md5);
+    sent.whole.update(data, 0, len);
+    sent.stored += len;
+    Part stored = existing.get(number);
+    if (stored != null
+        && stored.size() != null && stored.size() == len
+        && S3Store.unquote(stored.eTag()).equalsIgnoreCase(Md5.hex(md5))) {
+      sent.reused++;
+      inFlight.release();
+      rawProgress.accept(part.raw);
+      return done(CompletedPart.builder().partNumber(number).eTag(stored.eTag()).build());
+    }
+    long raw = part.raw;
+    return uploaders.submit(
+        () -> {
+          try {
+            String etag = store.uploadPart(to, uploadId, number, data, len, md5, throttle);
+            rawProgress.accept(raw);
+            return CompletedPart.builder().partNumber(number).eTag(etag).build();
+          } finally {
+            inFlight.release();
+          }
+        });
+  }
+
+  /** Completes the upload and checks the object is exactly what was sent. */
+  private void finish(String uploadId, Sent sent) {
+    String expectedMultipart = Md5.multipartEtag(sent.md5s);
+    String wholeMd5 = Md5.hex(sent.whole.digest());
+    String etag;
+    try {
+      etag = S3Store.unquote(store.complete(to, uploadId, sent.parts));
+    } catch (BeamsaveException e) {
+      // A completion whose answer was lost is retried and then finds no such upload: the
+      // object itself says whether the first attempt took effect; the checks below decide.
+      if (!(e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s3e)
+          || s3e.statusCode() != 404
+          || store.head(to).isEmpty()) {
+        throw e;
+      }
+      etag = "";
+    }
+    HeadObjectResponse head =
+        store.head(to).orElseThrow(() -> S3Store.fail(to, "missing right after its upload completed"));
+    String headEtag = S3Store.unquote(head.eTag());
+    String problem = null;
+    if (head.contentLength() != sent.stored) {
+      problem = "stored " + head.contentLength() + " bytes, sent " + sent.stored;
+    } else if (etag.contains("-") && !etag.equalsIgnoreCase(expectedMultipart)) {
+      problem = "ETag " + etag + " does not match the parts sent (" + expectedMultipart + ")";
+    } else if (Md5.isPlainMd5(headEtag) && !headEtag.equalsIgnoreCase(wholeMd5)) {
+      problem = "MD5 " + headEtag + " differs from what was sent (" + wholeMd5 + ")";
+    } else if (headEtag.contains("-") && !headEtag.equalsIgnoreCase(expectedMultipart)) {
+      problem = "ETag " + headEtag + " does not match the parts sent (" + expectedMultipart + ")";
+    }
+    if (problem != null) {
+      store.delete(to);
+      throw S3Store.fail(to, "upload failed its integrity check and was removed: " + problem);
+    }
+  }
+
+  private void abortQuietly(String uploadId) {
+    try {
+      store.abort(to, uploadId);
+    } catch (RuntimeException e) {
+      // Already gone (completed or aborted), or the store is unreachable: the original error
+      // is the one to report.
+    }
+    try {
+      store.delete(stateObject(to));
+    } catch (RuntimeException ignored) {
+      // As above.
+    }
+  }
+
+  private static void readFully(FileChannel ch, byte[] b, long pos) throws IOException {
+    ByteBuffer buf = ByteBuffer.wrap(b);
+    while (buf.hasRemaining()) {
+      if (ch.read(buf, pos + buf.position()) < 0) {
+        throw new IOException("image shrank while it was being uploaded");
+      }
+    }
+  }
+
+  private static void acquire(Semaphore s) {
+    try {
+      s.acquire();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BeamsaveException("upload interrupted");
+    }
+  }
+
+  static <T> T get(Future<T> f) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BeamsaveException("transfer interrupted");
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RuntimeException r) {
+        throw r;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      throw new BeamsaveException(c.toString(), c);
+    }
+  }
+
+  static <T> Future<T> done(T value) {
+    return java.util.concurrent.CompletableFuture.completedFuture(value);
+  }
+
+  static java.util.concurrent.ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,41 @@
+package io.beamsave.transforms.store;
+
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+
+/** MD5 as S3 uses it: Content-MD5 of parts, and ETags of whole and multipart objects. */
+final class Md5 {
+  private Md5() {}
+
+  static MessageDigest digest() {
+    try {
+      return MessageDigest.getInstance("MD5");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JDK has no MD5", e);
+    }
+  }
+
+  static byte[] of(byte[] b, int off, int len) {
+    MessageDigest d = digest();
+    d.update(b, off, len);
+    return d.digest();
+  }
+
+  static String hex(byte[] md5) {
+    return HexFormat.of().formatHex(md5);
+  }
+
+  /** An ETag that is the plain MD5 of the body (single-part uploads on most servers). */
+  static boolean isPlainMd5(String etag) {
+    return etag.matches("[0-9a-fA-F]{32}");
+  }
+
+  /** The ETag S3 gives a multipart object: MD5 of the parts' binary MD5s, dash, part count. */
+  static String multipartEtag(List<byte[]> partMd5s) {
+    MessageDigest d = digest();
+    partMd5s.forEach(d::update);
+    return hex(d.digest()) + "-" + partMd5s.size();
+  }
+}

@@ -1,0 +1,83 @@
+package io.beamsave.transforms.store;
+
+import io.beamsave.transforms.image.ImageException;
+import io.beamsave.transforms.image.ImageSource;
+
+/**
+ * An image stored as one object, read with ranged GETs. A read inside the range announced by
+ * {@link #willRead} fetches up to {@link #WINDOW} bytes of it at once; any other read fetches
+ * exactly what it asks for. So listing an image costs three small requests (header, trailer,
+ * catalog) and restoring one file costs those plus the blocks that hold it. Not thread-safe:
+ * one per worker.
+ */
+public final class S3ImageSource implements ImageSource {
+  static final int WINDOW = 8 << 20;
+
+  private final S3Store store;
+  private final ObjectUri uri;
+  private final long size;
+  private long hintStart;
+  private long hintEnd;
+  private byte[] window = new byte[0];
+  private long windowStart;
+  private int windowLen;
+  private long bytesFetched;
+
+  S3ImageSource(S3Store store, ObjectUri uri, long size) {
+    this.store = store;
+    this.uri = uri;
+    this.size = size;
+  }
+
+  @Override
+  public String name() {
+    return uri.toString();
+  }
+
+  @Override
+  public long size() {
+    return size;
+  }
+
+  /** Bytes fetched from the store so far. */
+  public long bytesFetched() {
+    return bytesFetched;
+  }
+
+  @Override
+  public void willRead(long pos, long len) {
+    hintStart = pos;
+    hintEnd = Math.min(size, pos + len);
+  }
+
+  @Override
+  public void read(long pos, byte[] buf, int off, int len) throws ImageException {
+    if (pos < 0 || len < 0 || pos + len > size) {
+      throw new ImageException(name() + ": unexpected end of image at offset " + pos);
+    }
+    if (pos >= windowStart && pos + len <= windowStart + windowLen) {
+      System.arraycopy(window, (int) (pos - windowStart), buf, off, len);
+      return;
+    }
+    if (pos >= hintStart && pos + len <= hintEnd && len < WINDOW) {
+      int n = (int) Math.min(hintEnd - pos, WINDOW);
+      if (window.length < n) {
+        window = new byte[Math.max(n, Math.min(WINDOW, window.length * 2))];
+      }
+      store.read(uri, pos, window, 0, n);
+      bytesFetched += n;
+      windowStart = pos;
+      windowLen = n;
+      System.arraycopy(window, 0, buf, off, len);
+      return;
+    }
+    store.read(uri, pos, buf, off, len);
+    bytesFetched += len;
+  }
+
+  @Override
+  public void close() {
+    window = new byte[0];
+    windowLen = 0;
+  }
+}
