@@ -32,7 +32,7 @@ PROPS
 java -jar "$here/pipelines/target/s3proxy.jar" --properties "$work/s3proxy.properties" \
   >"$work/s3proxy.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.2
@@ -53,19 +53,24 @@ seconds() {
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
-# Each tool writes its own key, removed before each run (rclone skips identical objects).
+# Each tool writes its own key, removed before each run (rclone skips identical objects), and
+# the disk is synced first so no run pays for writing back the previous one's bytes.
+clean() {
+  rm -f "$work/s3/bench/"*.bsave
+  sync
+}
 run_beamsave() {
-  rm -f "$work/s3/bench/beamsave.bsave"
+  clean
   # shellcheck disable=SC2086
   seconds "$here/beamsave" upload --image "$image" --to s3://bench/beamsave.bsave \
     --s3-endpoint "$endpoint" --quiet ${BEAMSAVE_UPLOAD_OPTS:-}
 }
 run_aws() {
-  rm -f "$work/s3/bench/aws.bsave"
+  clean
   seconds "$aws" --endpoint-url "$endpoint" s3 cp --only-show-errors "$image" s3://bench/aws.bsave
 }
 run_rclone() {
-  rm -f "$work/s3/bench/rclone.bsave"
+  clean
   seconds rclone copyto "$image" bench:bench/rclone.bsave
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -84,6 +89,7 @@ for i in $(seq 1 "$runs"); do
   echo "$b" >>"$work/b"; echo "$a" >>"$work/a"; echo "$r" >>"$work/r"
   printf '%-4s %12.2f %12.2f %12.2f\n' "$i" "$b" "$a" "$r"
 done
+run_beamsave >/dev/null
 cmp -s "$image" "$work/s3/bench/beamsave.bsave" || { echo "stored object differs from the image" >&2; exit 1; }
 size=$(stat -c %s "$image")
 awk -v size="$size" -v runs="$runs" -v b="$(median <"$work/b")" -v a="$(median <"$work/a")" \

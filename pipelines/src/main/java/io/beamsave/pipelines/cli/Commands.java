@@ -1,7 +1,8 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageReader;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -10,10 +11,13 @@ import java.nio.file.Path;
 final class Commands {
   private Commands() {}
 
-  /** The catalog of a local image, or a one-line error saying why it is not one. */
-  static Catalog catalogOf(Path image) {
-    try {
-      return ImageReader.readCatalog(image);
+  /**
+   * The library and codec of a local image; fails with one line unless {@code image} is a
+   * complete image (header, trailer, start of the catalog).
+   */
+  static CatalogCodec.Label labelOf(Path image) {
+    try (FileImageSource src = FileImageSource.open(image)) {
+      return ImageReader.readLabel(src);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }

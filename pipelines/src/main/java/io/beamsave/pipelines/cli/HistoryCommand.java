@@ -40,7 +40,8 @@ final class HistoryCommand implements Callable<Integer> {
       out.println("no runs recorded at " + at);
       return 0;
     }
-    String row = "%-19s  %-6s  %-16s  %-8s  %-8s  %-20s  %9s  %10s  %10s  %6s  %s%n";
+    int lib = Math.max(7, records.stream().mapToInt(r -> r.library().length()).max().orElse(7));
+    String row = "%-19s  %-6s  %-" + lib + "s  %-8s  %-8s  %-20s  %9s  %10s  %10s  %6s  %s%n";
     out.printf(Locale.ROOT, row, "start (UTC)", "kind", "library", "codec", "transfer",
         "strategy", "seconds", "raw", "stored", "ratio", "where");
     for (Ledger.Record r : records) {

@@ -4,7 +4,7 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -101,7 +101,7 @@ final class UploadCommand implements Callable<Integer> {
     if (!Files.isRegularFile(image)) {
       throw new BeamsaveException(image + ": no such image");
     }
-    Catalog catalog = Commands.catalogOf(image);
+    CatalogCodec.Label label = Commands.labelOf(image);
     S3Settings settings = s3.settings();
     Instant start = Instant.now();
     ImageUpload.Result r;
@@ -126,8 +126,8 @@ final class UploadCommand implements Callable<Integer> {
         Ledger.besideImage(target.toString()),
         settings,
         new Ledger.Record(
-            "upload", catalog.library(), catalog.codecSpec(), r.codec().spec(),
-            Ledger.strategy("upload", catalog.codecSpec(), r.codec().spec()), start, end,
+            "upload", label.library(), label.codec(), r.codec().spec(),
+            Ledger.strategy("upload", label.codec(), r.codec().spec()), start, end,
             r.seconds(), r.rawBytes(), r.storedBytes(), target.toString()));
     return 0;
   }

@@ -119,6 +119,19 @@ public final class CatalogCodec {
    * @param image names the image in error messages
    * @param catalogOffset where the catalog starts in the image: the shards must end there
    */
+  /** What an image holds, in two words: its library and codec. */
+  public record Label(String library, String codec) {}
+
+  /** Decodes the leading fields of a catalog, given at least its first block. */
+  public static Label decodeLabel(String image, byte[] rawPrefix) throws ImageException {
+    Reader in = new Reader(image, ByteBuffer.wrap(rawPrefix));
+    byte[] magic = in.bytes(ImageFormat.CATALOG_MAGIC.length, "catalog magic");
+    if (!Arrays.equals(magic, ImageFormat.CATALOG_MAGIC)) {
+      throw new ImageException(image + ": catalog: bad magic");
+    }
+    return new Label(in.string("library name"), in.string("codec"));
+  }
+
   public static Catalog decode(String image, byte[] raw, long catalogOffset)
       throws ImageException {
     Reader in = new Reader(image, ByteBuffer.wrap(raw));

@@ -44,6 +44,14 @@ public record S3Settings(String endpoint, boolean pathStyle, String region, int 
     return new S3Settings(endpoint, pathStyle, region, attempts);
   }
 
+  /**
+   * Whether request bodies are signed (SigV4 over plain HTTP): the store then checks each body's
+   * SHA-256 itself, and a Content-MD5 beside it would only cost a second hash.
+   */
+  public boolean signsPayload() {
+    return endpoint != null && endpoint.regionMatches(true, 0, "http:", 0, 5);
+  }
+
   /** Where requests go, for messages. */
   public String where() {
     return endpoint != null ? endpoint : "AWS S3 (" + region + ")";

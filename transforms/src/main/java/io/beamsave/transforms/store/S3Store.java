@@ -66,6 +66,7 @@ public final class S3Store {
             .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
             // Retry has one owner, Retry, so attempts do not multiply.
             .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry()))
+            .putAuthScheme(WholePayloadSigner.scheme())
             .httpClientBuilder(
                 Apache5HttpClient.builder()
                     .maxConnections(64)
@@ -209,14 +210,15 @@ public final class S3Store {
   }
 
   /**
-   * Uploads one part with its Content-MD5 (the server rejects a body that does not match it),
-   * then checks the returned ETag is that MD5; returns the ETag.
+   * Uploads one part and returns its ETag. With {@code md5} (needed where the payload is not
+   * signed, see {@link S3Settings#signsPayload}) the part goes with its Content-MD5, so the store
+   * refuses a body that does not match, and the returned ETag is checked against it.
    */
   public String uploadPart(
       ObjectUri uri, String uploadId, int partNumber, byte[] data, int len, byte[] md5,
       LinkThrottle throttle) {
-    String contentMd5 = Base64.getEncoder().encodeToString(md5);
-    String expected = Md5.hex(md5);
+    String contentMd5 = md5 == null ? null : Base64.getEncoder().encodeToString(md5);
+    String expected = md5 == null ? null : Md5.hex(md5);
     return Retry.call(
         settings,
         uri + " part " + partNumber,
@@ -231,7 +233,7 @@ public final class S3Store {
                           "application/octet-stream"))
                   .eTag();
           String got = unquote(etag);
-          if (Md5.isPlainMd5(got) && !got.equalsIgnoreCase(expected)) {
+          if (expected != null && Md5.isPlainMd5(got) && !got.equalsIgnoreCase(expected)) {
             throw new BeamsaveException(
                 uri + " part " + partNumber + ": stored part has MD5 " + got + ", sent " + expected);
           }
