@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.transforms.io.ListLibrary;
 import java.time.Instant;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
@@ -115,6 +116,10 @@ final class SaveCommand implements Callable<Integer> {
               .withAllowChanging(allowChanging);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
+    }
+    if (pipeline.runsInThisJvm()) {
+      // The walk overlaps the start-up of Beam and its runner (see ListLibrary.walkAhead).
+      ListLibrary.walkAhead(save);
     }
     Instant start = Instant.now();
     SavePipeline.Outcome outcome =

@@ -179,6 +179,7 @@ public final class SavePipeline {
       removePartialImages(spec);
       throw e;
     } finally {
+      ListLibrary.forgetAhead(spec);
       try {
         AssembleImage.deleteTree(staging);
       } catch (IOException e) {

@@ -1,6 +1,8 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import java.io.IOException;
@@ -13,6 +15,9 @@ import java.nio.file.attribute.FileTime;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
@@ -109,17 +114,81 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     public void process(@Element String name, OutputReceiver<KV<String, Listing>> out) {
       stage.started();
       Path root = Path.of(spec.library(name).root());
-      // Directories are listed in parallel: a walk is a chain of small syscalls, and while it
-      // runs nothing else in the save can. Output and counters stay on this thread, because
-      // Beam's metrics and receivers belong to it.
-      Walk walk = new Walk();
-      pool.invoke(new WalkDirectory(walk, root, ""));
+      // Output and counters stay on this thread, because Beam's metrics and receivers belong
+      // to it.
+      CompletableFuture<Walk> ahead = AHEAD.remove(aheadKey(spec, name));
+      Walk walk = ahead != null ? join(ahead) : walk(pool, root);
       List<Entry> entries = new ArrayList<>(walk.found);
       long files = entries.stream().filter(Entry::isFile).count();
       out.output(KV.of(name, new Listing(entries)));
       filesListed.inc(files);
       specialSkipped.inc(walk.special.get());
       stage.finished();
+    }
+  }
+
+  /**
+   * Walks begun by {@link #walkAhead} in this JVM and not yet taken by a pipeline, by run and
+   * library.
+   */
+  private static final ConcurrentHashMap<String, CompletableFuture<Walk>> AHEAD =
+      new ConcurrentHashMap<>();
+
+  /**
+   * Starts walking the libraries of {@code spec} now, on background threads, and loads the
+   * codec's native library meanwhile. A pipeline that then runs in this JVM (the DirectRunner)
+   * takes the walk instead of starting its own after a second of runner start-up; on other
+   * runners the workers walk as usual and this costs the launcher one walk. The listing is the
+   * same either way: files are compared with it when they are read.
+   */
+  public static void walkAhead(SaveSpec spec) {
+    ForkJoinPool pool = new ForkJoinPool(Math.max(1, Runtime.getRuntime().availableProcessors()));
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      Path root = Path.of(lib.root());
+      AHEAD.put(
+          aheadKey(spec, lib.name()),
+          CompletableFuture.supplyAsync(() -> walk(pool, root), pool));
+    }
+    pool.execute(
+        () -> {
+          Codecs.parse(spec.codec()).newCompressor().close();
+          new ExtentDigest().close();
+        });
+    pool.shutdown();
+  }
+
+  /** Whether a walk begun for {@code library} of {@code spec} still waits for its pipeline. */
+  static boolean walkedAhead(SaveSpec spec, String library) {
+    return AHEAD.containsKey(aheadKey(spec, library));
+  }
+
+  /** Drops walks begun for {@code spec} that no pipeline took (a run that failed early). */
+  public static void forgetAhead(SaveSpec spec) {
+    spec.libraries().keySet().forEach(name -> AHEAD.remove(aheadKey(spec, name)));
+  }
+
+  private static String aheadKey(SaveSpec spec, String library) {
+    return spec.staging() + "\0" + library;
+  }
+
+  /**
+   * Walks a library, listing directories in parallel: a walk is a chain of small syscalls, and
+   * while it runs nothing else in the save can.
+   */
+  private static Walk walk(ForkJoinPool pool, Path root) {
+    Walk walk = new Walk();
+    pool.invoke(new WalkDirectory(walk, root, ""));
+    return walk;
+  }
+
+  private static Walk join(CompletableFuture<Walk> ahead) {
+    try {
+      return ahead.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
     }
   }
 
@@ -160,7 +229,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         }
         if (e.type() == EntryType.DIRECTORY) {
           subdirectories.add(new WalkDirectory(walk, child, childRel));
-        } else if (e.isFile() && !Files.isReadable(child)) {
+        } else if (e.isFile() && (e.mode() & 0444) != 0444 && !Files.isReadable(child)) {
+          // A file everyone's bits may read skips the access() call: an ACL that still denies
+          // this user makes the read fail later, naming the file the same way.
           throw new BeamsaveException("cannot read " + child + ": permission denied");
         }
         walk.found.add(e);

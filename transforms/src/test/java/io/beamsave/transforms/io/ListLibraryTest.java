@@ -73,4 +73,26 @@ public class ListLibraryTest {
         .containsInAnyOrder(KV.of("nothing", new Listing(List.of())));
     pipeline.run().waitUntilFinish();
   }
+
+  @Test
+  public void aWalkBegunAheadIsTakenByThePipeline() throws Exception {
+    Path root = tmp.newFolder("ahead").toPath();
+    Files.createDirectories(root.resolve("d"));
+    Files.writeString(root.resolve("d/f"), "abc");
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging-ahead")
+            .withLibrary("ahead", root.toString(), tmp.getRoot() + "/a.bsave");
+    ListLibrary.walkAhead(spec);
+    assertThat(ListLibrary.walkedAhead(spec, "ahead")).isTrue();
+    PAssert.that(pipeline.apply(ListLibrary.of(spec)))
+        .satisfies(
+            listings -> {
+              KV<String, Listing> only = listings.iterator().next();
+              assertThat(only.getValue().entries()).extracting(Entry::path)
+                  .containsExactlyInAnyOrder("d", "d/f");
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+    assertThat(ListLibrary.walkedAhead(spec, "ahead")).as("taken, not walked again").isFalse();
+  }
 }
