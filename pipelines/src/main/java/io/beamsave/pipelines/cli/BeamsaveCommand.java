@@ -29,6 +29,8 @@ import picocli.CommandLine.ScopeType;
       UploadCommand.class,
       DownloadCommand.class,
       HistoryCommand.class,
+      BenchCommand.class,
+      CompareCommand.class,
       CodecsCommand.class,
       DemoCommand.class,
       CommandLine.HelpCommand.class

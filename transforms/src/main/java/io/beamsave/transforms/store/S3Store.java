@@ -13,11 +13,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.ContentStreamProvider;
 import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
@@ -227,9 +229,7 @@ public final class S3Store {
               s3.uploadPart(
                       r -> r.bucket(uri.bucket()).key(uri.key()).uploadId(uploadId)
                           .partNumber(partNumber).contentLength((long) len).contentMD5(contentMd5),
-                      RequestBody.fromContentProvider(
-                          () -> LinkThrottle.wrap(new ByteArrayInputStream(data, 0, len), throttle),
-                          len,
+                      RequestBody.fromContentProvider(body(data, len, throttle), len,
                           "application/octet-stream"))
                   .eTag();
           String got = unquote(etag);
@@ -239,6 +239,19 @@ public final class S3Store {
           }
           return etag;
         });
+  }
+
+  /**
+   * A part's body for one attempt, slowed to the emulated link. Where the payload is signed the
+   * SDK reads the body once to hash it before it reads it again to send it: only the sending
+   * read crosses the link, so only it pays the throttle.
+   */
+  private ContentStreamProvider body(byte[] data, int len, LinkThrottle throttle) {
+    AtomicInteger reads = new AtomicInteger(settings.signsPayload() ? 0 : 1);
+    return () -> {
+      InputStream in = new ByteArrayInputStream(data, 0, len);
+      return reads.getAndIncrement() == 0 ? in : LinkThrottle.wrap(in, throttle);
+    };
   }
 
   /** Uploads in progress for exactly this key, newest first. */

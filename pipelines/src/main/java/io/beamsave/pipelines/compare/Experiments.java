@@ -1,0 +1,169 @@
+package io.beamsave.pipelines.compare;
+
+import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.io.ImageSummary;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.TransferCodec;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * Runs the measurements of {@code bench} and {@code compare}: real saves through the save
+ * pipeline and real uploads to object storage, run after run, nothing estimated. Runs are
+ * interleaved (run 1 of every codec, then run 2, ...) so that drift on a busy machine spreads
+ * over all of them.
+ */
+public final class Experiments {
+  private final Path library;
+  private final List<String> codecs;
+  private final int runs;
+  private final Path work;
+  private final PipelineOptions options;
+  private final PrintWriter log;
+
+  public Experiments(
+      Path library, List<String> codecs, int runs, Path work, PipelineOptions options,
+      PrintWriter log) {
+    if (runs < 1) {
+      throw new BeamsaveException("--runs must be at least 1");
+    }
+    this.library = library;
+    this.codecs = codecs.stream().map(c -> canonical(c)).distinct().toList();
+    this.runs = runs;
+    this.work = work;
+    this.options = options;
+    this.log = log;
+  }
+
+  private static String canonical(String codec) {
+    try {
+      return Codecs.parse(codec).spec();
+    } catch (IllegalArgumentException e) {
+      throw new BeamsaveException(e.getMessage());
+    }
+  }
+
+  /** {@code bench}: each codec saved locally, {@code runs} times. */
+  public List<Measurement> bench() throws IOException {
+    List<Measurement> rows = new ArrayList<>();
+    for (int run = 1; run <= runs; run++) {
+      for (String codec : codecs) {
+        Saved s = save(codec, run);
+        rows.add(new Measurement(0, Strategy.LOCAL_SAVE.id(), codec, run, s.seconds, 0,
+            s.raw, s.bytes, 0, null));
+        Files.deleteIfExists(s.image);
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * {@code compare}: per run, one raw save and one save per codec, then at each link speed the
+   * baseline upload and, per codec, the compressed image uploaded raw and the raw image uploaded
+   * with the codec as transfer compression (zlib and zstd only: the transfer codecs). Every
+   * save and upload goes into the ledger at {@code prefix}.
+   */
+  public List<Measurement> compare(ObjectUri prefix, List<Integer> linksMbps, S3Settings s3)
+      throws IOException {
+    S3Store store = S3Store.of(s3);
+    store.checkBucket(prefix);
+    List<Measurement> rows = new ArrayList<>();
+    for (int run = 1; run <= runs; run++) {
+      Saved raw = save("none", run);
+      ledgerSave(prefix, s3, raw, "none");
+      Map<String, Saved> compressed = new LinkedHashMap<>();
+      for (String codec : codecs) {
+        if (!codec.equals("none")) {
+          Saved s = save(codec, run);
+          ledgerSave(prefix, s3, s, codec);
+          compressed.put(codec, s);
+        }
+      }
+      for (int link : linksMbps) {
+        rows.add(upload(store, s3, prefix, link, Strategy.BASELINE, "none", run, raw,
+            TransferCodec.NONE));
+        for (Map.Entry<String, Saved> e : compressed.entrySet()) {
+          rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_AT_SAVE, e.getKey(), run,
+              e.getValue(), TransferCodec.NONE));
+          TransferCodec inTransfer = transferForm(e.getKey());
+          if (inTransfer != null) {
+            rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_IN_TRANSFER, e.getKey(),
+                run, raw, inTransfer));
+          }
+        }
+      }
+      Files.deleteIfExists(raw.image);
+      for (Saved s : compressed.values()) {
+        Files.deleteIfExists(s.image);
+      }
+    }
+    return rows;
+  }
+
+  /** The transfer codec doing what {@code codec} does, or null (lz4 and xz have none). */
+  static TransferCodec transferForm(String codec) {
+    return codec.startsWith("zlib") || codec.startsWith("zstd") ? TransferCodec.parse(codec) : null;
+  }
+
+  private record Saved(String codec, Path image, double seconds, long raw, long bytes,
+      Instant start, Instant end, String library) {}
+
+  private Saved save(String codec, int run) {
+    Path image = work.resolve(codec.replaceAll("[^A-Za-z0-9]+", "-") + "-run" + run + ".bsave");
+    say("run %d: saving with %s", run, codec);
+    Instant start = Instant.now();
+    SavePipeline.Outcome o =
+        SavePipeline.run(
+            SavePipeline.spec(List.of(library), image, null).withCodec(codec), options, null);
+    ImageSummary s = o.images().get(0);
+    return new Saved(codec, image, o.job().seconds(), s.rawBytes(), s.imageBytes(), start,
+        Instant.now(), s.library());
+  }
+
+  private Measurement upload(
+      S3Store store, S3Settings s3, ObjectUri prefix, int link, Strategy strategy, String codec,
+      int run, Saved saved, TransferCodec transfer) {
+    ObjectUri to = prefix.child((link == 0 ? "unthrottled" : link + "mbps") + "/" + strategy.id()
+        + "/" + codec.replace(':', '-') + "-run" + run + ".bsave");
+    say("run %d, %s: %s with %s", run, link == 0 ? "unthrottled" : link + " Mbit/s",
+        strategy.label(), codec);
+    Instant start = Instant.now();
+    ImageUpload.Result r =
+        ImageUpload.upload(store, saved.image, to,
+            new ImageUpload.Options(transfer, ImageUpload.DEFAULT_PART, 4, link, false), null);
+    Ledger.append(prefix.toString(), s3,
+        new Ledger.Record("upload", saved.library, saved.codec, transfer.spec(),
+            Ledger.strategy("upload", saved.codec, transfer.spec()), start, Instant.now(),
+            r.seconds(), r.rawBytes(), r.storedBytes(), to.toString()));
+    return new Measurement(link, strategy.id(), codec, run, saved.seconds, r.seconds(),
+        saved.raw, saved.bytes, r.storedBytes(), to.toString());
+  }
+
+  private void ledgerSave(ObjectUri prefix, S3Settings s3, Saved s, String codec) {
+    Ledger.append(prefix.toString(), s3,
+        new Ledger.Record("save", s.library, codec, "none", Ledger.strategy("save", codec, "none"),
+            s.start, s.end, s.seconds, s.raw, s.bytes, s.image.toString()));
+  }
+
+  private void say(String format, Object... args) {
+    if (log != null) {
+      log.println(String.format(Locale.ROOT, format, args));
+      log.flush();
+    }
+  }
+}

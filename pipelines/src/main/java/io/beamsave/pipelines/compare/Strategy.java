@@ -1,0 +1,38 @@
+package io.beamsave.pipelines.compare;
+
+/** The ways of getting a library into object storage that {@code compare} measures. */
+public enum Strategy {
+  /** Save with codec none, upload raw: the baseline. */
+  BASELINE("raw-save-raw-transfer", "raw save + raw transfer"),
+  /** Save with codec none, compress during the upload (IBM ICC's way). */
+  COMPRESS_IN_TRANSFER("raw-then-compress-in-transfer", "raw save + compress in transfer"),
+  /** Save with the codec, upload the compressed image raw. */
+  COMPRESS_AT_SAVE("compress-then-raw-transfer", "compress at save + raw transfer"),
+  /** A local save only ({@code bench}). */
+  LOCAL_SAVE("save", "local save");
+
+  private final String id;
+  private final String label;
+
+  Strategy(String id, String label) {
+    this.id = id;
+    this.label = label;
+  }
+
+  public String id() {
+    return id;
+  }
+
+  public String label() {
+    return label;
+  }
+
+  public static Strategy byId(String id) {
+    for (Strategy s : values()) {
+      if (s.id.equals(id)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("unknown strategy " + id);
+  }
+}

@@ -1,0 +1,100 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.testing.S3TestServer;
+import io.beamsave.transforms.store.ObjectUri;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code compare} and {@code bench} end to end against S3Proxy: the report and what it claims. */
+class CompareTest {
+  @TempDir static Path dir;
+  static S3TestServer server;
+  static Path library;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), "trials");
+    library = Files.createDirectories(dir.resolve("ledgers"));
+    Trees.mixedData(library, 6L << 20);
+    Trees.unicodeNames(library);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    server.close();
+  }
+
+  @Test
+  void aSmallComparisonReportsWhatWasMeasuredAndStored() throws Exception {
+    Path out = dir.resolve("report");
+    Cli c = Cli.ok("compare", "--library", library, "--to", "s3://trials/cmp", "--codecs",
+        "lz4,zstd:3", "--runs", "1", "--link-mbps", "0,200", "--out", out, "--quiet",
+        "--s3-endpoint", server.endpoint());
+    assertThat(c.out()).contains("winner at unthrottled:").contains("winner at 200 Mbit/s:");
+
+    JsonNode json = new ObjectMapper().readTree(out.resolve("results.json").toFile());
+    JsonNode runs = json.get("runs");
+    // Per link: the baseline, lz4 and zstd at save, zstd in transfer (lz4 has no transfer form).
+    assertThat(runs).hasSize(2 * 4);
+    assertThat(json.get("winners")).hasSize(2);
+    Map<String, Long> ledgerStored =
+        Ledger.read("s3://trials/cmp", server.settings()).stream()
+            .filter(r -> r.kind().equals("upload"))
+            .collect(Collectors.toMap(Ledger.Record::where, Ledger.Record::storedBytes));
+    assertThat(ledgerStored).hasSize(8);
+    for (JsonNode r : runs) {
+      double save = r.get("saveSeconds").asDouble();
+      double transfer = r.get("transferSeconds").asDouble();
+      assertThat(save).isPositive();
+      assertThat(transfer).isPositive();
+      String object = r.get("object").asText();
+      ObjectUri uri = ObjectUri.parse(object, false);
+      long stored = r.get("storedBytes").asLong();
+      assertThat(Files.size(server.file("trials", uri.key()))).as(object).isEqualTo(stored);
+      assertThat(ledgerStored.get(object)).as("ledger for " + object).isEqualTo(stored);
+      Path target = dir.resolve("restored-" + uri.key().replaceAll("[^A-Za-z0-9]+", "-"));
+      Cli.ok("restore", "--image", object, "--target", target, "--quiet",
+          "--s3-endpoint", server.endpoint());
+      assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).as(object).isNull();
+    }
+    for (JsonNode a : json.get("averages")) {
+      assertThat(a.get("totalSeconds").asDouble())
+          .isCloseTo(a.get("saveSeconds").asDouble() + a.get("transferSeconds").asDouble(),
+              org.assertj.core.data.Offset.offset(1e-9));
+    }
+    List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+    assertThat(csv).hasSize(1 + 8);
+    byte[] png = Files.readAllBytes(out.resolve("chart.png"));
+    assertThat(new String(png, 1, 3, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("PNG");
+    assertThat(Files.readString(out.resolve("index.html")))
+        .contains("<img src=\"chart.png\"").contains("winner at 200 Mbit/s");
+  }
+
+  @Test
+  void benchTabulatesEveryRunOfEveryCodec() throws Exception {
+    Path out = dir.resolve("bench");
+    Cli c = Cli.ok("bench", "--library", library, "--codecs", "none,zstd:3", "--runs", "2",
+        "--out", out, "--quiet");
+    assertThat(c.out()).contains("fastest codec:");
+    List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+    assertThat(csv).hasSize(1 + 4);
+    assertThat(csv.subList(1, 5)).allMatch(l -> l.startsWith("0,save,"));
+    JsonNode json = new ObjectMapper().readTree(out.resolve("results.json").toFile());
+    assertThat(json.get("averages")).hasSize(2);
+    assertThat(json.get("averages").get(1).get("imageBytes").asLong())
+        .isLessThan(json.get("averages").get(0).get("imageBytes").asLong());
+  }
+}
