@@ -1,11 +1,7 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.compare.Experiments;
 import io.beamsave.pipelines.compare.Report;
-import io.beamsave.transforms.io.AssembleImage;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -24,8 +20,7 @@ import picocli.CommandLine.Option;
       "Images are written to a temporary directory and removed."
     })
 final class BenchCommand implements Callable<Integer> {
-  @Option(names = "--library", paramLabel = "DIR", required = true, description = "The library.")
-  Path library;
+  @Mixin ExperimentArgs experiment;
 
   @Option(
       names = "--codecs",
@@ -35,32 +30,14 @@ final class BenchCommand implements Callable<Integer> {
       description = "Codecs to measure. Default: ${DEFAULT-VALUE}.")
   List<String> codecs;
 
-  @Option(names = "--runs", paramLabel = "N", defaultValue = "3",
-      description = "Runs per codec. Default: ${DEFAULT-VALUE}.")
-  int runs;
-
-  @Option(names = "--out", paramLabel = "DIR", description = "Where to write the report files.")
-  Path out;
-
   @Mixin PipelineArgs pipeline;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws IOException {
-    Path work = Files.createTempDirectory("beamsave-bench-");
-    try {
-      Experiments e = new Experiments(library, codecs, runs, work, pipeline.options(),
-          pipeline.progress(spec.commandLine().getErr()));
-      Report report = new Report("beamsave bench: " + library.toAbsolutePath(), e.bench());
-      report.print(spec.commandLine().getOut());
-      if (out != null) {
-        report.write(out);
-        spec.commandLine().getOut().println("report: " + out.resolve("index.html"));
-      }
-    } finally {
-      AssembleImage.deleteTree(work);
-    }
+    experiment.run(codecs, pipeline, spec.commandLine().getOut(), spec.commandLine().getErr(),
+        e -> new Report("beamsave bench: " + experiment.library.toAbsolutePath(), e.bench()));
     return 0;
   }
 }

@@ -1,13 +1,9 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.compare.Experiments;
 import io.beamsave.pipelines.compare.Report;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.io.AssembleImage;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -28,8 +24,7 @@ import picocli.CommandLine.Option;
       "Every save and upload is real and goes into the ledger at --to; objects stay under --to."
     })
 final class CompareCommand implements Callable<Integer> {
-  @Option(names = "--library", paramLabel = "DIR", required = true, description = "The library.")
-  Path library;
+  @Mixin ExperimentArgs experiment;
 
   @Option(names = "--to", paramLabel = "s3://BUCKET/PREFIX", required = true,
       description = "Where the uploads go (one object per strategy, codec, run and link speed).")
@@ -43,10 +38,6 @@ final class CompareCommand implements Callable<Integer> {
       description = "Codecs to compare with the baseline. Default: ${DEFAULT-VALUE}.")
   List<String> codecs;
 
-  @Option(names = "--runs", paramLabel = "N", defaultValue = "3",
-      description = "Runs of each. Default: ${DEFAULT-VALUE}.")
-  int runs;
-
   @Option(
       names = "--link-mbps",
       paramLabel = "N[,N...]",
@@ -54,9 +45,6 @@ final class CompareCommand implements Callable<Integer> {
       defaultValue = "0",
       description = "Link speeds to emulate, in Mbit/s (0: unthrottled). Default: ${DEFAULT-VALUE}.")
   List<Integer> links;
-
-  @Option(names = "--out", paramLabel = "DIR", description = "Where to write the report files.")
-  Path out;
 
   @Mixin PipelineArgs pipeline;
 
@@ -70,20 +58,10 @@ final class CompareCommand implements Callable<Integer> {
     if (links.stream().anyMatch(l -> l < 0)) {
       throw new BeamsaveException("--link-mbps must not be negative");
     }
-    Path work = Files.createTempDirectory("beamsave-compare-");
-    try {
-      Experiments e = new Experiments(library, codecs, runs, work, pipeline.options(),
-          pipeline.progress(spec.commandLine().getErr()));
-      Report report = new Report("beamsave compare: " + library.toAbsolutePath() + " to " + prefix,
-          e.compare(prefix, links, s3.settings()));
-      report.print(spec.commandLine().getOut());
-      if (out != null) {
-        report.write(out);
-        spec.commandLine().getOut().println("report: " + out.resolve("index.html"));
-      }
-    } finally {
-      AssembleImage.deleteTree(work);
-    }
+    experiment.run(codecs, pipeline, spec.commandLine().getOut(), spec.commandLine().getErr(),
+        e -> new Report(
+            "beamsave compare: " + experiment.library.toAbsolutePath() + " to " + prefix,
+            e.compare(prefix, links, s3.settings())));
     return 0;
   }
 }
