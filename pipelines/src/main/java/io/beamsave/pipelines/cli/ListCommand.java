@@ -26,21 +26,14 @@ final class ListCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
-  @Option(
-      names = "--image",
-      paramLabel = "PATH",
-      required = true,
-      description = "The image: a file, or s3://BUCKET/KEY (read with ranged GETs).")
-  String image;
-
-  @Mixin S3Args s3;
+  @Mixin ImageArgs image;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
     Catalog c;
-    try (ImageRef ref = ImageRef.of(image, s3.settings(), null)) {
+    try (ImageRef ref = image.open(null)) {
       c = ref.readCatalog();
     }
     PrintWriter out = spec.commandLine().getOut();

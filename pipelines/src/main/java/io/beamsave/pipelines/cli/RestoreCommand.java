@@ -25,14 +25,7 @@ import picocli.CommandLine.Option;
           + " Nothing is ever written outside --target."
     })
 final class RestoreCommand implements Callable<Integer> {
-  @Option(
-      names = "--image",
-      paramLabel = "PATH",
-      required = true,
-      description = "The image: a file, or s3://BUCKET/KEY (read with ranged GETs).")
-  String image;
-
-  @Mixin S3Args s3;
+  @Mixin ImageArgs image;
 
   @Option(
       names = "--target",
@@ -63,7 +56,7 @@ final class RestoreCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     RestorePipeline.Outcome o;
-    try (ImageRef ref = ImageRef.of(image, s3.settings(), progress)) {
+    try (ImageRef ref = image.open(progress)) {
       o = RestorePipeline.run(ref, target, includes, overwrite, pipeline.options(), progress);
     }
     spec.commandLine()

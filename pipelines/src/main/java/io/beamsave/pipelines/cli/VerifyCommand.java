@@ -19,14 +19,7 @@ import picocli.CommandLine.Option;
         "Check an image: header, trailer and catalog, every block checksum and every file"
             + " digest. Writes nothing; exits non-zero naming the damaged shard, block or file.")
 final class VerifyCommand implements Callable<Integer> {
-  @Option(
-      names = "--image",
-      paramLabel = "PATH",
-      required = true,
-      description = "The image: a file, or s3://BUCKET/KEY (read with ranged GETs).")
-  String image;
-
-  @Mixin S3Args s3;
+  @Mixin ImageArgs image;
 
   @Mixin PipelineArgs pipeline;
 
@@ -36,7 +29,7 @@ final class VerifyCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     VerifyPipeline.Outcome o;
-    try (ImageRef ref = ImageRef.of(image, s3.settings(), progress)) {
+    try (ImageRef ref = image.open(progress)) {
       o = VerifyPipeline.run(ref, pipeline.options(), progress);
     }
     PrintWriter out = spec.commandLine().getOut();
@@ -44,7 +37,7 @@ final class VerifyCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "OK %s: %d files, %s in %d shards; every block and digest checked in %.2fs",
-            image,
+            image.image,
             o.catalog().fileCount(),
             Sizes.human(o.bytesChecked()),
             o.catalog().shards().size(),

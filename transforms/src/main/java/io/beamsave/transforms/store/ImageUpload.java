@@ -6,7 +6,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -88,8 +87,6 @@ public final class ImageUpload {
   private final ObjectUri to;
   private final Options o;
   private final LongConsumer rawProgress;
-  /** Set when resume found the interrupted upload, but with no part stored yet. */
-  private boolean resumedEmpty;
 
   private ImageUpload(S3Store store, Path image, ObjectUri to, Options o, LongConsumer progress) {
     this.store = store;
@@ -123,8 +120,9 @@ public final class ImageUpload {
       // S3 allows 10,000 parts: a huge image gets larger parts rather than failing.
       long chunk = Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
       Map<Integer, Part> existing = new HashMap<>();
-      String uploadId = begin(size, chunk, existing);
-      boolean resumed = !existing.isEmpty() || resumedEmpty;
+      Begun begun = begin(size, chunk, existing);
+      String uploadId = begun.uploadId();
+      boolean resumed = begun.resumed();
       try {
         Sent sent = send(ch, size, chunk, uploadId, existing);
         finish(uploadId, sent);
@@ -144,7 +142,10 @@ public final class ImageUpload {
   }
 
   /** Starts a new upload or, with resume, finds the one to continue and its stored parts. */
-  private String begin(long size, long chunk, Map<Integer, Part> existing) {
+  /** The upload to send parts to, and whether it is an interrupted one being continued. */
+  private record Begun(String uploadId, boolean resumed) {}
+
+  private Begun begin(long size, long chunk, Map<Integer, Part> existing) {
     ObjectUri stateUri = stateObject(to);
     Properties state = readState(stateUri);
     if (state != null && o.resume()) {
@@ -169,8 +170,7 @@ public final class ImageUpload {
         for (Part p : parts) {
           existing.put(p.partNumber(), p);
         }
-        resumedEmpty = parts.isEmpty();
-        return id;
+        return new Begun(id, true);
       }
     }
     if (state != null && !o.resume()) {
@@ -199,7 +199,7 @@ public final class ImageUpload {
       abortQuietly(id);
       throw e;
     }
-    return id;
+    return new Begun(id, false);
   }
 
   /** The parts stored for upload {@code id}, or null when there is no such upload any more. */
@@ -472,9 +472,5 @@ public final class ImageUpload {
       t.setDaemon(true);
       return t;
     };
-  }
-
-  static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
   }
 }

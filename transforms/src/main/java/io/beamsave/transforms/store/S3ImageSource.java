@@ -21,7 +21,6 @@ public final class S3ImageSource implements ImageSource {
   private byte[] window = new byte[0];
   private long windowStart;
   private int windowLen;
-  private long bytesFetched;
 
   S3ImageSource(S3Store store, ObjectUri uri, long size) {
     this.store = store;
@@ -37,11 +36,6 @@ public final class S3ImageSource implements ImageSource {
   @Override
   public long size() {
     return size;
-  }
-
-  /** Bytes fetched from the store so far. */
-  public long bytesFetched() {
-    return bytesFetched;
   }
 
   @Override
@@ -65,14 +59,12 @@ public final class S3ImageSource implements ImageSource {
         window = new byte[Math.max(n, Math.min(WINDOW, window.length * 2))];
       }
       store.read(uri, pos, window, 0, n);
-      bytesFetched += n;
       windowStart = pos;
       windowLen = n;
       System.arraycopy(window, 0, buf, off, len);
       return;
     }
     store.read(uri, pos, buf, off, len);
-    bytesFetched += len;
   }
 
   @Override
