@@ -62,13 +62,15 @@ class ObjectStorageTest {
     int port = server.port();
     Cli save = ok(port, "save", "--library", library, "--image", "s3://backups/direct/payroll.bsave",
         "--shard-size", "2MiB", "--quiet");
-    assertThat(save.out()).contains("image: s3://backups/direct/payroll.bsave");
+    assertThat(save.out()).contains("image: s3://backups/direct/payroll.bsave")
+        .contains("uploaded while saving: s3://backups/direct/payroll.bsave");
     assertThat(server.file(BUCKET, "direct/payroll.bsave")).exists();
     Path target = dir.resolve("restored-direct");
     ok(port, "restore", "--image", "s3://backups/direct/payroll.bsave", "--target", target, "--quiet");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
     Cli history = ok(port, "history", "--at", "s3://backups/direct");
-    assertThat(history.out()).contains("save").contains("payroll").contains("compress at save")
+    assertThat(history.out()).contains("save-upload").contains("payroll")
+        .contains("compress while transferring")
         .contains("s3://backups/direct/payroll.bsave");
     // No staging or partial image left on the local disk.
     try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {

@@ -24,6 +24,10 @@ final class CodecsCommand implements Callable<Integer> {
     out.println("zlib[:N]      1-9     " + Codecs.DEFAULT_ZLIB_LEVEL + "        JDK Deflater, zlib streams");
     out.println("zstd[:N]      1-22    " + Codecs.DEFAULT_ZSTD_LEVEL + "        zstd-jni, Zstandard frames");
     out.println("xz[:N]        0-9     " + Codecs.DEFAULT_XZ_PRESET + "        tukaani xz, .xz streams");
+    out.println("auto[:MBPS]   link    none     per block: raw if a trial finds it incompressible,");
+    out.println("                               else lz4 or zstd:1-19, the level that keeps the");
+    out.println("                               cores and a link of MBPS Mbit/s equally busy");
+    out.println("                               (save --link-mbps sets MBPS; none: fastest level)");
     out.println();
     out.println("IBM i DTACPR  codec");
     for (Map.Entry<String, String> e : Codecs.dtacprAliases().entrySet()) {

@@ -18,7 +18,9 @@ import picocli.CommandLine.Option;
     description = {
       "Measure, per codec, run and link speed, how long it takes to get a library into object"
           + " storage: raw save + raw transfer (baseline), raw save + compress in transfer (IBM"
-          + " ICC's way; zlib and zstd), and compress at save + raw transfer. Prints every run,"
+          + " ICC's way; zlib and zstd), compress at save + raw transfer, and compress while"
+          + " transferring (the image is uploaded while later shards still compress). auto is"
+          + " tuned to each link speed (docs/auto-codec.md). Prints every run,"
           + " the averages and the winner at each link speed; with --out, also results.csv,"
           + " results.json, chart.png and index.html.",
       "Every save and upload is real and goes into the ledger at --to; objects stay under --to."
@@ -34,7 +36,7 @@ final class CompareCommand implements Callable<Integer> {
       names = "--codecs",
       paramLabel = "LIST",
       split = ",",
-      defaultValue = "lz4,zlib:6,zstd:3,xz:6",
+      defaultValue = "lz4,zlib:6,zstd:3,auto",
       description = "Codecs to compare with the baseline. Default: ${DEFAULT-VALUE}.")
   List<String> codecs;
 

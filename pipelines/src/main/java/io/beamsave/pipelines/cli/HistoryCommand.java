@@ -41,7 +41,7 @@ final class HistoryCommand implements Callable<Integer> {
       return 0;
     }
     int lib = Math.max(7, records.stream().mapToInt(r -> r.library().length()).max().orElse(7));
-    String row = "%-19s  %-6s  %-" + lib + "s  %-8s  %-8s  %-20s  %9s  %10s  %10s  %6s  %s%n";
+    String row = "%-19s  %-11s  %-" + lib + "s  %-8s  %-8s  %-27s  %9s  %10s  %10s  %6s  %s%n";
     out.printf(Locale.ROOT, row, "start (UTC)", "kind", "library", "codec", "transfer",
         "strategy", "seconds", "raw", "stored", "ratio", "where");
     for (Ledger.Record r : records) {

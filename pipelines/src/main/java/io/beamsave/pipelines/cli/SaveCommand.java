@@ -13,6 +13,9 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.TransferCodec;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -45,7 +48,8 @@ final class SaveCommand implements Callable<Integer> {
           "The image file to write; with several libraries, a directory that receives"
               + " <library-dir-name>.bsave per library. An existing image is replaced only once"
               + " the new one is complete. s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"
-              + " libraries) assembles the image in staging and uploads it.")
+              + " libraries) assembles the image in staging and uploads it; on the DirectRunner"
+              + " the upload runs while the image is being written.")
   String image;
 
   @Option(
@@ -53,7 +57,7 @@ final class SaveCommand implements Callable<Integer> {
       paramLabel = "CODEC",
       defaultValue = "zstd:3",
       description =
-          "none, lz4, zlib[:1-9], zstd[:1-22], xz[:0-9], or an IBM i DTACPR name (*NO, *LOW,"
+          "none, lz4, zlib[:1-9], zstd[:1-22], xz[:0-9], auto[:LINK_MBPS], or an IBM i DTACPR name (*NO, *LOW,"
               + " *MEDIUM, *HIGH, *ZLIB); see 'beamsave codecs'. Default: ${DEFAULT-VALUE}.")
   String codec;
 
@@ -92,6 +96,17 @@ final class SaveCommand implements Callable<Integer> {
   boolean allowChanging;
 
   @Option(
+      names = "--link-mbps",
+      paramLabel = "N",
+      defaultValue = "0",
+      description =
+          "The speed in Mbit/s of the link the image will cross. Tunes --codec auto (the level"
+              + " that keeps the cores and the link equally busy) and throttles the upload of"
+              + " s3:// images to emulate such a link. Default: no link (auto picks its fastest"
+              + " level; uploads go as fast as they can).")
+  int linkMbps;
+
+  @Option(
       names = "--report-json",
       paramLabel = "FILE",
       description = "Also write the report as one JSON object to FILE.")
@@ -103,6 +118,11 @@ final class SaveCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** {@code auto} takes the link speed from --link-mbps unless its spec names one. */
+  static String codecForLink(String codec, int linkMbps) {
+    return linkMbps > 0 && codec.trim().equalsIgnoreCase("auto") ? "auto:" + linkMbps : codec;
+  }
+
   @Override
   public Integer call() throws IOException {
     PrintWriter out = spec.commandLine().getOut();
@@ -110,7 +130,7 @@ final class SaveCommand implements Callable<Integer> {
     try {
       save =
           SavePipeline.spec(libraries, image, staging, s3.settings())
-              .withCodec(codec)
+              .withCodec(codecForLink(codec, linkMbps))
               .withShardSize(Sizes.parse(shardSize))
               .withBlockSize(Sizes.parse(blockSize))
               .withAllowChanging(allowChanging);
@@ -122,8 +142,15 @@ final class SaveCommand implements Callable<Integer> {
       ListLibrary.walkAhead(save);
     }
     Instant start = Instant.now();
+    ImageUpload.Options upload;
+    try {
+      upload = new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, linkMbps, false);
+    } catch (IllegalArgumentException e) {
+      throw new BeamsaveException(e.getMessage());
+    }
     SavePipeline.Outcome outcome =
-        SavePipeline.run(save, pipeline.options(), pipeline.progress(spec.commandLine().getErr()));
+        SavePipeline.run(
+            save, pipeline.options(), pipeline.progress(spec.commandLine().getErr()), upload);
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     out.println(SaveReport.header());
@@ -132,6 +159,12 @@ final class SaveCommand implements Callable<Integer> {
     for (ImageSummary s : outcome.images()) {
       out.println("image: " + s.image());
     }
+    for (ImageUpload.Result r : outcome.uploadedWhileSaving()) {
+      out.printf(Locale.ROOT, "uploaded while saving: %s, %s in %d parts; saved in %.2fs, stored"
+              + " %.2fs after the save began%n",
+          r.to(), Sizes.human(r.storedBytes()), r.parts(), outcome.job().seconds(),
+          outcome.seconds());
+    }
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
     if (changed > 0) {
       out.println("warning: " + changed + " file(s) changed while being saved; marked in the image");
@@ -139,14 +172,19 @@ final class SaveCommand implements Callable<Integer> {
     if (reportJson != null) {
       report.writeJson(reportJson);
     }
+    java.util.Map<String, ImageUpload.Result> uploaded = new java.util.HashMap<>();
+    outcome.uploadedWhileSaving().forEach(r -> uploaded.put(r.to().toString(), r));
     for (ImageSummary s : outcome.images()) {
+      ImageUpload.Result r = uploaded.get(s.image());
+      String kind = r == null ? "save" : "save-upload";
       Ledger.append(
           Ledger.besideImage(s.image()),
           save.store(),
           new Ledger.Record(
-              "save", s.library(), save.codec(), "none",
-              Ledger.strategy("save", save.codec(), "none"), start, end,
-              outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image()));
+              kind, s.library(), save.codec(), "none",
+              Ledger.strategy(kind, save.codec(), "none"), start, end,
+              r == null ? outcome.job().seconds() : outcome.seconds(), s.rawBytes(),
+              r == null ? s.imageBytes() : r.storedBytes(), s.image()));
     }
     return 0;
   }

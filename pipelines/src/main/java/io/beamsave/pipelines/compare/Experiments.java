@@ -64,7 +64,7 @@ public final class Experiments {
     for (int run = 1; run <= runs; run++) {
       for (String codec : codecs) {
         Saved s = save(codec, run);
-        rows.add(new Measurement(0, Strategy.LOCAL_SAVE.id(), codec, run, s.seconds, 0,
+        rows.add(Measurement.sequential(0, Strategy.LOCAL_SAVE.id(), codec, run, s.seconds, 0,
             s.raw, s.bytes, 0, null));
         Files.deleteIfExists(s.image);
       }
@@ -74,9 +74,11 @@ public final class Experiments {
 
   /**
    * {@code compare}: per run, one raw save and one save per codec, then at each link speed the
-   * baseline upload and, per codec, the compressed image uploaded raw and the raw image uploaded
-   * with the codec as transfer compression (zlib and zstd only: the transfer codecs). Every
-   * save and upload goes into the ledger at {@code prefix}.
+   * baseline upload and, per codec, the compressed image uploaded raw, the raw image uploaded
+   * with the codec as transfer compression (zlib and zstd only: the transfer codecs), and a
+   * save with the codec that uploads the image while writing it (overlapped). {@code auto} is
+   * tuned to each link, so its images are saved once per link speed. Every save and upload goes
+   * into the ledger at {@code prefix}.
    */
   public List<Measurement> compare(ObjectUri prefix, List<Integer> linksMbps, S3Settings s3)
       throws IOException {
@@ -88,7 +90,7 @@ public final class Experiments {
       ledgerSave(prefix, s3, raw, "none");
       Map<String, Saved> compressed = new LinkedHashMap<>();
       for (String codec : codecs) {
-        if (!codec.equals("none")) {
+        if (!codec.equals("none") && !isAuto(codec)) {
           Saved s = save(codec, run);
           ledgerSave(prefix, s3, s, codec);
           compressed.put(codec, s);
@@ -97,14 +99,26 @@ public final class Experiments {
       for (int link : linksMbps) {
         rows.add(upload(store, s3, prefix, link, Strategy.BASELINE, "none", run, raw,
             TransferCodec.NONE));
-        for (Map.Entry<String, Saved> e : compressed.entrySet()) {
-          rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_AT_SAVE, e.getKey(), run,
-              e.getValue(), TransferCodec.NONE));
-          TransferCodec inTransfer = transferForm(e.getKey());
+        for (String codec : codecs) {
+          if (codec.equals("none")) {
+            continue;
+          }
+          Saved saved = compressed.get(codec);
+          if (saved == null) {
+            saved = save(forLink(codec, link), run);
+            ledgerSave(prefix, s3, saved, saved.codec);
+          }
+          rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_AT_SAVE, codec, run, saved,
+              TransferCodec.NONE));
+          if (saved != compressed.get(codec)) {
+            Files.deleteIfExists(saved.image);
+          }
+          TransferCodec inTransfer = transferForm(codec);
           if (inTransfer != null) {
-            rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_IN_TRANSFER, e.getKey(),
+            rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_IN_TRANSFER, codec,
                 run, raw, inTransfer));
           }
+          rows.add(overlapped(s3, prefix, link, codec, run));
         }
       }
       Files.deleteIfExists(raw.image);
@@ -113,6 +127,46 @@ public final class Experiments {
       }
     }
     return rows;
+  }
+
+  static boolean isAuto(String codec) {
+    return codec.equals("auto") || codec.startsWith("auto:");
+  }
+
+  /** {@code auto} tuned to {@code link} (unthrottled: its fastest level); others unchanged. */
+  static String forLink(String codec, int link) {
+    return codec.equals("auto") && link > 0 ? "auto:" + link : codec;
+  }
+
+  /** Saves with {@code codec} straight to the store, the upload running while shards compress. */
+  private Measurement overlapped(S3Settings s3, ObjectUri prefix, int link, String codec, int run) {
+    ObjectUri to = objectFor(prefix, link, Strategy.OVERLAPPED, codec, run);
+    String saveCodec = forLink(codec, link);
+    say("run %d, %s: %s with %s", run, linkName(link), Strategy.OVERLAPPED.label(), saveCodec);
+    Instant start = Instant.now();
+    SavePipeline.Outcome o =
+        SavePipeline.run(
+            SavePipeline.spec(List.of(library), to.toString(), work, s3).withCodec(saveCodec),
+            options, null,
+            new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link, false));
+    ImageSummary s = o.images().get(0);
+    ImageUpload.Result r = o.uploadedWhileSaving().get(0);
+    Ledger.append(prefix.toString(), s3,
+        new Ledger.Record("save-upload", s.library(), saveCodec, "none",
+            Ledger.strategy("save-upload", saveCodec, "none"), start, Instant.now(),
+            o.seconds(), s.rawBytes(), r.storedBytes(), to.toString()));
+    return new Measurement(link, Strategy.OVERLAPPED.id(), codec, run, o.job().seconds(),
+        r.seconds(), o.seconds(), s.rawBytes(), s.imageBytes(), r.storedBytes(), to.toString());
+  }
+
+  private static ObjectUri objectFor(
+      ObjectUri prefix, int link, Strategy strategy, String codec, int run) {
+    return prefix.child((link == 0 ? "unthrottled" : link + "mbps") + "/" + strategy.id()
+        + "/" + codec.replace(':', '-') + "-run" + run + ".bsave");
+  }
+
+  private static String linkName(int link) {
+    return link == 0 ? "unthrottled" : link + " Mbit/s";
   }
 
   /** The transfer codec doing what {@code codec} does, or null (lz4 and xz have none). */
@@ -138,10 +192,8 @@ public final class Experiments {
   private Measurement upload(
       S3Store store, S3Settings s3, ObjectUri prefix, int link, Strategy strategy, String codec,
       int run, Saved saved, TransferCodec transfer) {
-    ObjectUri to = prefix.child((link == 0 ? "unthrottled" : link + "mbps") + "/" + strategy.id()
-        + "/" + codec.replace(':', '-') + "-run" + run + ".bsave");
-    say("run %d, %s: %s with %s", run, link == 0 ? "unthrottled" : link + " Mbit/s",
-        strategy.label(), codec);
+    ObjectUri to = objectFor(prefix, link, strategy, codec, run);
+    say("run %d, %s: %s with %s", run, linkName(link), strategy.label(), saved.codec);
     Instant start = Instant.now();
     ImageUpload.Result r =
         ImageUpload.upload(store, saved.image, to,
@@ -150,7 +202,7 @@ public final class Experiments {
         new Ledger.Record("upload", saved.library, saved.codec, transfer.spec(),
             Ledger.strategy("upload", saved.codec, transfer.spec()), start, Instant.now(),
             r.seconds(), r.rawBytes(), r.storedBytes(), to.toString()));
-    return new Measurement(link, strategy.id(), codec, run, saved.seconds, r.seconds(),
+    return Measurement.sequential(link, strategy.id(), codec, run, saved.seconds, r.seconds(),
         saved.raw, saved.bytes, r.storedBytes(), to.toString());
   }
 

@@ -4,6 +4,7 @@ import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.io.UploadImages;
+import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.S3Store;
@@ -41,13 +42,23 @@ public final class SavePipeline {
 
   /** Adds the save to {@code p}; returns (library, image path) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
+    return build(p, spec, true);
+  }
+
+  /**
+   * Like {@link #build(Pipeline, SaveSpec)}; without {@code uploadStage}, images with an upload
+   * target are left in staging for the driver to upload (see {@link UploadsWhileSaving}).
+   */
+  static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec, boolean uploadStage) {
     PCollection<KV<String, String>> images =
         p.apply("ListLibrary", ListLibrary.of(spec))
             .apply("PlanShards", PlanShards.of(spec))
             .apply("Reshuffle", Reshuffle.viaRandomKey())
             .apply("CompressShard", CompressShards.of(spec))
             .apply("AssembleImage", AssembleImage.of(spec));
-    return spec.uploads() ? images.apply("UploadImage", UploadImages.of(spec)) : images;
+    return spec.uploads() && uploadStage
+        ? images.apply("UploadImage", UploadImages.of(spec))
+        : images;
   }
 
   /**
@@ -153,29 +164,60 @@ public final class SavePipeline {
         + "-" + ProcessHandle.current().pid();
   }
 
-  /** What a finished save produced: a summary of each image, and the job. */
-  public record Outcome(SaveSpec spec, List<ImageSummary> images, JobResult job) {}
+  /**
+   * What a finished save produced: a summary of each image, the job, the uploads made while
+   * saving (empty when images were uploaded by the pipeline or not at all), and the seconds from
+   * the start of the run to the last upload's completion.
+   */
+  public record Outcome(
+      SaveSpec spec, List<ImageSummary> images, JobResult job,
+      List<ImageUpload.Result> uploadedWhileSaving, double seconds) {}
+
+  /** {@link #run(SaveSpec, PipelineOptions, PrintWriter, ImageUpload.Options)} with default uploads. */
+  public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
+    return run(spec, options, progress, ImageUpload.Options.defaults());
+  }
 
   /**
-   * Runs the save to its end. On failure, removes the staging directory and every partial image
-   * of this run, then rethrows; images already completed stay (each is whole).
+   * Runs the save to its end. Images with an upload target are uploaded with {@code upload}:
+   * on the DirectRunner while they are being written ({@link UploadsWhileSaving}), on other
+   * runners once each is complete. On failure, removes the staging directory and every partial
+   * image of this run, aborts uploads, then rethrows; images already completed stay (each is
+   * whole).
    */
-  public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
+  public static Outcome run(
+      SaveSpec spec, PipelineOptions options, PrintWriter progress, ImageUpload.Options upload) {
+    long start = System.nanoTime();
+    boolean whileSaving = spec.uploads() && runsInThisJvm(options);
     Pipeline p = Pipeline.create(options);
-    build(p, spec);
+    build(p, spec, !whileSaving);
     Path staging = Path.of(spec.staging());
     // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
     removePartialImages(spec);
+    UploadsWhileSaving uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
     try {
       JobResult job = Job.run(p, Job.saving(), progress);
+      List<ImageUpload.Result> uploaded = List.of();
+      if (uploads != null) {
+        if (progress != null) {
+          progress.println("finishing the upload" + (spec.libraries().size() > 1 ? "s" : "")
+              + " begun while saving");
+          progress.flush();
+        }
+        uploaded = uploads.finish();
+        uploads = null;
+      }
       List<ImageSummary> saved = new ArrayList<>();
       for (String library : spec.libraries().keySet()) {
         saved.add(ImageSummary.read(spec, library));
       }
-      return new Outcome(spec, saved, job);
+      return new Outcome(spec, saved, job, uploaded, (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new BeamsaveException("cannot read the summary of an image just written: " + e, e);
     } catch (RuntimeException e) {
+      if (uploads != null) {
+        uploads.abort("the save failed");
+      }
       removePartialImages(spec);
       throw e;
     } finally {
@@ -186,6 +228,11 @@ public final class SavePipeline {
         System.err.println("beamsave: warning: cannot remove staging " + staging + ": " + e);
       }
     }
+  }
+
+  /** Whether the runner's workers run in this JVM and so write to this machine's disk. */
+  static boolean runsInThisJvm(PipelineOptions options) {
+    return options.getRunner().getSimpleName().equals("DirectRunner");
   }
 
   private static void removePartialImages(SaveSpec spec) {

@@ -75,6 +75,9 @@ public final class Ledger {
     if (kind.equals("upload")) {
       return "none".equals(transferCodec) ? "raw transfer" : "compress in transfer";
     }
+    if (kind.equals("save-upload")) {
+      return "none".equals(codec) ? "raw save while transferring" : "compress while transferring";
+    }
     return "none".equals(codec) ? "raw save" : "compress at save";
   }
 

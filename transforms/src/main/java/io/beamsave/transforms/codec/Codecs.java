@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * The codec registry: parses specs ({@code none}, {@code lz4}, {@code zlib[:1-9]}, {@code
- * zstd[:1-22]}, {@code xz[:0-9]}) and the IBM i {@code SAVLIB DTACPR} names, and finds the
+ * zstd[:1-22]}, {@code xz[:0-9]}, {@code auto[:LINK_MBPS]}) and the IBM i {@code SAVLIB DTACPR} names, and finds the
  * decompressor for a block's {@link CodecId}.
  */
 public final class Codecs {
@@ -31,7 +31,7 @@ public final class Codecs {
   }
 
   private static final String EXPECTED =
-      "expected none, lz4, zlib[:1-9], zstd[:1-22], xz[:0-9] or one of " + DTACPR.keySet();
+      "expected none, lz4, zlib[:1-9], zstd[:1-22], xz[:0-9], auto[:LINK_MBPS] or one of " + DTACPR.keySet();
 
   private Codecs() {}
 
@@ -70,6 +70,8 @@ public final class Codecs {
         return new ZstdCodec(level(spec, level, DEFAULT_ZSTD_LEVEL, 1, 22));
       case "xz":
         return new XzCodec(level(spec, level, DEFAULT_XZ_PRESET, 0, 9));
+      case "auto":
+        return new AutoCodec(level(spec, level, 0, 1, 1_000_000));
       default:
         throw new IllegalArgumentException("unknown codec '" + spec + "': " + EXPECTED);
     }

@@ -12,6 +12,14 @@ public interface Compressor extends AutoCloseable {
    */
   int compress(byte[] src, int srcOff, int srcLen, byte[] dst, int dstOff, int dstCapacity);
 
+  /**
+   * The codec that produced the last block, for compressors that choose per block ({@code
+   * auto}); null means the codec's own id.
+   */
+  default CodecId lastCodec() {
+    return null;
+  }
+
   @Override
   void close();
 }

@@ -44,12 +44,13 @@ public final class BlockEncoder implements AutoCloseable {
     } else {
       // One byte less than raw: a block that does not shrink is stored raw (DESIGN.md).
       int n = codec.id() == CodecId.STORED ? -1 : compressor.compress(raw, 0, len, out, 0, len - 1);
-      if (n < 0) {
+      if (n < 0 || compressor.lastCodec() == CodecId.STORED) {
         id = CodecId.STORED;
         payload = raw;
         stored = len;
       } else {
-        id = codec.id();
+        CodecId chosen = compressor.lastCodec();
+        id = chosen != null ? chosen : codec.id();
         payload = out;
         stored = n;
       }

@@ -82,15 +82,29 @@ public final class ImageUpload {
       boolean resumed,
       double seconds) {}
 
+  /**
+   * The bytes to send: a finished file, or one still being written ({@link GrowingFile}).
+   * {@code read} blocks until the bytes exist and returns fewer than asked only at the end.
+   */
+  private interface Input extends AutoCloseable {
+    /** The length, or -1 while it is not known yet. */
+    long size();
+
+    int read(byte[] b, long pos, int n) throws IOException;
+
+    @Override
+    void close() throws IOException;
+  }
+
   private final S3Store store;
-  private final Path image;
+  private final String name;
   private final ObjectUri to;
   private final Options o;
   private final LongConsumer rawProgress;
 
-  private ImageUpload(S3Store store, Path image, ObjectUri to, Options o, LongConsumer progress) {
+  private ImageUpload(S3Store store, String name, ObjectUri to, Options o, LongConsumer progress) {
     this.store = store;
-    this.image = image;
+    this.name = name;
     this.to = to;
     this.o = o;
     this.rawProgress = progress == null ? n -> {} : progress;
@@ -103,7 +117,46 @@ public final class ImageUpload {
    */
   public static Result upload(
       S3Store store, Path image, ObjectUri to, Options options, LongConsumer progress) {
-    return new ImageUpload(store, image, to, options, progress).run();
+    ImageUpload u = new ImageUpload(store, image.getFileName().toString(), to, options, progress);
+    Input in;
+    try {
+      in = fileInput(image);
+    } catch (NoSuchFileException e) {
+      throw new BeamsaveException(image + ": no such image");
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read", image, e);
+    }
+    return u.run(in, image.toString());
+  }
+
+  /**
+   * Uploads an image while it is still being written, part by part as it grows, completing the
+   * object once the writer has finished it; a writer that fails aborts the upload. Such an
+   * upload cannot be resumed (its length was unknown when it began).
+   */
+  public static Result uploadWhileWritten(
+      S3Store store, GrowingFile image, String name, ObjectUri to, Options options,
+      LongConsumer progress) {
+    if (options.resume()) {
+      throw new IllegalArgumentException("an image still being written cannot be resumed");
+    }
+    Input in = new Input() {
+      @Override
+      public long size() {
+        return image.finalLength();
+      }
+
+      @Override
+      public int read(byte[] b, long pos, int n) throws IOException {
+        return image.read(b, pos, n);
+      }
+
+      @Override
+      public void close() throws IOException {
+        image.close();
+      }
+    };
+    return new ImageUpload(store, name, to, options, progress).run(in, name);
   }
 
   /** Where the state of an upload in progress to {@code to} is kept. */
@@ -111,37 +164,60 @@ public final class ImageUpload {
     return new ObjectUri(to.bucket(), to.key() + STATE_SUFFIX);
   }
 
-  private Result run() {
+  private static Input fileInput(Path image) throws IOException {
+    FileChannel ch = FileChannel.open(image, StandardOpenOption.READ);
+    long size = ch.size();
+    return new Input() {
+      @Override
+      public long size() {
+        return size;
+      }
+
+      @Override
+      public int read(byte[] b, long pos, int n) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(b, 0, n);
+        while (buf.hasRemaining()) {
+          if (ch.read(buf, pos + buf.position()) < 0) {
+            throw new IOException("image shrank while it was being uploaded");
+          }
+        }
+        return n;
+      }
+
+      @Override
+      public void close() throws IOException {
+        ch.close();
+      }
+    };
+  }
+
+  private Result run(Input in, String where) {
     long start = System.nanoTime();
-    long size;
-    try (FileChannel ch = FileChannel.open(image, StandardOpenOption.READ)) {
-      size = ch.size();
+    try (in) {
+      long size = in.size();
       store.checkBucket(to);
       // S3 allows 10,000 parts: a huge image gets larger parts rather than failing.
-      long chunk = Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
+      long chunk = size < 0 ? o.partSize() : Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
       Map<Integer, Part> existing = new HashMap<>();
       Begun begun = begin(size, chunk, existing);
       String uploadId = begun.uploadId();
       boolean resumed = begun.resumed();
       try {
-        Sent sent = send(ch, size, chunk, uploadId, existing);
+        Sent sent = send(in, chunk, uploadId, existing);
         finish(uploadId, sent);
         store.delete(stateObject(to));
         return new Result(
-            to, o.codec(), size, sent.stored, sent.parts.size(), sent.reused, resumed,
+            to, o.codec(), sent.raw, sent.stored, sent.parts.size(), sent.reused, resumed,
             (System.nanoTime() - start) / 1e9);
       } catch (RuntimeException | Error e) {
         abortQuietly(uploadId);
         throw e;
       }
-    } catch (NoSuchFileException e) {
-      throw new BeamsaveException(image + ": no such image");
     } catch (IOException e) {
-      throw BeamsaveException.io("cannot read", image, e);
+      throw BeamsaveException.io("cannot read", Path.of(where), e);
     }
   }
 
-  /** Starts a new upload or, with resume, finds the one to continue and its stored parts. */
   /** The upload to send parts to, and whether it is an interrupted one being continued. */
   private record Begun(String uploadId, boolean resumed) {}
 
@@ -157,6 +233,11 @@ public final class ImageUpload {
         throw new BeamsaveException(
             to + ": the interrupted upload used --transfer-codec " + codec + " and --part-size "
                 + stateChunk + "; resume with the same options, or upload again without --resume");
+      }
+      if (stateSize < 0) {
+        throw new BeamsaveException(
+            to + ": the interrupted upload was sent while its image was being written and cannot"
+                + " be resumed; upload again without --resume");
       }
       if (stateSize != size) {
         throw new BeamsaveException(
@@ -179,14 +260,16 @@ public final class ImageUpload {
     }
     Map<String, String> meta = new HashMap<>();
     meta.put(META_CODEC, o.codec().spec());
-    meta.put(META_RAW_LENGTH, Long.toString(size));
+    if (size >= 0) {
+      meta.put(META_RAW_LENGTH, Long.toString(size));
+    }
     String id = store.createMultipart(to, o.codec().contentType(), meta);
     Properties p = new Properties();
     p.setProperty("uploadId", id);
     p.setProperty("codec", o.codec().spec());
     p.setProperty("partSize", Long.toString(chunk));
     p.setProperty("imageSize", Long.toString(size));
-    p.setProperty("image", image.getFileName().toString());
+    p.setProperty("image", name);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try {
       p.store(out, "beamsave upload in progress; removed when it completes");
@@ -233,6 +316,7 @@ public final class ImageUpload {
     final List<CompletedPart> parts = new ArrayList<>();
     final List<byte[]> md5s = new ArrayList<>();
     long stored;
+    long raw;
     int reused;
   }
 
@@ -241,7 +325,7 @@ public final class ImageUpload {
    * into parts of at least 5 MiB, and uploads parts in parallel; at most a few parts' worth of
    * bytes are in memory at once.
    */
-  private Sent send(FileChannel ch, long size, long chunk, String uploadId, Map<Integer, Part> existing)
+  private Sent send(Input in, long chunk, String uploadId, Map<Integer, Part> existing)
       throws IOException {
     int parallel = o.parallelParts();
     LinkThrottle throttle = LinkThrottle.of(o.linkMbps());
@@ -257,22 +341,40 @@ public final class ImageUpload {
     PartBuffer part = new PartBuffer();
     try {
       long pos = 0;
-      while (pos < size || !encoding.isEmpty()) {
-        if (pos < size && encoding.size() < parallel) {
-          int n = (int) Math.min(chunk, size - pos);
+      boolean ended = false;
+      int read = 0;
+      while (!ended || !encoding.isEmpty()) {
+        // Encoded chunks go to the uploaders before the next read, which may wait for a
+        // growing image to grow.
+        boolean encodedReady = !encoding.isEmpty() && encoding.peek().isDone();
+        if (!ended && encoding.size() < parallel && !encodedReady) {
+          // While the length is unknown, parts grow every 1,000 so 10,000 of them hold ~55x
+          // --part-size of image (at 16 MiB parts, 860 GiB) before the limit.
+          long size = in.size();
+          long want = size >= 0 ? Math.min(chunk, size - pos) : chunk * (1 + read / 1000);
+          if (want == 0) {
+            ended = true;
+            continue;
+          }
           acquire(chunks);
-          byte[] raw = new byte[n];
-          readFully(ch, raw, pos);
+          byte[] raw = new byte[(int) want];
+          int n = in.read(raw, pos, raw.length);
+          read++;
+          ended = n < raw.length || in.size() == pos + n;
+          if (n == 0) {
+            chunks.release();
+            continue;
+          }
+          byte[] bytes = n == raw.length ? raw : java.util.Arrays.copyOf(raw, n);
           pos += n;
-          encoding.add(o.codec().isNone() ? done(raw) : encoders.submit(() -> o.codec().encode(raw, n)));
+          encoding.add(o.codec().isNone() ? done(bytes) : encoders.submit(() -> o.codec().encode(bytes, n)));
           encodingRaw.add((long) n);
           continue;
         }
         byte[] encoded = get(encoding.poll());
         chunks.release();
         part.add(encoded, encodingRaw.poll());
-        boolean last = pos >= size && encoding.isEmpty();
-        if (part.size() >= MIN_PART || last) {
+        if (part.size() >= MIN_PART) {
           acquire(inFlight);
           uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
           part = new PartBuffer();
@@ -283,9 +385,14 @@ public final class ImageUpload {
           }
         }
       }
+      if (part.size() > 0 || uploads.isEmpty()) {
+        acquire(inFlight);
+        uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
+      }
       for (Future<CompletedPart> f : uploads) {
         sent.parts.add(get(f));
       }
+      sent.raw = pos;
       return sent;
     } finally {
       encoders.shutdownNow();
@@ -423,15 +530,6 @@ public final class ImageUpload {
       store.delete(stateObject(to));
     } catch (RuntimeException ignored) {
       // As above.
-    }
-  }
-
-  private static void readFully(FileChannel ch, byte[] b, long pos) throws IOException {
-    ByteBuffer buf = ByteBuffer.wrap(b);
-    while (buf.hasRemaining()) {
-      if (ch.read(buf, pos + buf.position()) < 0) {
-        throw new IOException("image shrank while it was being uploaded");
-      }
     }
   }
 

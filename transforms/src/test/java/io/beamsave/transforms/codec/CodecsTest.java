@@ -31,14 +31,15 @@ class CodecsTest {
   @ParameterizedTest
   @CsvSource({
     "none,none", "lz4,lz4", "zlib,zlib:6", "zlib:1,zlib:1", "ZSTD,zstd:3", "zstd:19,zstd:19",
-    "xz,xz:6", "xz:0,xz:0", "*NO,none", "*low,lz4", "*MEDIUM,zstd:3", "*HIGH,xz:6", "*ZLIB,zlib:6"
+    "xz,xz:6", "xz:0,xz:0", "*NO,none", "*low,lz4", "*MEDIUM,zstd:3", "*HIGH,xz:6", "*ZLIB,zlib:6", "auto,auto",
+    "AUTO:1000,auto:1000"
   })
   void parsesSpecsAndIbmNames(String spec, String canonical) {
     assertThat(Codecs.parse(spec).spec()).isEqualTo(canonical);
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"gzip", "zlib:0", "zlib:10", "zstd:x", "lz4:3", "", "*FAST"})
+  @ValueSource(strings = {"gzip", "zlib:0", "zlib:10", "zstd:x", "lz4:3", "", "*FAST", "auto:0"})
   void rejectsBadSpecsNamingThem(String spec) {
     assertThatThrownBy(() -> Codecs.parse(spec))
         .isInstanceOf(IllegalArgumentException.class)
@@ -71,7 +72,7 @@ class CodecsTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"none", "lz4", "zlib:6", "zstd:3", "xz:6"})
+  @ValueSource(strings = {"none", "lz4", "zlib:6", "zstd:3", "xz:6", "auto", "auto:100"})
   void reportsIncompressibleDataSoItIsStoredRaw(String spec) {
     byte[] raw = random(256 * 1024);
     byte[] packed = new byte[raw.length];

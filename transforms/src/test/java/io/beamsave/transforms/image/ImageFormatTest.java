@@ -83,7 +83,7 @@ class ImageFormatTest {
   @Test
   void writesAndReadsBackEveryCodecWithRawAndZeroBlocks() throws Exception {
     byte[] data = sample();
-    for (String codec : List.of("none", "lz4", "zlib:6", "zstd:3", "xz:1")) {
+    for (String codec : List.of("none", "lz4", "zlib:6", "zstd:3", "xz:1", "auto", "auto:10")) {
       Path image = writeImage(codec, data);
       assertThat(ImageWriter.partialPath(image)).doesNotExist();
       Catalog c = ImageReader.readCatalog(image);

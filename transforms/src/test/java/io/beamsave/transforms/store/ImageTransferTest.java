@@ -94,6 +94,76 @@ class ImageTransferTest {
     assertThat(store.uploadsInProgress(to)).isEmpty();
   }
 
+  /** Appends {@code b[from, to)} to {@code file}. */
+  static void append(Path file, byte[] b, int from, int to) throws Exception {
+    Files.write(file, java.util.Arrays.copyOfRange(b, from, to),
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+  }
+
+  /** Waits until the multipart upload to {@code to} has stored at least one part. */
+  static void awaitStoredPart(ObjectUri to) throws InterruptedException {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      var uploads = store.uploadsInProgress(to);
+      try {
+        if (!uploads.isEmpty() && !store.parts(to, uploads.get(0).uploadId()).isEmpty()) {
+          return;
+        }
+      } catch (BeamsaveException partsNotListableYet) {
+        // S3Proxy answers 400 to ListParts on an upload that has no part yet.
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("no part of " + to + " was stored while the image was written");
+  }
+
+  /** Starts uploading an image that is still being written. */
+  static java.util.concurrent.CompletableFuture<ImageUpload.Result> uploadWhileWritten(
+      GrowingFile growing, String name, ObjectUri to) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> ImageUpload.uploadWhileWritten(store, growing, name, to, options("none", false), null));
+  }
+
+  @Test
+  void anImageIsUploadedWhileItIsStillBeingWritten() throws Exception {
+    byte[] data = mixed(3 * PART + 777);
+    Path partial = dir.resolve("growing.bsave.partial");
+    Path done = dir.resolve("growing.bsave");
+    GrowingFile growing = new GrowingFile(partial);
+    ObjectUri to = new ObjectUri(BUCKET, "growing.bsave");
+    var upload = uploadWhileWritten(growing, "growing.bsave", to);
+    append(partial, data, 0, (int) (2 * PART));
+    // Parts go out before the writer is done: the point of uploading while writing.
+    awaitStoredPart(to);
+    assertThat(store.head(to)).isEmpty();
+    append(partial, data, (int) (2 * PART), data.length);
+    Files.move(partial, done);
+    growing.finished(done, data.length);
+    ImageUpload.Result r = upload.get();
+    assertThat(r.rawBytes()).isEqualTo(data.length);
+    assertThat(r.parts()).isEqualTo(4);
+    assertThat(Files.readAllBytes(server.file(BUCKET, to.key()))).isEqualTo(data);
+    assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
+    assertThat(store.uploadsInProgress(to)).isEmpty();
+  }
+
+  @Test
+  void aWriterThatFailsAbortsTheUploadOfItsImage() throws Exception {
+    byte[] data = mixed(2 * PART);
+    Path partial = dir.resolve("doomed.bsave.partial");
+    GrowingFile growing = new GrowingFile(partial);
+    ObjectUri to = new ObjectUri(BUCKET, "doomed.bsave");
+    var upload = uploadWhileWritten(growing, "doomed.bsave", to);
+    append(partial, data, 0, data.length);
+    awaitStoredPart(to);
+    growing.failed("the save failed");
+    assertThatThrownBy(upload::join).hasRootCauseInstanceOf(BeamsaveException.class)
+        .rootCause().hasMessageContaining("doomed.bsave.partial: the save failed");
+    assertThat(store.head(to)).isEmpty();
+    assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
+    assertThat(store.uploadsInProgress(to)).isEmpty();
+  }
+
   @Test
   void smallCompressedChunksAreGatheredIntoPartsOfAtLeastFiveMiB() throws Exception {
     Path zeros = dir.resolve("zeros.bsave");
