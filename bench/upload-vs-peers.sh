@@ -13,30 +13,11 @@ aws=/usr/bin/aws   # Debian's awscli, not another 'aws' that may be earlier on P
 for tool in "$aws" rclone java; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install awscli rclone)" >&2; exit 1; }
 done
-[ -f "$here/pipelines/target/s3proxy.jar" ] || (cd "$here" && mvn -q -B package -DskipTests)
 work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-upload-bench.XXXXXX")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-endpoint=http://127.0.0.1:$port
-mkdir -p "$work/s3/bench"
-cat >"$work/s3proxy.properties" <<PROPS
-s3proxy.endpoint=$endpoint
-s3proxy.authorization=aws-v2-or-v4
-s3proxy.identity=bench
-s3proxy.credential=bench-secret
-s3proxy.ignore-unknown-headers=true
-jclouds.provider=filesystem
-jclouds.filesystem.basedir=$work/s3
-jclouds.identity=unused
-jclouds.credential=unused
-PROPS
-java -jar "$here/pipelines/target/s3proxy.jar" --properties "$work/s3proxy.properties" \
-  >"$work/s3proxy.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.2
-done
+# shellcheck source=bench/s3proxy.sh
+. "$here/bench/s3proxy.sh"
+start_s3proxy bench
+trap 'stop_s3proxy; rm -rf "$work"' EXIT
 
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_DEFAULT_REGION=us-east-1
 # S3Proxy rejects the newer SDKs' default aws-chunked bodies with trailing checksums.

@@ -60,6 +60,7 @@ public final class Experiments {
 
   /** {@code bench}: each codec saved locally, {@code runs} times. */
   public List<Measurement> bench() throws IOException {
+    Files.deleteIfExists(warmUp().image);
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
       for (String codec : codecs) {
@@ -84,6 +85,11 @@ public final class Experiments {
       throws IOException {
     S3Store store = S3Store.of(s3);
     store.checkBucket(prefix);
+    Saved warm = warmUp();
+    ObjectUri warmObject = prefix.child("warm-up.bsave");
+    ImageUpload.upload(store, warm.image, warmObject, ImageUpload.Options.defaults(), null);
+    store.delete(warmObject);
+    Files.deleteIfExists(warm.image);
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
       Saved raw = save("none", run);
@@ -127,6 +133,15 @@ public final class Experiments {
       }
     }
     return rows;
+  }
+
+  /**
+   * One unmeasured save first: the first run of a JVM pays for class loading, JIT and a cold
+   * page cache, which would otherwise all land on whichever codec runs first.
+   */
+  private Saved warmUp() {
+    say("warm-up (not measured)");
+    return save("none", 0);
   }
 
   static boolean isAuto(String codec) {

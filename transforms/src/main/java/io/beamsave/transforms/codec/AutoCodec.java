@@ -8,9 +8,11 @@ import java.util.Arrays;
  *
  * <ul>
  *   <li><b>Incompressible data is stored raw.</b> Before a block is compressed, a sample of it
- *       ({@value #SAMPLE} bytes from its middle) is compressed with zstd level 1; when that saves
- *       less than {@value #MIN_SAVING_PERCENT} %, the block is stored as it is. The trial costs a
- *       few percent of compressing the block.
+ *       ({@value #SAMPLE} bytes in {@value #SAMPLES} pieces spread over the block) is compressed
+ *       with zstd level 1; when that saves less than {@value #MIN_SAVING_PERCENT} %, the block
+ *       skips the current level and goes through zstd level 1 only, which keeps what little
+ *       does compress (a text file packed between archives) and is stored raw when nothing
+ *       does. The trial costs a few percent of compressing the block.
  *   <li><b>The level follows the measured rates.</b> Each compressor keeps, for the levels of a
  *       ladder from lz4 through zstd 1..19, the measured seconds per raw byte and the measured
  *       ratio on the blocks it compressed. The cores turn raw bytes into image bytes at {@code
@@ -27,6 +29,8 @@ import java.util.Arrays;
  */
 final class AutoCodec implements Codec {
   static final int SAMPLE = 32 << 10;
+  /** The sample is taken in this many pieces spread over the block. */
+  static final int SAMPLES = 4;
   static final int MIN_SAVING_PERCENT = 3;
   static final double HYSTERESIS = 1.15;
   /** Blocks compressed at a level before its measurements count for a move. */
@@ -106,8 +110,12 @@ final class AutoCodec implements Codec {
     @Override
     public int compress(byte[] src, int so, int sl, byte[] dst, int dOff, int cap) {
       if (sl > 2 * SAMPLE && !worthCompressing(src, so, sl)) {
-        last = CodecId.STORED;
-        return -1;
+        // Mostly incompressible; the fastest zstd still catches the odd text file packed into
+        // the same block, and gives up quickly on the rest. Not learnt from: it says nothing
+        // about the current level.
+        int n = compressor(1).compress(src, so, sl, dst, dOff, cap);
+        last = n < 0 ? CodecId.STORED : CodecId.ZSTD;
+        return n;
       }
       long t0 = System.nanoTime();
       int n = compressor(level).compress(src, so, sl, dst, dOff, cap);
@@ -132,10 +140,19 @@ final class AutoCodec implements Codec {
       return level == 0 ? "lz4" : "zstd:" + ZSTD_LADDER[level];
     }
 
+    /**
+     * Blocks often hold several small files, some compressed and some not: the samples are
+     * spread over the block, and it is stored raw only when together they do not shrink.
+     */
     private boolean worthCompressing(byte[] src, int so, int sl) {
-      int from = so + (sl - SAMPLE) / 2;
-      int n = trial.compress(src, from, SAMPLE, trialOut, 0, trialOut.length);
-      return n >= 0 && n <= SAMPLE * (100 - MIN_SAVING_PERCENT) / 100;
+      int piece = SAMPLE / SAMPLES;
+      long stored = 0;
+      for (int i = 0; i < SAMPLES; i++) {
+        int from = so + (int) ((long) (sl - piece) * (2 * i + 1) / (2 * SAMPLES));
+        int n = trial.compress(src, from, piece, trialOut, 0, trialOut.length);
+        stored += n < 0 ? piece : n;
+      }
+      return stored <= (long) SAMPLE * (100 - MIN_SAVING_PERCENT) / 100;
     }
 
     private Compressor compressor(int i) {

@@ -1,0 +1,37 @@
+# Sourced by the benchmarks: starts S3Proxy (filesystem backend, under $work/s3) on a free
+# loopback port with identity "bench" / "bench-secret", creates the buckets named as arguments,
+# and sets $endpoint. Needs $here (the project) and $work (a scratch directory).
+start_s3proxy() {
+  [ -f "$here/pipelines/target/s3proxy.jar" ] || (cd "$here" && mvn -q -B package -DskipTests)
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  endpoint=http://127.0.0.1:$port
+  for bucket in "$@"; do mkdir -p "$work/s3/$bucket"; done
+  cat >"$work/s3proxy.properties" <<PROPS
+s3proxy.endpoint=$endpoint
+s3proxy.authorization=aws-v2-or-v4
+s3proxy.identity=bench
+s3proxy.credential=bench-secret
+s3proxy.ignore-unknown-headers=true
+jclouds.provider=filesystem
+jclouds.filesystem.basedir=$work/s3
+jclouds.identity=unused
+jclouds.credential=unused
+PROPS
+  java -jar "$here/pipelines/target/s3proxy.jar" --properties "$work/s3proxy.properties" \
+    >"$work/s3proxy.log" 2>&1 &
+  s3proxy_pid=$!
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.2
+  done
+  echo "S3Proxy did not start; see $work/s3proxy.log" >&2
+  return 1
+}
+
+stop_s3proxy() {
+  if [ -n "${s3proxy_pid:-}" ]; then
+    kill "$s3proxy_pid" 2>/dev/null || true
+    wait "$s3proxy_pid" 2>/dev/null || true
+  fi
+}
