@@ -12,8 +12,8 @@ runs=${2:-3}
 out=$(realpath -m "${3:-compare-report}")
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-compare-bench.XXXXXX")
-# shellcheck source=bench/s3proxy.sh
-. "$here/bench/s3proxy.sh"
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
 start_s3proxy compare
 trap 'stop_s3proxy; rm -rf "$work"' EXIT
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret

@@ -12,6 +12,8 @@ for tool in zstd tar /usr/bin/time; do
 done
 work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
 
 # Wall seconds and peak RSS (KiB) of one command, from GNU time.
 measure() {
@@ -29,8 +31,6 @@ run_tar() {
   rm -f "$work/tar.zst"
   measure bash -c "tar -cf - -C '$dir' . 2>/dev/null | zstd -3 -T2 -q -o '$work/tar.zst'"
 }
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "warm-up (builds the jar and its class-data archive on first use)..." >&2
 run_beamsave >/dev/null

@@ -14,8 +14,8 @@ for tool in "$aws" rclone java; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install awscli rclone)" >&2; exit 1; }
 done
 work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-upload-bench.XXXXXX")
-# shellcheck source=bench/s3proxy.sh
-. "$here/bench/s3proxy.sh"
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
 start_s3proxy bench
 trap 'stop_s3proxy; rm -rf "$work"' EXIT
 
@@ -27,13 +27,6 @@ export RCLONE_CONFIG_BENCH_ENDPOINT=$endpoint RCLONE_CONFIG_BENCH_FORCE_PATH_STY
 export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=bench RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=bench-secret
 unset AWS_CA_BUNDLE
 
-seconds() {
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
-}
 # Each tool writes its own key, removed before each run (rclone skips identical objects), and
 # the disk is synced first so no run pays for writing back the previous one's bytes.
 clean() {
@@ -54,7 +47,6 @@ run_rclone() {
   clean
   seconds rclone copyto "$image" bench:bench/rclone.bsave
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "warm-up..." >&2
 run_beamsave >/dev/null; run_aws >/dev/null; run_rclone >/dev/null

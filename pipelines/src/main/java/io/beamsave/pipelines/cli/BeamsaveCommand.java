@@ -29,6 +29,7 @@ import picocli.CommandLine.ScopeType;
       UploadCommand.class,
       DownloadCommand.class,
       HistoryCommand.class,
+      PruneCommand.class,
       BenchCommand.class,
       CompareCommand.class,
       CodecsCommand.class,

@@ -47,7 +47,10 @@ final class SaveCommand implements Callable<Integer> {
       description =
           "The image file to write; with several libraries, a directory that receives"
               + " <library-dir-name>.bsave per library. An existing image is replaced only once"
-              + " the new one is complete. s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"
+              + " the new one is complete. {utc} becomes the run's UTC start"
+              + " (20261130T021500Z) and {library} each library's directory name, which gives"
+              + " each run and library its own image (see 'beamsave prune')."
+              + " s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"
               + " libraries) assembles the image in staging and uploads it; on the DirectRunner"
               + " the upload runs while the image is being written.")
   String image;
@@ -64,10 +67,10 @@ final class SaveCommand implements Callable<Integer> {
   @Option(
       names = "--shard-size",
       paramLabel = "SIZE",
-      defaultValue = "64MiB",
       description =
           "Raw bytes per shard (up to 1GiB), the unit of parallel work; each worker holds one"
-              + " shard in memory. Default: ${DEFAULT-VALUE}.")
+              + " shard in memory. Default: 64MiB, or 16MiB when an s3:// image is uploaded while"
+              + " it is written (smaller shards reach the upload sooner).")
   String shardSize;
 
   @Option(
@@ -131,7 +134,8 @@ final class SaveCommand implements Callable<Integer> {
       save =
           SavePipeline.spec(libraries, image, staging, s3.settings())
               .withCodec(codecForLink(codec, linkMbps))
-              .withShardSize(Sizes.parse(shardSize))
+              .withShardSize(shardSize != null ? Sizes.parse(shardSize)
+                  : SavePipeline.defaultShardSize(image, pipeline.runsInThisJvm()))
               .withBlockSize(Sizes.parse(blockSize))
               .withAllowChanging(allowChanging);
     } catch (IllegalArgumentException e) {

@@ -161,7 +161,8 @@ public final class Experiments {
     Instant start = Instant.now();
     SavePipeline.Outcome o =
         SavePipeline.run(
-            SavePipeline.spec(List.of(library), to.toString(), work, s3).withCodec(saveCodec),
+            SavePipeline.spec(List.of(library), to.toString(), work, s3).withCodec(saveCodec)
+                .withShardSize(SavePipeline.UPLOAD_WHILE_SAVING_SHARD_SIZE),
             options, null,
             new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link, false));
     ImageSummary s = o.images().get(0);
@@ -208,7 +209,8 @@ public final class Experiments {
       S3Store store, S3Settings s3, ObjectUri prefix, int link, Strategy strategy, String codec,
       int run, Saved saved, TransferCodec transfer) {
     ObjectUri to = objectFor(prefix, link, strategy, codec, run);
-    say("run %d, %s: %s with %s", run, linkName(link), strategy.label(), saved.codec);
+    say("run %d, %s: %s with %s", run, linkName(link), strategy.label(),
+        saved.codec.equals("none") ? codec : saved.codec);
     Instant start = Instant.now();
     ImageUpload.Result r =
         ImageUpload.upload(store, saved.image, to,

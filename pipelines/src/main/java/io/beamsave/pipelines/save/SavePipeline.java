@@ -73,7 +73,9 @@ public final class SavePipeline {
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
     }
-    ObjectUri to = ObjectUri.parse(image, libraries.size() > 1);
+    image = image.replace(UTC, utcStamp());
+    boolean perLibrary = image.contains(LIBRARY);
+    ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
     S3Store.of(s3).checkBucket(to);
     Path base = staging != null ? staging : Path.of(System.getProperty("java.io.tmpdir"));
@@ -81,7 +83,9 @@ public final class SavePipeline {
     SaveSpec spec = SaveSpec.of(stagingRoot.toString()).withStore(s3);
     for (Path root : roots) {
       String name = libraryName(root);
-      ObjectUri target = roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
+      ObjectUri target =
+          perLibrary ? ObjectUri.parse(image.replace(LIBRARY, name), false)
+              : roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
       String local = stagingRoot.resolve(name + ImageFormat.EXTENSION).toString();
       try {
         spec = spec.withLibrary(name, root.toString(), local, target.toString());
@@ -103,7 +107,9 @@ public final class SavePipeline {
 
   /**
    * The spec for saving {@code libraries}: one library goes to the image file {@code image};
-   * several go to {@code image/<directory name>.bsave}. Checks every library is a readable
+   * several go to {@code image/<directory name>.bsave}. In {@code image}, {@value #UTC} stands
+   * for the run's start time and {@value #LIBRARY} for each library's name (each library then
+   * gets its own image from the template). Checks every library is a readable
    * directory. Staging defaults to a fresh directory beside the images.
    */
   public static SaveSpec spec(List<Path> libraries, Path image, Path staging) {
@@ -111,28 +117,42 @@ public final class SavePipeline {
       throw new BeamsaveException("no library given: use --library DIR");
     }
     List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
-    boolean many = libraries.size() > 1;
-    Path imageDir = many ? image : image.toAbsolutePath().getParent();
+    String template = image.toString().replace(UTC, utcStamp());
+    boolean perLibrary = template.contains(LIBRARY);
+    image = Path.of(template);
+    boolean many = libraries.size() > 1 && !perLibrary;
+    Path imageDir = many ? image : Path.of(template.replace(LIBRARY, libraryName(roots.get(0))))
+        .toAbsolutePath().getParent();
     if (many && Files.exists(image) && !Files.isDirectory(image)) {
       throw new BeamsaveException(
           "--image " + image + " must be a directory when saving several libraries");
     }
-    if (!many && Files.isDirectory(image)) {
-      throw new BeamsaveException("--image " + image + " is a directory; name the image file");
+    List<Path> targets = new ArrayList<>();
+    for (Path root : roots) {
+      String name = libraryName(root);
+      targets.add(perLibrary ? Path.of(template.replace(LIBRARY, name))
+          : many ? image.resolve(name + ImageFormat.EXTENSION) : image);
     }
-    try {
-      Files.createDirectories(imageDir);
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot create image directory", imageDir, e);
+    for (Path target : targets) {
+      if (Files.isDirectory(target)) {
+        throw new BeamsaveException("--image " + target + " is a directory; name the image file");
+      }
+      Path dir = target.toAbsolutePath().getParent();
+      try {
+        Files.createDirectories(dir);
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot create image directory", dir, e);
+      }
     }
     Path stagingRoot =
         staging != null
             ? staging.resolve("run-" + runId())
             : imageDir.resolve(".beamsave-staging-" + runId());
     SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
-    for (Path root : roots) {
+    for (int i = 0; i < roots.size(); i++) {
+      Path root = roots.get(i);
       String name = libraryName(root);
-      Path target = many ? image.resolve(name + ImageFormat.EXTENSION) : image;
+      Path target = targets.get(i);
       try {
         spec = spec.withLibrary(name, root.toString(), target.toAbsolutePath().toString());
       } catch (IllegalArgumentException e) {
@@ -157,6 +177,15 @@ public final class SavePipeline {
     } catch (IOException e) {
       throw BeamsaveException.io("cannot resolve library", lib, e);
     }
+  }
+
+  /** In {@code --image}: replaced by the library's directory name. */
+  public static final String LIBRARY = "{library}";
+  /** In {@code --image}: replaced by the run's start, UTC, e.g. {@code 20261130T021500Z}. */
+  public static final String UTC = "{utc}";
+
+  private static String utcStamp() {
+    return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
   }
 
   private static String runId() {
@@ -228,6 +257,19 @@ public final class SavePipeline {
         System.err.println("beamsave: warning: cannot remove staging " + staging + ": " + e);
       }
     }
+  }
+
+  /**
+   * Shards of a save whose image is uploaded while it is written are smaller: the upload can
+   * only send what has been appended, and a shard is appended whole once compressed.
+   */
+  public static final long UPLOAD_WHILE_SAVING_SHARD_SIZE = 16L << 20;
+
+  /** The shard size when the operator gives none. */
+  public static long defaultShardSize(String image, boolean runsInThisJvm) {
+    return ObjectUri.isObject(image) && runsInThisJvm
+        ? UPLOAD_WHILE_SAVING_SHARD_SIZE
+        : SaveSpec.DEFAULT_SHARD_SIZE;
   }
 
   /** Whether the runner's workers run in this JVM and so write to this machine's disk. */

@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
@@ -120,28 +121,56 @@ public final class Ledger {
 
   /** Every record at {@code at}, oldest first. */
   public static List<Record> read(String at, S3Settings s3) {
-    List<Record> out = new ArrayList<>();
+    List<Record> out = new ArrayList<>(stored(at, s3).keySet());
+    out.sort(Comparator.comparing(Record::start));
+    return out;
+  }
+
+  /**
+   * Removes the records at {@code at} of the image {@code where} (after the image itself was
+   * deleted); returns how many.
+   */
+  public static int forget(String at, S3Settings s3, String where) {
+    int n = 0;
+    for (Map.Entry<Record, Runnable> e : stored(at, s3).entrySet()) {
+      if (where.equals(e.getKey().where())) {
+        e.getValue().run();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** The records at {@code at}, each with what deletes it. */
+  private static Map<Record, Runnable> stored(String at, S3Settings s3) {
+    Map<Record, Runnable> out = new java.util.IdentityHashMap<>();
     if (ObjectUri.isObject(at)) {
       ObjectUri dir = ObjectUri.parse(at, true).child(DIRECTORY + "/");
       S3Store store = S3Store.of(s3);
       for (S3Object o : store.list(dir)) {
         if (o.key().endsWith(".json")) {
-          out.add(parse(store.get(new ObjectUri(dir.bucket(), o.key())), dir + o.key()));
+          ObjectUri uri = new ObjectUri(dir.bucket(), o.key());
+          out.put(parse(store.get(uri), uri.toString()), () -> store.delete(uri));
         }
       }
-    } else {
-      Path dir = Path.of(at).resolve(DIRECTORY);
-      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
-        for (Path p : ds) {
-          out.add(parse(Files.readAllBytes(p), p.toString()));
-        }
-      } catch (NoSuchFileException e) {
-        // No run has been recorded here yet.
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot read the run ledger in", dir, e);
-      }
+      return out;
     }
-    out.sort(Comparator.comparing(Record::start));
+    Path dir = Path.of(at).resolve(DIRECTORY);
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
+      for (Path p : ds) {
+        out.put(parse(Files.readAllBytes(p), p.toString()), () -> {
+          try {
+            Files.deleteIfExists(p);
+          } catch (IOException e) {
+            throw BeamsaveException.io("cannot remove ledger record", p, e);
+          }
+        });
+      }
+    } catch (NoSuchFileException e) {
+      // No run has been recorded here yet.
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read the run ledger in", dir, e);
+    }
     return out;
   }
 

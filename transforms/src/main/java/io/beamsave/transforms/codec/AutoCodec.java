@@ -17,9 +17,10 @@ import java.util.Arrays;
  *       ladder from lz4 through zstd 1..19, the measured seconds per raw byte and the measured
  *       ratio on the blocks it compressed. The cores turn raw bytes into image bytes at {@code
  *       cores / secondsPerByte}; the link drains raw bytes at {@code linkBytesPerSecond *
- *       ratio}. When the cores are faster by more than {@value #HYSTERESIS}x, they would wait
- *       for the link: the compressor climbs one level (smaller output, slower). When the link is
- *       faster, the link would wait: it steps down. The level settles where the two rates meet.
+ *       ratio}. When the cores are more than {@value #CLIMB_ABOVE}x faster, they would wait for
+ *       the link: the compressor climbs one level (smaller output, slower). When they are less
+ *       than {@value #DESCEND_BELOW}x as fast, the link would soon wait: it steps down. The level
+ *       settles where the cores stay just ahead of the link.
  *   <li><b>Without a link speed</b> (a local save: the disk is the only consumer), nothing waits
  *       on the output, so the fastest level that compresses (lz4) is kept.
  * </ul>
@@ -32,7 +33,13 @@ final class AutoCodec implements Codec {
   /** The sample is taken in this many pieces spread over the block. */
   static final int SAMPLES = 4;
   static final int MIN_SAVING_PERCENT = 3;
-  static final double HYSTERESIS = 1.15;
+  /**
+   * The band the cores' rate is kept in, as a multiple of the link's: a little ahead of the link,
+   * so that the link (the dearer resource once it is the bottleneck) never waits for data, and
+   * wide enough that measurement noise does not flap the level.
+   */
+  static final double CLIMB_ABOVE = 1.5;
+  static final double DESCEND_BELOW = 1.1;
   /** Blocks compressed at a level before its measurements count for a move. */
   static final int SETTLE_BLOCKS = 3;
   /** Index 0 is lz4; the rest are zstd levels, each markedly slower than the one before. */
@@ -109,7 +116,8 @@ final class AutoCodec implements Codec {
 
     @Override
     public int compress(byte[] src, int so, int sl, byte[] dst, int dOff, int cap) {
-      if (sl > 2 * SAMPLE && !worthCompressing(src, so, sl)) {
+      // lz4 gives up on incompressible input about as fast as the trial would.
+      if (level > 0 && sl > 2 * SAMPLE && !worthCompressing(src, so, sl)) {
         // Mostly incompressible; the fastest zstd still catches the odd text file packed into
         // the same block, and gives up quickly on the rest. Not learnt from: it says nothing
         // about the current level.
@@ -176,9 +184,9 @@ final class AutoCodec implements Codec {
       double linkRate = linkBytesPerSecond <= 0 ? Double.POSITIVE_INFINITY
           : linkBytesPerSecond * ratio[level];
       int next = level;
-      if (coreRate > linkRate * HYSTERESIS && level + 1 < ZSTD_LADDER.length) {
+      if (coreRate > linkRate * CLIMB_ABOVE && level + 1 < ZSTD_LADDER.length) {
         next = level + 1;
-      } else if (coreRate * HYSTERESIS < linkRate && level > 0) {
+      } else if (coreRate < linkRate * DESCEND_BELOW && level > 0) {
         next = level - 1;
       }
       if (next != level) {

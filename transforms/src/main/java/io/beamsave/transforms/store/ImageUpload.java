@@ -49,7 +49,7 @@ public final class ImageUpload {
   static final int MAX_PARTS = 10_000;
   static final String META_CODEC = "beamsave-transfer-codec";
   static final String META_RAW_LENGTH = "beamsave-raw-length";
-  static final String STATE_SUFFIX = ".beamsave-upload";
+  public static final String STATE_SUFFIX = ".beamsave-upload";
 
   /** How to upload. {@code linkMbps} 0 means unthrottled. */
   public record Options(

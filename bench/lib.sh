@@ -1,6 +1,20 @@
-# Sourced by the benchmarks: starts S3Proxy (filesystem backend, under $work/s3) on a free
-# loopback port with identity "bench" / "bench-secret", creates the buckets named as arguments,
-# and sets $endpoint. Needs $here (the project) and $work (a scratch directory).
+# Sourced by the benchmarks, which set $here (the project) and $work (a scratch directory).
+
+# Runs a command with its output discarded and prints its wall time in seconds; on failure,
+# prints its stderr and exits.
+seconds() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+}
+
+# The median of the numbers on stdin, one per line.
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# Starts S3Proxy (filesystem backend, under $work/s3) on a free loopback port with identity
+# "bench" / "bench-secret", creates the buckets named as arguments, and sets $endpoint.
 start_s3proxy() {
   [ -f "$here/pipelines/target/s3proxy.jar" ] || (cd "$here" && mvn -q -B package -DskipTests)
   local port

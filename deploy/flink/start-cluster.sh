@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Starts a Flink session cluster on this machine from Maven-resolved jars: one JobManager and N
+# TaskManagers, each its own JVM, bound to 127.0.0.1, with config, logs, temporary files and
+# PIDs under DIR. Waits until all TaskManagers have registered, then prints the address to give
+# beamsave: -- --runner=FlinkRunner --flinkMaster=127.0.0.1:REST_PORT --parallelism=SLOTS.
+#
+# usage: deploy/flink/start-cluster.sh DIR [TASKMANAGERS] [REST_PORT]
+#   TASKMANAGERS defaults to 2, REST_PORT to 8081. Each TaskManager has 2 slots.
+# Environment: FLINK_TM_MEMORY (default 1728m), FLINK_JM_MEMORY (default 1024m); the
+# TaskManagers inherit this environment, so set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
+# AWS_PROFILE) here for jobs that read or write s3:// images.
+set -euo pipefail
+dir=$(realpath -m "${1:?usage: start-cluster.sh DIR [TASKMANAGERS] [REST_PORT]}")
+taskmanagers=${2:-2}
+rest_port=${3:-8081}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+if [ -f "$dir/pids" ] && xargs -r kill -0 <"$dir/pids" 2>/dev/null; then
+  echo "start-cluster: a cluster is already running from $dir (stop it with stop-cluster.sh $dir)" >&2
+  exit 1
+fi
+mkdir -p "$dir/conf" "$dir/log" "$dir/tmp" "$dir/web"
+rm -f "$dir/pids"
+
+# The classpath: resolved once per Flink version, then reused.
+if [ ! -s "$dir/classpath" ] || [ "$here/pom.xml" -nt "$dir/classpath" ]; then
+  echo "start-cluster: resolving the Flink jars..." >&2
+  mvn -q -B -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$dir/classpath" >&2
+fi
+cp=$(cat "$dir/classpath")
+
+cat >"$dir/conf/config.yaml" <<YAML
+jobmanager.rpc.address: 127.0.0.1
+jobmanager.bind-host: 127.0.0.1
+jobmanager.memory.process.size: ${FLINK_JM_MEMORY:-1024m}
+taskmanager.bind-host: 127.0.0.1
+taskmanager.host: 127.0.0.1
+taskmanager.numberOfTaskSlots: 2
+taskmanager.memory.process.size: ${FLINK_TM_MEMORY:-1728m}
+taskmanager.memory.network.min: 256m
+taskmanager.memory.network.max: 256m
+rest.address: 127.0.0.1
+rest.bind-address: 127.0.0.1
+rest.port: $rest_port
+cluster.evenly-spread-out-slots: true
+parallelism.default: $((2 * taskmanagers))
+io.tmp.dirs: $dir/tmp
+web.tmpdir: $dir/web
+web.upload.dir: $dir/web
+YAML
+cat >"$dir/conf/log4j.properties" <<'LOG4J'
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = MainAppender
+appender.main.name = MainAppender
+appender.main.type = File
+appender.main.append = false
+appender.main.fileName = ${sys:log.file}
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
+LOG4J
+
+# What Flink's own scripts pass on Java 17.
+opens=()
+for pkg in java.lang java.net java.io java.nio sun.nio.ch java.lang.reflect java.text java.time \
+    java.util java.util.concurrent java.util.concurrent.atomic java.util.concurrent.locks; do
+  opens+=(--add-opens="java.base/$pkg=ALL-UNNAMED")
+done
+
+# Flink derives the JVM memory flags and its dynamic properties from the config, as its
+# scripts do: line 1 of the result is JVM flags, line 2 the -D properties for the entrypoint.
+memory() {
+  java -cp "$cp" org.apache.flink.runtime.util.bash.BashJavaUtils "$1" --configDir "$dir/conf" \
+    2>/dev/null | sed -n 's/^BASH_JAVA_UTILS_EXEC_RESULT://p'
+}
+
+start() { # NAME MAIN-CLASS RESOURCE-QUERY ARGS...
+  local name=$1 main=$2 query=$3 jvm props
+  shift 3
+  mapfile -t lines < <(memory "$query")
+  [ "${#lines[@]}" -ge 2 ] || { echo "start-cluster: Flink gave no memory settings for $name" >&2; exit 1; }
+  read -r -a jvm <<<"${lines[0]}"
+  read -r -a props <<<"${lines[1]}"
+  # shellcheck disable=SC2086
+  nohup java "${jvm[@]}" "${opens[@]}" -Djava.io.tmpdir="$dir/tmp" \
+    -Dlog.file="$dir/log/$name.log" -Dlog4j.configurationFile="file:$dir/conf/log4j.properties" \
+    -cp "$cp" "$main" --configDir "$dir/conf" "$@" "${props[@]}" \
+    >"$dir/log/$name.out" 2>&1 </dev/null &
+  echo $! >>"$dir/pids"
+}
+
+start jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint \
+  GET_JM_RESOURCE_PARAMS --executionMode cluster
+for i in $(seq 1 "$taskmanagers"); do
+  start "taskmanager-$i" org.apache.flink.runtime.taskexecutor.TaskManagerRunner \
+    GET_TM_RESOURCE_PARAMS
+done
+
+# Ready when every TaskManager has registered with the JobManager.
+for _ in $(seq 1 180); do
+  registered=$( (curl -fsS "http://127.0.0.1:$rest_port/overview" 2>/dev/null || true) \
+    | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p')
+  if [ "${registered:-0}" -ge "$taskmanagers" ]; then
+    echo "Flink session cluster up: 1 JobManager, $taskmanagers TaskManagers, REST and job" \
+      "submission at 127.0.0.1:$rest_port (logs in $dir/log)"
+    exit 0
+  fi
+  if ! xargs -r kill -0 <"$dir/pids" 2>/dev/null; then
+    echo "start-cluster: a Flink process exited; see $dir/log" >&2
+    "$here/stop-cluster.sh" "$dir" >/dev/null 2>&1 || true
+    exit 1
+  fi
+  sleep 1
+done
+echo "start-cluster: only ${registered:-0} of $taskmanagers TaskManagers registered in 180 s; see $dir/log" >&2
+"$here/stop-cluster.sh" "$dir" >/dev/null 2>&1 || true
+exit 1

@@ -1,0 +1,124 @@
+package io.beamsave.pipelines.retention;
+
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * The images stored under a directory or {@code s3://} prefix (at any depth), grouped into
+ * series: images whose names differ only in a UTC timestamp ({@code NAME-20261130T021500Z.bsave},
+ * as {@code save --image ...{utc}...} writes them) belong to one series, and an image's time is
+ * that timestamp, else its modification time.
+ */
+public final class StoredImages {
+  private static final Pattern STAMPED = Pattern.compile("(.*)-(\\d{8}T\\d{6}Z)\\" + ImageFormat.EXTENSION);
+  private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'");
+
+  /**
+   * One image. {@code busy}: an upload to its key (or a save to its file) is in progress, so it
+   * is about to be replaced and is never touched.
+   */
+  public record Image(String uri, String series, Instant time, long bytes, boolean busy) {}
+
+  private StoredImages() {}
+
+  /** Every image under {@code at}, by series (in the order series are first seen). */
+  public static Map<String, List<Image>> list(String at, S3Settings s3) {
+    List<Image> all = ObjectUri.isObject(at) ? listObjects(at, s3) : listFiles(Path.of(at));
+    Map<String, List<Image>> series = new LinkedHashMap<>();
+    for (Image i : all) {
+      series.computeIfAbsent(i.series(), k -> new ArrayList<>()).add(i);
+    }
+    return series;
+  }
+
+  /** Deletes {@code image} and then its records in the ledger beside it. */
+  public static void delete(Image image, S3Settings s3) {
+    if (ObjectUri.isObject(image.uri())) {
+      S3Store.of(s3).delete(ObjectUri.parse(image.uri(), false));
+    } else {
+      Path p = Path.of(image.uri());
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot delete", p, e);
+      }
+    }
+    Ledger.forget(Ledger.besideImage(image.uri()), s3, image.uri());
+  }
+
+  private static List<Image> listObjects(String at, S3Settings s3) {
+    ObjectUri prefix = ObjectUri.parse(at, true);
+    List<S3Object> objects = S3Store.of(s3).list(prefix);
+    Set<String> busy = new HashSet<>();
+    for (S3Object o : objects) {
+      if (o.key().endsWith(ImageFormat.EXTENSION + ImageUpload.STATE_SUFFIX)) {
+        busy.add(o.key().substring(0, o.key().length() - ImageUpload.STATE_SUFFIX.length()));
+      }
+    }
+    List<Image> out = new ArrayList<>();
+    for (S3Object o : objects) {
+      if (o.key().endsWith(ImageFormat.EXTENSION)) {
+        String uri = new ObjectUri(prefix.bucket(), o.key()).toString();
+        out.add(image(uri, o.lastModified(), o.size(), busy.contains(o.key())));
+      }
+    }
+    return out;
+  }
+
+  private static List<Image> listFiles(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      throw new BeamsaveException(dir + ": no such directory");
+    }
+    List<Image> out = new ArrayList<>();
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) walk::iterator) {
+        String name = p.getFileName().toString();
+        // A run's staging may hold an image being assembled for upload: not a stored image.
+        boolean staging = p.toString().contains("/.beamsave-staging-");
+        if (name.endsWith(ImageFormat.EXTENSION) && !staging && Files.isRegularFile(p)) {
+          boolean busy = Files.exists(p.resolveSibling(name + ImageFormat.PARTIAL_SUFFIX));
+          out.add(image(p.toAbsolutePath().toString(),
+              Files.getLastModifiedTime(p).toInstant(), Files.size(p), busy));
+        }
+      }
+    } catch (NoSuchFileException gone) {
+      // Removed while listing (another prune, or a save replacing it): not ours to judge.
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot list images in", dir, e);
+    }
+    return out;
+  }
+
+  private static Image image(String uri, Instant modified, long bytes, boolean busy) {
+    Matcher m = STAMPED.matcher(uri);
+    if (m.matches()) {
+      Instant t = LocalDateTime.parse(m.group(2), STAMP).toInstant(ZoneOffset.UTC);
+      return new Image(uri, m.group(1), t, bytes, busy);
+    }
+    return new Image(uri, uri.substring(0, uri.length() - ImageFormat.EXTENSION.length()),
+        modified, bytes, busy);
+  }
+}

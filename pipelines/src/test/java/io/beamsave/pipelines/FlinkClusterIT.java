@@ -1,0 +1,145 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.pipelines.transfer.LocalS3Server;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * save and restore on a real Flink 1.19 session cluster — one JobManager and two TaskManagers,
+ * each its own JVM, started by deploy/flink/start-cluster.sh from Maven-resolved jars — with
+ * the image on S3 (S3Proxy as its own process).
+ */
+class FlinkClusterIT {
+  static final ObjectMapper JSON = new ObjectMapper();
+  static Path dir;
+  static Path cluster;
+  static LocalS3Server s3;
+  static int restPort;
+  static Map<String, String> env;
+
+  @BeforeAll
+  static void start() throws Exception {
+    dir = Files.createTempDirectory("beamsave-flink-it");
+    s3 = LocalS3Server.start(Files.createDirectories(dir.resolve("s3")), "vault");
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      restPort = s.getLocalPort();
+    }
+    env = new HashMap<>();
+    env.put("AWS_ACCESS_KEY_ID", LocalS3Server.ACCESS_KEY);
+    env.put("AWS_SECRET_ACCESS_KEY", LocalS3Server.SECRET_KEY);
+    env.put("AWS_REGION", "us-east-1");
+    // The client builds and submits the Flink job; Flink needs these opened on Java 17.
+    env.put("JDK_JAVA_OPTIONS", String.join(" ", flinkOpens()));
+    cluster = dir.resolve("flink");
+    // The TaskManagers inherit the credentials and read and write s3:// with them.
+    int exit = script("start-cluster.sh", cluster.toString(), "2", Integer.toString(restPort));
+    assertThat(exit).as("start-cluster.sh; see " + cluster.resolve("log")).isZero();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (cluster != null) {
+      script("stop-cluster.sh", cluster.toString());
+    }
+    if (s3 != null) {
+      s3.close();
+    }
+  }
+
+  static List<String> flinkOpens() {
+    List<String> opens = new ArrayList<>();
+    for (String pkg : List.of("java.lang", "java.net", "java.io", "java.nio", "sun.nio.ch",
+        "java.lang.reflect", "java.text", "java.time", "java.util", "java.util.concurrent",
+        "java.util.concurrent.atomic", "java.util.concurrent.locks")) {
+      opens.add("--add-opens=java.base/" + pkg + "=ALL-UNNAMED");
+    }
+    return opens;
+  }
+
+  static int script(String name, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(
+        Path.of("..", "deploy", "flink", name).toAbsolutePath().normalize().toString()));
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    if (!p.waitFor(10, TimeUnit.MINUTES)) {
+      p.destroyForcibly();
+      throw new AssertionError(name + " did not finish in 10 minutes");
+    }
+    return p.exitValue();
+  }
+
+  static JsonNode rest(String path) throws IOException, InterruptedException {
+    HttpResponse<String> r = HttpClient.newHttpClient().send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(200);
+    return JSON.readTree(r.body());
+  }
+
+  Object[] onCluster(Object... args) {
+    List<Object> all = new ArrayList<>(List.of(args));
+    all.addAll(List.of("--", "--runner=FlinkRunner", "--flinkMaster=127.0.0.1:" + restPort,
+        "--parallelism=4"));
+    return all.toArray();
+  }
+
+  @Test
+  void savesToS3AndRestoresOnTheClusterUsingBothTaskManagers() throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("lib"));
+    Trees.mixedData(lib, 200L << 20);
+    Trees.linksAndEmpties(lib);
+    Trees.unicodeNames(lib);
+    String image = "s3://vault/flink/lib.bsave";
+
+    LauncherIT.Run save = LauncherIT.beamsave(env, List.of(), onCluster("save", "--library", lib,
+        "--image", image, "--shard-size", "16MiB", "--quiet", "--s3-endpoint", s3.endpoint()));
+    assertThat(save.exit()).as(save.err()).isZero();
+    assertThat(save.out()).contains("image: " + image);
+    assertThat(dir.resolve("s3/vault/flink/lib.bsave")).exists();
+
+    Path target = dir.resolve("restored");
+    LauncherIT.Run restore = LauncherIT.beamsave(env, List.of(), onCluster("restore", "--image",
+        image, "--target", target, "--quiet", "--s3-endpoint", s3.endpoint()));
+    assertThat(restore.exit()).as(restore.err()).isZero();
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+
+    JsonNode jobs = rest("/jobs/overview").get("jobs");
+    assertThat(jobs).hasSize(2);
+    Set<String> taskManagers = new HashSet<>();
+    for (JsonNode job : jobs) {
+      assertThat(job.get("state").asText()).as(job.get("name").asText()).isEqualTo("FINISHED");
+      String id = job.get("jid").asText();
+      for (JsonNode vertex : rest("/jobs/" + id).get("vertices")) {
+        JsonNode tms = rest("/jobs/" + id + "/vertices/" + vertex.get("id").asText()
+            + "/taskmanagers").get("taskmanagers");
+        tms.forEach(tm -> taskManagers.add(tm.get("taskmanager-id").asText()));
+      }
+    }
+    assertThat(rest("/taskmanagers").get("taskmanagers")).hasSize(2);
+    assertThat(taskManagers).as("TaskManagers that ran subtasks").hasSize(2);
+  }
+}

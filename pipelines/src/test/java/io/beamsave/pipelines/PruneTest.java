@@ -1,0 +1,128 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.pipelines.retention.Retention;
+import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.testing.S3TestServer;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Store;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Timestamped image names, and {@code prune} on a directory and on S3. */
+class PruneTest {
+  @TempDir static Path dir;
+  static S3TestServer server;
+  static Path library;
+  static Path image;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), "keep");
+    library = Files.createDirectories(dir.resolve("payroll"));
+    Trees.tinyFiles(library, 20);
+    image = dir.resolve("one.bsave");
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    server.close();
+  }
+
+  static StoredImages.Image at(String stamp) {
+    return new StoredImages.Image("x-" + stamp + ".bsave", "x", Instant.parse(stamp), 1, false);
+  }
+
+  @Test
+  void retentionKeepsTheLastTheNewestOfEachDayAndWeekAndAlwaysTheNewest() {
+    List<StoredImages.Image> images = List.of(
+        at("2026-11-30T02:00:00Z"), at("2026-11-29T14:00:00Z"), at("2026-11-29T02:00:00Z"),
+        at("2026-11-28T02:00:00Z"), at("2026-11-20T02:00:00Z"), at("2026-11-10T02:00:00Z"));
+    List<Retention.Decision> d = new Retention(1, 3, 3).decide(images);
+    assertThat(d).filteredOn(Retention.Decision::keep).extracting(x -> x.image().time().toString())
+        .containsExactly("2026-11-30T02:00:00Z", "2026-11-29T14:00:00Z", "2026-11-28T02:00:00Z",
+            "2026-11-20T02:00:00Z");
+    assertThat(d.get(0).reasons()).contains("last 1", "daily 2026-11-30", "weekly 2026-W49");
+    // The newest survives even the tightest policy.
+    assertThat(new Retention(1, 0, 0).decide(images)).filteredOn(Retention.Decision::keep)
+        .extracting(x -> x.image().time().toString()).containsExactly("2026-11-30T02:00:00Z");
+  }
+
+  @Test
+  void saveNamesImagesAfterTheLibraryAndTheRunsUtcStart() throws Exception {
+    Path other = Files.createDirectories(dir.resolve("ledgerbook"));
+    Trees.tinyFiles(other, 5);
+    Path nightly = dir.resolve("nightly");
+    Cli.ok("save", "--library", library, "--library", other,
+        "--image", nightly + "/{library}/{library}-{utc}.bsave", "--quiet");
+    for (String name : List.of("payroll", "ledgerbook")) {
+      try (Stream<Path> s = Files.list(nightly.resolve(name))) {
+        assertThat(s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".bsave")))
+            .singleElement().asString().matches(name + "-\\d{8}T\\d{6}Z\\.bsave");
+      }
+    }
+  }
+
+  @Test
+  void pruneOnADirectoryIsADryRunUntilYesAndForgetsTheLedgerRecords() throws Exception {
+    Path at = Files.createDirectories(dir.resolve("daily"));
+    List<String> stamps = List.of("20261126T020000Z", "20261127T020000Z", "20261128T020000Z",
+        "20261129T020000Z");
+    for (String s : stamps) {
+      Path copy = at.resolve("payroll-" + s + ".bsave");
+      Files.copy(image, copy);
+      Ledger.append(at.toString(), null, new Ledger.Record("save", "payroll", "zstd:3", "none",
+          "compress at save", Instant.now(), Instant.now(), 1, 10, Files.size(copy),
+          copy.toAbsolutePath().toString()));
+    }
+    Cli dry = Cli.ok("prune", "--at", at, "--keep-last", "2");
+    assertThat(dry.out()).contains("would delete 2 image(s)")
+        .containsPattern("delete .*payroll-20261126T020000Z.bsave")
+        .containsPattern("keep .*payroll-20261129T020000Z.bsave  \\(last 1\\)");
+    try (Stream<Path> s = Files.list(at)) {
+      assertThat(s.filter(p -> p.toString().endsWith(".bsave"))).hasSize(4);
+    }
+    Cli.ok("prune", "--at", at, "--keep-last", "2", "--yes");
+    assertThat(at.resolve("payroll-20261126T020000Z.bsave")).doesNotExist();
+    assertThat(at.resolve("payroll-20261127T020000Z.bsave")).doesNotExist();
+    assertThat(at.resolve("payroll-20261128T020000Z.bsave")).exists();
+    assertThat(Ledger.read(at.toString(), null)).extracting(Ledger.Record::where)
+        .containsExactlyInAnyOrder(at.resolve("payroll-20261128T020000Z.bsave").toString(),
+            at.resolve("payroll-20261129T020000Z.bsave").toString());
+  }
+
+  @Test
+  void pruneOnS3KeepsTheNewestAndAnyImageWhoseUploadIsInProgress() throws Exception {
+    S3Store store = S3Store.of(server.settings());
+    String[] stamps = {"20261101T020000Z", "20261102T020000Z", "20261103T020000Z"};
+    for (String s : stamps) {
+      Cli.ok("upload", "--image", image, "--to", "s3://keep/n/payroll-" + s + ".bsave", "--quiet",
+          "--s3-endpoint", server.endpoint());
+    }
+    // Someone is re-uploading the oldest image right now.
+    ObjectUri busy = new ObjectUri("keep", "n/payroll-20261101T020000Z.bsave");
+    store.put(ImageUpload.stateObject(busy), "uploadId=x\n".getBytes(), "text/plain");
+
+    Cli c = Cli.ok("prune", "--at", "s3://keep/n", "--keep-last", "1", "--yes",
+        "--s3-endpoint", server.endpoint());
+    assertThat(c.out()).contains("deleted 1 image(s)")
+        .containsPattern("keep .*payroll-20261101T020000Z.bsave  \\(upload in progress\\)");
+    assertThat(store.head(busy)).isPresent();
+    assertThat(store.head(new ObjectUri("keep", "n/payroll-20261102T020000Z.bsave"))).isEmpty();
+    assertThat(store.head(new ObjectUri("keep", "n/payroll-20261103T020000Z.bsave"))).isPresent();
+    assertThat(Ledger.read("s3://keep/n", server.settings())).extracting(Ledger.Record::where)
+        .doesNotContain("s3://keep/n/payroll-20261102T020000Z.bsave")
+        .contains("s3://keep/n/payroll-20261103T020000Z.bsave");
+  }
+}
