@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 /**
  * save and restore on a real Flink 1.19 session cluster — one JobManager and two TaskManagers,
  * each its own JVM, started by deploy/flink/start-cluster.sh from Maven-resolved jars — with
- * the image on S3 (S3Proxy as its own process).
+ * the image and the run's staging on S3 (S3Proxy as its own process).
  */
 class FlinkClusterIT {
   static final ObjectMapper JSON = new ObjectMapper();
@@ -120,6 +120,15 @@ class FlinkClusterIT {
     assertThat(save.exit()).as(save.err()).isZero();
     assertThat(save.out()).contains("image: " + image);
     assertThat(dir.resolve("s3/vault/flink/lib.bsave")).exists();
+    // The shards were staged in the store, not on a worker's disk, and are gone.
+    try (var left = Files.list(dir.resolve("s3/vault/flink"))) {
+      assertThat(left.map(p -> p.getFileName().toString()))
+          .containsExactlyInAnyOrder("lib.bsave", "beamsave-ledger");
+    }
+    try (var tmp = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      assertThat(tmp.map(p -> p.getFileName().toString()))
+          .noneMatch(n -> n.startsWith(".beamsave-staging-"));
+    }
 
     Path target = dir.resolve("restored");
     LauncherIT.Run restore = LauncherIT.beamsave(env, List.of(), onCluster("restore", "--image",

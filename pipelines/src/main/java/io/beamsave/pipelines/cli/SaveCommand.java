@@ -69,8 +69,8 @@ final class SaveCommand implements Callable<Integer> {
       paramLabel = "SIZE",
       description =
           "Raw bytes per shard (up to 1GiB), the unit of parallel work; each worker holds one"
-              + " shard in memory. Default: 64MiB, or 16MiB when an s3:// image is uploaded while"
-              + " it is written (smaller shards reach the upload sooner).")
+              + " shard in memory. Default: 64MiB, or 16MiB for s3:// images (smaller shards reach"
+              + " an upload sooner, and a shard staged in the store is one request).")
   String shardSize;
 
   @Option(
@@ -84,12 +84,14 @@ final class SaveCommand implements Callable<Integer> {
 
   @Option(
       names = "--staging",
-      paramLabel = "DIR",
+      paramLabel = "DIR|s3://BUCKET/PREFIX",
       description =
           "Where the run keeps its working files (each library's listing; shards go straight"
-              + " into <image>.partial). Default: a hidden directory beside the image (the"
-              + " system's temporary directory for s3:// images), removed afterwards.")
-  Path staging;
+              + " into <image>.partial), removed afterwards; every worker must reach it. Default:"
+              + " a hidden directory beside the image; for s3:// images the system's temporary"
+              + " directory on the DirectRunner, and on other runners a prefix beside the image,"
+              + " where shards are staged as objects and the image is assembled in the store.")
+  String staging;
 
   @Option(
       names = "--allow-changing",
@@ -132,10 +134,10 @@ final class SaveCommand implements Callable<Integer> {
     SaveSpec save;
     try {
       save =
-          SavePipeline.spec(libraries, image, staging, s3.settings())
+          SavePipeline.spec(libraries, image, staging, s3.settings(), pipeline.runsInThisJvm())
               .withCodec(codecForLink(codec, linkMbps))
               .withShardSize(shardSize != null ? Sizes.parse(shardSize)
-                  : SavePipeline.defaultShardSize(image, pipeline.runsInThisJvm()))
+                  : SavePipeline.defaultShardSize(image))
               .withBlockSize(Sizes.parse(blockSize))
               .withAllowChanging(allowChanging);
     } catch (IllegalArgumentException e) {

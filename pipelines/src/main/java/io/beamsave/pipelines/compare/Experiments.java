@@ -161,7 +161,8 @@ public final class Experiments {
     Instant start = Instant.now();
     SavePipeline.Outcome o =
         SavePipeline.run(
-            SavePipeline.spec(List.of(library), to.toString(), work, s3).withCodec(saveCodec)
+            SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3, true)
+                .withCodec(saveCodec)
                 .withShardSize(SavePipeline.UPLOAD_WHILE_SAVING_SHARD_SIZE),
             options, null,
             new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link, false));

@@ -16,6 +16,7 @@ import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.ListLibrary;
 import io.beamsave.transforms.io.PlanShards;
 import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.io.Staging;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -56,19 +57,29 @@ public final class SavePipeline {
             .apply("Reshuffle", Reshuffle.viaRandomKey())
             .apply("CompressShard", CompressShards.of(spec))
             .apply("AssembleImage", AssembleImage.of(spec));
-    return spec.uploads() && uploadStage
+    // Assembled in the store, images are already where they belong.
+    return spec.uploads() && uploadStage && !spec.stagesInStore()
         ? images.apply("UploadImage", UploadImages.of(spec))
         : images;
   }
 
   /**
    * Like {@link #spec(List, Path, Path)}, but {@code image} may be {@code s3://BUCKET/KEY} (a
-   * prefix with several libraries): images are then assembled in staging (default: the system's
-   * temporary directory) and uploaded once complete.
+   * prefix with several libraries), and {@code staging} an {@code s3://} prefix. For an s3://
+   * image, images are assembled in local staging (default: the system's temporary directory) and
+   * uploaded; when the runner's workers do not run in this JVM and no local staging is given, or
+   * staging is s3://, the shards are staged in the store and each image is assembled there (so
+   * workers on several machines need share no disk).
    */
-  public static SaveSpec spec(List<Path> libraries, String image, Path staging, S3Settings s3) {
+  public static SaveSpec spec(
+      List<Path> libraries, String image, String staging, S3Settings s3, boolean runsInThisJvm) {
+    boolean stagingInStore = staging != null && ObjectUri.isObject(staging);
     if (!ObjectUri.isObject(image)) {
-      return spec(libraries, Path.of(image), staging).withStore(s3);
+      if (stagingInStore) {
+        throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
+      }
+      return spec(libraries, Path.of(image), staging == null ? null : Path.of(staging))
+          .withStore(s3);
     }
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
@@ -78,25 +89,38 @@ public final class SavePipeline {
     ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
     S3Store.of(s3).checkBucket(to);
-    Path base = staging != null ? staging : Path.of(System.getProperty("java.io.tmpdir"));
-    Path stagingRoot = base.resolve(".beamsave-staging-" + runId()).toAbsolutePath();
-    SaveSpec spec = SaveSpec.of(stagingRoot.toString()).withStore(s3);
+    String stagingRoot;
+    if (stagingInStore) {
+      stagingRoot = ObjectUri.parse(staging, true).child(".beamsave-staging-" + runId() + "/")
+          .toString();
+    } else if (staging == null && !runsInThisJvm) {
+      stagingRoot = to.parent().child(".beamsave-staging-" + runId() + "/").toString();
+      stagingInStore = true;
+    } else {
+      Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
+      stagingRoot = base.resolve(".beamsave-staging-" + runId()).toAbsolutePath().toString();
+    }
+    SaveSpec spec = SaveSpec.of(stagingRoot).withStore(s3);
     for (Path root : roots) {
       String name = libraryName(root);
       ObjectUri target =
           perLibrary ? ObjectUri.parse(image.replace(LIBRARY, name), false)
               : roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
-      String local = stagingRoot.resolve(name + ImageFormat.EXTENSION).toString();
+      // Assembled in the store, the image has no local copy.
+      String local = stagingInStore ? target.toString()
+          : Path.of(stagingRoot, name + ImageFormat.EXTENSION).toString();
       try {
         spec = spec.withLibrary(name, root.toString(), local, target.toString());
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
     }
-    try {
-      Files.createDirectories(stagingRoot);
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot create staging directory", stagingRoot, e);
+    if (!stagingInStore) {
+      try {
+        Files.createDirectories(Path.of(stagingRoot));
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot create staging directory", Path.of(stagingRoot), e);
+      }
     }
     return spec;
   }
@@ -217,10 +241,9 @@ public final class SavePipeline {
   public static Outcome run(
       SaveSpec spec, PipelineOptions options, PrintWriter progress, ImageUpload.Options upload) {
     long start = System.nanoTime();
-    boolean whileSaving = spec.uploads() && runsInThisJvm(options);
+    boolean whileSaving = spec.uploads() && !spec.stagesInStore() && runsInThisJvm(options);
     Pipeline p = Pipeline.create(options);
     build(p, spec, !whileSaving);
-    Path staging = Path.of(spec.staging());
     // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
     removePartialImages(spec);
     UploadsWhileSaving uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
@@ -252,24 +275,24 @@ public final class SavePipeline {
     } finally {
       ListLibrary.forgetAhead(spec);
       try {
-        AssembleImage.deleteTree(staging);
-      } catch (IOException e) {
-        System.err.println("beamsave: warning: cannot remove staging " + staging + ": " + e);
+        Staging.remove(spec, "");
+      } catch (RuntimeException e) {
+        System.err.println("beamsave: warning: cannot remove staging " + spec.staging() + ": "
+            + e.getMessage());
       }
     }
   }
 
   /**
-   * Shards of a save whose image is uploaded while it is written are smaller: the upload can
-   * only send what has been appended, and a shard is appended whole once compressed.
+   * Shards of a save to object storage are smaller: an image uploaded while it is written can
+   * only send what has been appended, and a shard is appended whole once compressed; a shard
+   * staged in the store is one request, and stores cap those (S3Proxy at 32 MiB).
    */
   public static final long UPLOAD_WHILE_SAVING_SHARD_SIZE = 16L << 20;
 
   /** The shard size when the operator gives none. */
-  public static long defaultShardSize(String image, boolean runsInThisJvm) {
-    return ObjectUri.isObject(image) && runsInThisJvm
-        ? UPLOAD_WHILE_SAVING_SHARD_SIZE
-        : SaveSpec.DEFAULT_SHARD_SIZE;
+  public static long defaultShardSize(String image) {
+    return ObjectUri.isObject(image) ? UPLOAD_WHILE_SAVING_SHARD_SIZE : SaveSpec.DEFAULT_SHARD_SIZE;
   }
 
   /** Whether the runner's workers run in this JVM and so write to this machine's disk. */
@@ -278,6 +301,9 @@ public final class SavePipeline {
   }
 
   private static void removePartialImages(SaveSpec spec) {
+    if (spec.stagesInStore()) {
+      return;
+    }
     for (SaveSpec.Library lib : spec.libraries().values()) {
       try {
         Files.deleteIfExists(ImageWriter.partialPath(Path.of(lib.image())));

@@ -24,7 +24,7 @@ public final class ImageFormat {
 
   private ImageFormat() {}
 
-  static byte[] header() {
+  public static byte[] header() {
     ByteBuffer b = ByteBuffer.allocate(HEADER_SIZE);
     b.put(MAGIC).putShort((short) VERSION);
     return b.array();

@@ -131,7 +131,21 @@ public final class ImageWriter implements AutoCloseable {
    */
   public void finish(byte[] raw, Codec codec, int blockSize) throws IOException {
     long catalogOffset = channel.position();
-    OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 20);
+    writeFully(channel, ByteBuffer.wrap(tail(raw, codec, blockSize, catalogOffset)), catalogOffset);
+    channel.force(true);
+    channel.close();
+    Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    done = true;
+  }
+
+  /**
+   * The end of an image whose catalog starts at {@code catalogOffset}: the encoded catalog
+   * {@code raw} as blocks of {@code codec}, then the trailer pointing at it. Images assembled
+   * in object storage end with these bytes too.
+   */
+  public static byte[] tail(byte[] raw, Codec codec, int blockSize, long catalogOffset)
+      throws IOException {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(raw.length / 2 + 64);
     try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
       byte[] slice = new byte[blockSize];
       for (int off = 0; off < raw.length; off += slice.length) {
@@ -140,8 +154,7 @@ public final class ImageWriter implements AutoCloseable {
         blocks.write(slice, n, out);
       }
     }
-    out.flush();
-    long catalogStored = channel.position() - catalogOffset;
+    long catalogStored = out.size();
     ByteBuffer t = ByteBuffer.allocate(ImageFormat.TRAILER_SIZE);
     t.putLong(catalogOffset).putLong(catalogStored).putLong(raw.length);
     t.putShort((short) ImageFormat.VERSION).putShort((short) 0);
@@ -149,12 +162,8 @@ public final class ImageWriter implements AutoCloseable {
     crc.update(t.array(), 0, 28);
     t.putInt((int) crc.getValue());
     t.put(ImageFormat.TRAILER_MAGIC);
-    t.flip();
-    writeFully(channel, t, channel.position());
-    channel.force(true);
-    channel.close();
-    Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    done = true;
+    out.write(t.array());
+    return out.toByteArray();
   }
 
   private static void writeFully(FileChannel ch, ByteBuffer b, long pos) throws IOException {

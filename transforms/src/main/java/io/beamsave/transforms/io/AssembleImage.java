@@ -16,6 +16,8 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
+import io.beamsave.transforms.store.ObjectUri;
 import java.util.stream.Stream;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -74,7 +76,7 @@ public final class AssembleImage
       String name = shards.getKey();
       SaveSpec.Library lib = spec.library(name);
       ShardPlanner.Plan plan =
-          ShardPlanner.plan(PlanShards.readListing(spec.listingFile(name)), spec.shardSize());
+          ShardPlanner.plan(PlanShards.readListing(spec, name), spec.shardSize());
       List<ShardResult> results = new ArrayList<>();
       for (ShardResult r : shards.getValue()) {
         if (r.rawLength() > 0) {
@@ -87,36 +89,36 @@ public final class AssembleImage
             name + ": " + results.size() + " shards compressed, " + plan.shardCount()
                 + " planned");
       }
-      Path image = Path.of(lib.image());
-      try (ImageWriter writer = ImageWriter.open(image)) {
-        List<ShardInfo> infos = new ArrayList<>(results.size());
-        for (ShardResult r : results) {
-          infos.add(
-              new ShardInfo(r.imageOffset(), r.storedLength(), r.rawLength(), r.blockLengths()));
+      List<Entry> entries = withDigests(plan.entries(), results);
+      Function<List<ShardInfo>, Catalog> catalog =
+          infos -> new Catalog(name, spec.codec(), System.currentTimeMillis(), spec.blockSize(),
+              spec.shardSize(), entries, infos);
+      String image;
+      long imageBytes;
+      if (spec.stagesInStore()) {
+        image = lib.uploadTo();
+        imageBytes = AssembleInStore.assemble(spec, name, ObjectUri.parse(image, false), results,
+            catalog, Codecs.parse(spec.codec()));
+      } else {
+        Path file = Path.of(lib.image());
+        image = file.toString();
+        try (ImageWriter writer = ImageWriter.open(file)) {
+          List<ShardInfo> infos = new ArrayList<>(results.size());
+          for (ShardResult r : results) {
+            infos.add(
+                new ShardInfo(r.imageOffset(), r.storedLength(), r.rawLength(), r.blockLengths()));
+          }
+          writer.finish(catalog.apply(infos), Codecs.parse(spec.codec()));
+          imageBytes = Files.size(file);
+        } catch (IOException e) {
+          throw BeamsaveException.io("cannot write image", file, e);
         }
-        Catalog catalog =
-            new Catalog(
-                name,
-                spec.codec(),
-                System.currentTimeMillis(),
-                spec.blockSize(),
-                spec.shardSize(),
-                withDigests(plan.entries(), results),
-                infos);
-        writer.finish(catalog, Codecs.parse(spec.codec()));
-        new ImageSummary(
-                name,
-                lib.destination(),
-                catalog.fileCount(),
-                plan.rawBytes(),
-                Files.size(image),
-                infos.size())
-            .writeTo(spec.summaryFile(name));
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot write image", image, e);
       }
-      deleteTree(spec.stagingDir(name));
-      out.output(KV.of(name, image.toString()));
+      long files = entries.stream().filter(Entry::isFile).count();
+      new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes, results.size())
+          .writeTo(spec);
+      Staging.remove(spec, name + "/");
+      out.output(KV.of(name, image));
       stage.finished();
     }
   }

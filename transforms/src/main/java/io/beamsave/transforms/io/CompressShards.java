@@ -123,7 +123,11 @@ public final class CompressShards
       }
       w.flushBlock();
       long offset = -1;
-      if (shardBytes.size() > 0) {
+      if (shardBytes.size() > 0 && spec.stagesInStore()) {
+        // No shared disk: the shard waits in the store, and AssembleImage places it.
+        Staging.write(spec, SaveSpec.shardName(task.library(), task.shard()), shardBytes.array(),
+            shardBytes.size());
+      } else if (shardBytes.size() > 0) {
         try {
           offset = ImageWriter.appendShard(image, shardBytes.array(), shardBytes.size());
         } catch (IOException e) {

@@ -1,13 +1,10 @@
 package io.beamsave.transforms.io;
 
-import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * What {@link AssembleImage} wrote for one library. It leaves this in the run's staging directory
@@ -37,16 +34,14 @@ public record ImageSummary(
         }
       };
 
-  void writeTo(Path file) throws IOException {
-    try (OutputStream out = Files.newOutputStream(file)) {
-      CODER.encode(this, out);
-    }
+  void writeTo(SaveSpec spec) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CODER.encode(this, out);
+    Staging.write(spec, SaveSpec.summaryName(library), out.toByteArray(), out.size());
   }
 
   /** Reads the summary {@link AssembleImage} left for {@code library} of {@code spec}. */
   public static ImageSummary read(SaveSpec spec, String library) throws IOException {
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(spec.summaryFile(library)))) {
-      return CODER.decode(in);
-    }
+    return CODER.decode(new ByteArrayInputStream(Staging.read(spec, SaveSpec.summaryName(library))));
   }
 }

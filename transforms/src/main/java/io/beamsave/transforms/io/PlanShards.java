@@ -4,13 +4,9 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.shard.ShardPlanner;
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
@@ -63,7 +59,7 @@ public final class PlanShards
       stage.started();
       List<Entry> entries = listing.getValue().entries();
       ShardPlanner.Plan plan = ShardPlanner.plan(entries, spec.shardSize());
-      writeListing(spec.listingFile(listing.getKey()), plan.entries());
+      writeListing(spec, listing.getKey(), plan.entries());
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
       for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
         pieces.add(new ArrayList<>());
@@ -89,18 +85,14 @@ public final class PlanShards
   }
 
   /** Keeps the sorted listing in staging, where {@link AssembleImage} reads it back. */
-  static void writeListing(Path file, List<Entry> entries) throws IOException {
-    Files.createDirectories(file.getParent());
-    try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-      Listing.CODER.encode(new Listing(entries), out);
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot write listing", file, e);
-    }
+  static void writeListing(SaveSpec spec, String library, List<Entry> entries) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 16);
+    Listing.CODER.encode(new Listing(entries), out);
+    Staging.write(spec, SaveSpec.listingName(library), out.toByteArray(), out.size());
   }
 
-  static List<Entry> readListing(Path file) throws IOException {
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
-      return Listing.CODER.decode(in).entries();
-    }
+  static List<Entry> readListing(SaveSpec spec, String library) throws IOException {
+    return Listing.CODER.decode(
+        new ByteArrayInputStream(Staging.read(spec, SaveSpec.listingName(library)))).entries();
   }
 }

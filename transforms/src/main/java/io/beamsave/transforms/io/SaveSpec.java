@@ -155,17 +155,26 @@ public final class SaveSpec implements Serializable {
     return allowChanging;
   }
 
-  /** Where the sorted listing of {@code library} waits for assembly. */
-  public java.nio.file.Path listingFile(String library) {
-    return stagingDir(library).resolve("listing");
+  /**
+   * Whether staging is an {@code s3://} prefix: the workers share no disk, so shards are staged
+   * as objects and each image is assembled in the store (see {@link Staging}).
+   */
+  public boolean stagesInStore() {
+    return staging.startsWith("s3://");
   }
 
-  /** Where {@link AssembleImage} leaves the {@link ImageSummary} of {@code library}'s image. */
-  public java.nio.file.Path summaryFile(String library) {
-    return java.nio.file.Path.of(staging, library + ".summary");
+  /** The staged name of the sorted listing of {@code library}, which waits for assembly. */
+  public static String listingName(String library) {
+    return library + "/listing";
   }
 
-  public java.nio.file.Path stagingDir(String library) {
-    return java.nio.file.Path.of(staging, library);
+  /** The staged name of one compressed shard (when staging is in the store). */
+  public static String shardName(String library, int shard) {
+    return String.format(java.util.Locale.ROOT, "%s/shard-%06d", library, shard);
+  }
+
+  /** The staged name of the {@link ImageSummary} {@link AssembleImage} leaves for the report. */
+  public static String summaryName(String library) {
+    return library + ".summary";
   }
 }

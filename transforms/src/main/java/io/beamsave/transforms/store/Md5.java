@@ -6,7 +6,7 @@ import java.util.HexFormat;
 import java.util.List;
 
 /** MD5 as S3 uses it: Content-MD5 of parts, and ETags of whole and multipart objects. */
-final class Md5 {
+public final class Md5 {
   private Md5() {}
 
   static MessageDigest digest() {
@@ -17,7 +17,7 @@ final class Md5 {
     }
   }
 
-  static byte[] of(byte[] b, int off, int len) {
+  public static byte[] of(byte[] b, int off, int len) {
     MessageDigest d = digest();
     d.update(b, off, len);
     return d.digest();

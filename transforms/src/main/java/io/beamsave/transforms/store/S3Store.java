@@ -170,14 +170,36 @@ public final class S3Store {
 
   /** Writes a small object in one request, checked with Content-MD5. */
   public void put(ObjectUri uri, byte[] data, String contentType) {
-    String md5 = Base64.getEncoder().encodeToString(Md5.of(data, 0, data.length));
+    put(uri, data, data.length, contentType);
+  }
+
+  /** Writes {@code data[0, len)} as one object in one request, checked with Content-MD5. */
+  public void put(ObjectUri uri, byte[] data, int len, String contentType) {
+    String md5 = Base64.getEncoder().encodeToString(Md5.of(data, 0, len));
     Retry.call(
         settings,
         uri.toString(),
         () ->
             s3.putObject(
-                r -> r.bucket(uri.bucket()).key(uri.key()).contentType(contentType).contentMD5(md5),
-                RequestBody.fromBytes(data)));
+                r -> r.bucket(uri.bucket()).key(uri.key()).contentType(contentType).contentMD5(md5)
+                    .contentLength((long) len),
+                RequestBody.fromContentProvider(
+                    () -> new ByteArrayInputStream(data, 0, len), len, contentType)));
+  }
+
+  /**
+   * Makes the whole of object {@code from} part {@code partNumber} of upload {@code uploadId}
+   * without the bytes leaving the store (UploadPartCopy); returns the part's ETag.
+   */
+  public String copyPart(ObjectUri to, String uploadId, int partNumber, ObjectUri from) {
+    return Retry.call(
+        settings,
+        to + " part " + partNumber,
+        () -> s3.uploadPartCopy(
+                r -> r.sourceBucket(from.bucket()).sourceKey(from.key())
+                    .destinationBucket(to.bucket()).destinationKey(to.key())
+                    .uploadId(uploadId).partNumber(partNumber))
+            .copyPartResult().eTag());
   }
 
   public void delete(ObjectUri uri) {
