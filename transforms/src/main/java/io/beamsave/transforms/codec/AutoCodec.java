@@ -20,7 +20,10 @@ import java.util.Arrays;
  *       ratio}. When the cores are more than {@value #CLIMB_ABOVE}x faster, they would wait for
  *       the link: the compressor climbs one level (smaller output, slower). When they are less
  *       than {@value #DESCEND_BELOW}x as fast, the link would soon wait: it steps down. The level
- *       settles where the cores stay just ahead of the link.
+ *       settles where the cores stay just ahead of the link. A move to a neighbour already
+ *       measured is made only if the model, max(seconds per byte / cores, 1 / (link × ratio)),
+ *       says the neighbour is faster end to end (re-checked every {@value #REPROBE_BLOCKS}
+ *       blocks, as data changes).
  *   <li><b>Without a link speed</b> (a local save: the disk is the only consumer), nothing waits
  *       on the output, so the fastest level that compresses (lz4) is kept.
  * </ul>
@@ -42,6 +45,8 @@ final class AutoCodec implements Codec {
   static final double DESCEND_BELOW = 1.1;
   /** Blocks compressed at a level before its measurements count for a move. */
   static final int SETTLE_BLOCKS = 3;
+  /** Blocks at a level after which a neighbour measured as no better is tried again. */
+  static final int REPROBE_BLOCKS = 32;
   /** Index 0 is lz4; the rest are zstd levels, each markedly slower than the one before. */
   static final int[] ZSTD_LADDER = {0, 1, 3, 5, 7, 9, 12, 15, 17, 19};
 
@@ -189,10 +194,25 @@ final class AutoCodec implements Codec {
       } else if (coreRate < linkRate * DESCEND_BELOW && level > 0) {
         next = level - 1;
       }
+      // A neighbour measured before and no faster end to end is not worth the move, unless the
+      // level has stayed long enough for that measurement to be stale.
+      if (next != level && secondsPerByte[next] > 0 && blocksAtLevel < REPROBE_BLOCKS
+          && secondsPerRawByte(next) >= secondsPerRawByte(level)) {
+        next = level;
+      }
       if (next != level) {
         level = next;
         blocksAtLevel = 0;
       }
+    }
+
+    /**
+     * The model's time per raw byte at a measured level, the save and the transfer overlapping:
+     * whichever of the cores and the link is slower sets the pace.
+     */
+    private double secondsPerRawByte(int l) {
+      double link = linkBytesPerSecond <= 0 ? 0 : 1 / (linkBytesPerSecond * ratio[l]);
+      return Math.max(secondsPerByte[l] / cores, link);
     }
 
     @Override
