@@ -59,12 +59,8 @@ appender.main.layout.type = PatternLayout
 appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
 LOG4J
 
-# What Flink's own scripts pass on Java 17.
-opens=()
-for pkg in java.lang java.net java.io java.nio sun.nio.ch java.lang.reflect java.text java.time \
-    java.util java.util.concurrent java.util.concurrent.atomic java.util.concurrent.locks; do
-  opens+=(--add-opens="java.base/$pkg=ALL-UNNAMED")
-done
+# What Flink's own scripts pass on Java 17 (the beamsave launcher uses the same list).
+mapfile -t opens <"$here/jvm-opens"
 
 # Flink derives the JVM memory flags and its dynamic properties from the config, as its
 # scripts do: line 1 of the result is JVM flags, line 2 the -D properties for the entrypoint.

@@ -51,7 +51,7 @@ class FlinkClusterIT {
     env.put("AWS_SECRET_ACCESS_KEY", LocalS3Server.SECRET_KEY);
     env.put("AWS_REGION", "us-east-1");
     // The client builds and submits the Flink job; Flink needs these opened on Java 17.
-    env.put("JDK_JAVA_OPTIONS", String.join(" ", flinkOpens()));
+    env.put("JDK_JAVA_OPTIONS", System.getProperty("flink.java.opens"));
     cluster = dir.resolve("flink");
     // The TaskManagers inherit the credentials and read and write s3:// with them.
     int exit = script("start-cluster.sh", cluster.toString(), "2", Integer.toString(restPort));
@@ -66,16 +66,6 @@ class FlinkClusterIT {
     if (s3 != null) {
       s3.close();
     }
-  }
-
-  static List<String> flinkOpens() {
-    List<String> opens = new ArrayList<>();
-    for (String pkg : List.of("java.lang", "java.net", "java.io", "java.nio", "sun.nio.ch",
-        "java.lang.reflect", "java.text", "java.time", "java.util", "java.util.concurrent",
-        "java.util.concurrent.atomic", "java.util.concurrent.locks")) {
-      opens.add("--add-opens=java.base/" + pkg + "=ALL-UNNAMED");
-    }
-    return opens;
   }
 
   static int script(String name, String... args) throws Exception {

@@ -25,13 +25,6 @@ final class PipelineArgs {
     return BeamOptions.parse(beamArgs);
   }
 
-  /** Whether the pipeline's workers run in this JVM (the DirectRunner, the default). */
-  boolean runsInThisJvm() {
-    return beamArgs.stream()
-        .filter(a -> a.startsWith("--runner="))
-        .allMatch(a -> a.equalsIgnoreCase("--runner=DirectRunner"));
-  }
-
   /** Where progress goes: stderr, or nowhere with {@code --quiet}. */
   PrintWriter progress(PrintWriter err) {
     return quiet ? null : err;

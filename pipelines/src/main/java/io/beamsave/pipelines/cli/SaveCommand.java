@@ -14,6 +14,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import org.apache.beam.sdk.options.PipelineOptions;
+import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.TransferCodec;
 import java.util.concurrent.Callable;
@@ -123,19 +125,16 @@ final class SaveCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  /** {@code auto} takes the link speed from --link-mbps unless its spec names one. */
-  static String codecForLink(String codec, int linkMbps) {
-    return linkMbps > 0 && codec.trim().equalsIgnoreCase("auto") ? "auto:" + linkMbps : codec;
-  }
-
   @Override
   public Integer call() throws IOException {
     PrintWriter out = spec.commandLine().getOut();
+    PipelineOptions options = pipeline.options();
+    boolean inThisJvm = SavePipeline.runsInThisJvm(options);
     SaveSpec save;
     try {
       save =
-          SavePipeline.spec(libraries, image, staging, s3.settings(), pipeline.runsInThisJvm())
-              .withCodec(codecForLink(codec, linkMbps))
+          SavePipeline.spec(libraries, image, staging, s3.settings(), inThisJvm)
+              .withCodec(Codecs.forLink(codec, linkMbps))
               .withShardSize(shardSize != null ? Sizes.parse(shardSize)
                   : SavePipeline.defaultShardSize(image))
               .withBlockSize(Sizes.parse(blockSize))
@@ -143,7 +142,7 @@ final class SaveCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
-    if (pipeline.runsInThisJvm()) {
+    if (inThisJvm) {
       // The walk overlaps the start-up of Beam and its runner (see ListLibrary.walkAhead).
       ListLibrary.walkAhead(save);
     }
@@ -156,7 +155,7 @@ final class SaveCommand implements Callable<Integer> {
     }
     SavePipeline.Outcome outcome =
         SavePipeline.run(
-            save, pipeline.options(), pipeline.progress(spec.commandLine().getErr()), upload);
+            save, options, pipeline.progress(spec.commandLine().getErr()), upload);
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     out.println(SaveReport.header());

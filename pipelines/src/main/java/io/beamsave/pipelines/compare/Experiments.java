@@ -96,7 +96,7 @@ public final class Experiments {
       ledgerSave(prefix, s3, raw, "none");
       Map<String, Saved> compressed = new LinkedHashMap<>();
       for (String codec : codecs) {
-        if (!codec.equals("none") && !isAuto(codec)) {
+        if (!codec.equals("none") && !Codecs.isAuto(codec)) {
           Saved s = save(codec, run);
           ledgerSave(prefix, s3, s, codec);
           compressed.put(codec, s);
@@ -111,7 +111,7 @@ public final class Experiments {
           }
           Saved saved = compressed.get(codec);
           if (saved == null) {
-            saved = save(forLink(codec, link), run);
+            saved = save(Codecs.forLink(codec, link), run);
             ledgerSave(prefix, s3, saved, saved.codec);
           }
           rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_AT_SAVE, codec, run, saved,
@@ -144,24 +144,16 @@ public final class Experiments {
     return save("none", 0);
   }
 
-  static boolean isAuto(String codec) {
-    return codec.equals("auto") || codec.startsWith("auto:");
-  }
-
-  /** {@code auto} tuned to {@code link} (unthrottled: its fastest level); others unchanged. */
-  static String forLink(String codec, int link) {
-    return codec.equals("auto") && link > 0 ? "auto:" + link : codec;
-  }
-
   /** Saves with {@code codec} straight to the store, the upload running while shards compress. */
   private Measurement overlapped(S3Settings s3, ObjectUri prefix, int link, String codec, int run) {
     ObjectUri to = objectFor(prefix, link, Strategy.OVERLAPPED, codec, run);
-    String saveCodec = forLink(codec, link);
+    String saveCodec = Codecs.forLink(codec, link);
     say("run %d, %s: %s with %s", run, linkName(link), Strategy.OVERLAPPED.label(), saveCodec);
     Instant start = Instant.now();
     SavePipeline.Outcome o =
         SavePipeline.run(
-            SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3, true)
+            SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3,
+                SavePipeline.runsInThisJvm(options))
                 .withCodec(saveCodec)
                 .withShardSize(SavePipeline.UPLOAD_WHILE_SAVING_SHARD_SIZE),
             options, null,

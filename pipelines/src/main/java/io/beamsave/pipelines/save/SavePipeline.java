@@ -296,7 +296,7 @@ public final class SavePipeline {
   }
 
   /** Whether the runner's workers run in this JVM and so write to this machine's disk. */
-  static boolean runsInThisJvm(PipelineOptions options) {
+  public static boolean runsInThisJvm(PipelineOptions options) {
     return options.getRunner().getSimpleName().equals("DirectRunner");
   }
 

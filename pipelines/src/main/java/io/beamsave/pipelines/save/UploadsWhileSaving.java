@@ -30,7 +30,6 @@ final class UploadsWhileSaving {
 
   private final List<Upload> uploads = new ArrayList<>();
   private final ExecutorService pool;
-  private final long started = System.nanoTime();
 
   private UploadsWhileSaving(int libraries) {
     pool = Executors.newFixedThreadPool(Math.max(1, libraries), r -> {
@@ -95,11 +94,6 @@ final class UploadsWhileSaving {
       }
     }
     pool.shutdownNow();
-  }
-
-  /** Seconds since the uploads started. */
-  double seconds() {
-    return (System.nanoTime() - started) / 1e9;
   }
 
   private static ImageUpload.Result get(Future<ImageUpload.Result> f) {

@@ -60,10 +60,6 @@ final class AutoCodec implements Codec {
     this.linkMbps = linkMbps;
   }
 
-  int linkMbps() {
-    return linkMbps;
-  }
-
   /**
    * The id written when the image as a whole is described; every block records its own codec,
    * which is what readers use.
@@ -142,10 +138,6 @@ final class AutoCodec implements Codec {
     @Override
     public CodecId lastCodec() {
       return last;
-    }
-
-    int level() {
-      return level;
     }
 
     /** The spec of the current level, e.g. {@code zstd:9} (for tests and reports). */

@@ -77,6 +77,19 @@ public final class Codecs {
     }
   }
 
+  /**
+   * {@code auto} tuned to a link of {@code linkMbps} ({@code auto:N}) unless its spec names one
+   * or there is no link (0); any other spec unchanged.
+   */
+  public static String forLink(String spec, int linkMbps) {
+    return linkMbps > 0 && spec.trim().equalsIgnoreCase("auto") ? "auto:" + linkMbps : spec;
+  }
+
+  /** Whether {@code spec} is the adaptive codec, tuned to a link or not. */
+  public static boolean isAuto(String spec) {
+    return parse(spec) instanceof AutoCodec;
+  }
+
   /** Creates decompressors on demand, one per codec id; not thread-safe. */
   public static final class DecompressorSet implements AutoCloseable {
     private final Map<CodecId, Decompressor> byId = new EnumMap<>(CodecId.class);

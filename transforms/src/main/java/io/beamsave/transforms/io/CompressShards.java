@@ -108,7 +108,6 @@ public final class CompressShards
       stage.started();
       SaveSpec.Library lib = spec.library(task.library());
       Path root = Path.of(lib.root());
-      Path image = Path.of(lib.image());
       ShardWriter w = new ShardWriter();
       shardBytes.reset();
       w.sink = shardBytes;
@@ -128,6 +127,7 @@ public final class CompressShards
         Staging.write(spec, SaveSpec.shardName(task.library(), task.shard()), shardBytes.array(),
             shardBytes.size());
       } else if (shardBytes.size() > 0) {
+        Path image = Path.of(lib.image());
         try {
           offset = ImageWriter.appendShard(image, shardBytes.array(), shardBytes.size());
         } catch (IOException e) {
