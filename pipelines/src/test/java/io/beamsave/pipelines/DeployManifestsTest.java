@@ -65,8 +65,9 @@ class DeployManifestsTest {
       assertTimestampedImage(args);
       if (args.contains("--runner=FlinkRunner")) {
         assertThat(args).contains("--flinkMaster=" + rest);
-        // Staging is the volume the TaskManagers share.
-        assertThat(args.get(args.indexOf("--staging") + 1)).isEqualTo("/staging");
+        // No disk is shared: the image is s3://, so its shards are staged in the store.
+        assertThat(args.get(args.indexOf("--image") + 1)).startsWith("s3://");
+        assertThat(args).doesNotContain("--staging");
       }
     }
     assertThat(commands).containsExactly("save", "prune");
