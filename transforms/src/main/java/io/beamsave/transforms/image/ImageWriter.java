@@ -12,6 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -109,12 +112,35 @@ public final class ImageWriter implements AutoCloseable {
     FLUSHER.execute(
         () -> {
           FLUSH_PENDING.remove(partial);
-          try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.WRITE)) {
+          FileChannel ch = null;
+          try {
+            ch = FileChannel.open(partial, StandardOpenOption.WRITE);
             ch.force(false);
           } catch (IOException gone) {
             // The run failed and removed the file, or finish() renamed it: nothing to flush.
+          } finally {
+            closeBetweenAppends(partial, ch);
           }
         });
+  }
+
+  /**
+   * Closes a channel to a partial image only while no thread of this process appends to it.
+   * Closing any channel to a file drops every lock the process holds on that file (POSIX record
+   * locks), and a dropped lock let another process's worker append over a shard still being
+   * written: two TaskManagers on one host produced an image with overlapping shards.
+   */
+  private static void closeBetweenAppends(Path partial, FileChannel ch) {
+    if (ch == null) {
+      return;
+    }
+    synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // Nothing was written through it that force() has not already handled.
+      }
+    }
   }
 
   /**
@@ -122,7 +148,31 @@ public final class ImageWriter implements AutoCloseable {
    * renames it to its final name. The catalog's shard table must describe the appended shards.
    */
   public void finish(Catalog catalog, Codec codec) throws IOException {
+    checkShardsTile(catalog.shards(), channel.position());
     finish(CatalogCodec.encode(catalog), codec, catalog.blockSize());
+  }
+
+  /**
+   * Checks that the shards, in offset order, fill the file from the header to {@code end}
+   * without gap or overlap: any other layout means appends went wrong, and the image would not
+   * read back.
+   */
+  private void checkShardsTile(List<ShardInfo> shards, long end) throws IOException {
+    List<ShardInfo> byOffset = new ArrayList<>(shards);
+    byOffset.sort(Comparator.comparingLong(ShardInfo::imageOffset));
+    long expected = ImageFormat.HEADER_SIZE;
+    for (ShardInfo s : byOffset) {
+      if (s.imageOffset() != expected) {
+        throw new IOException(partial.getFileName() + ": a shard at " + s.imageOffset()
+            + (s.imageOffset() < expected ? " overlaps the one before it" : " leaves a gap")
+            + " (expected " + expected + "); the shards were not appended one after another");
+      }
+      expected += s.storedLength();
+    }
+    if (expected != end) {
+      throw new IOException(partial.getFileName() + ": holds " + end + " bytes, its shards end at "
+          + expected);
+    }
   }
 
   /**

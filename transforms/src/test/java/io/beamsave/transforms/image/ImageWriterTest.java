@@ -45,6 +45,77 @@ class ImageWriterTest {
     assertThat(Arrays.copyOf(file, 8)).isEqualTo(ImageFormat.MAGIC);
   }
 
+  static int shardLength(int i) {
+    return (256 << 10) + i * 4099;
+  }
+
+  /**
+   * Two processes on one host append to one image, as two TaskManagers do. Each process's
+   * background flush opens and closes its own channel to the file, which on POSIX drops the
+   * process's lock; appends must still never interleave.
+   */
+  @Test
+  void appendsFromTwoProcessesNeverOverlap() throws Exception {
+    Path image = dir.resolve("shared.bsave");
+    int count = 150;
+    Process other =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"),
+                AppendShardsProcess.class.getName(), image.toString(), "2", String.valueOf(count))
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    List<long[]> shards = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      byte[] shard = new byte[shardLength(i)];
+      Arrays.fill(shard, (byte) 1);
+      shards.add(new long[] {ImageWriter.appendShard(image, shard, shard.length), shard.length, 1});
+    }
+    String theirs = new String(other.getInputStream().readAllBytes());
+    assertThat(other.waitFor()).isZero();
+    for (String line : theirs.strip().split("\n")) {
+      String[] f = line.split(" ");
+      shards.add(new long[] {Long.parseLong(f[0]), Long.parseLong(f[1]), 2});
+    }
+    assertThat(shards).hasSize(2 * count);
+    shards.sort(java.util.Comparator.comparingLong(s -> s[0]));
+    byte[] file = Files.readAllBytes(ImageWriter.partialPath(image));
+    long expected = ImageFormat.HEADER_SIZE;
+    for (long[] s : shards) {
+      assertThat(s[0]).as("offset of the shard after byte %d", expected).isEqualTo(expected);
+      for (int k = 0; k < s[1]; k++) {
+        if (file[(int) s[0] + k] != (byte) s[2]) {
+          throw new AssertionError("shard at " + s[0] + " overwritten at byte " + k);
+        }
+      }
+      expected += s[1];
+    }
+    assertThat((long) file.length).isEqualTo(expected);
+  }
+
+  @Test
+  void aShardTableThatDoesNotTileTheFileIsRefusedAndLeavesNoImage() throws Exception {
+    Path image = dir.resolve("bad.bsave");
+    byte[] shard = new byte[5000];
+    long first = ImageWriter.appendShard(image, shard, shard.length);
+    long second = ImageWriter.appendShard(image, shard, shard.length);
+    List<ShardInfo> overlapping =
+        List.of(
+            new ShardInfo(first, shard.length, shard.length, new int[] {shard.length}),
+            new ShardInfo(second - 100, shard.length, shard.length, new int[] {shard.length}));
+    try (ImageWriter w = ImageWriter.open(image)) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> w.finish(
+                  new Catalog("b", "none", 0, 4096, 1 << 20, List.of(), overlapping),
+                  io.beamsave.transforms.codec.Codecs.parse("none")))
+          .isInstanceOf(java.io.IOException.class)
+          .hasMessageContaining("bad.bsave.partial")
+          .hasMessageContaining("overlaps");
+    }
+    assertThat(image).doesNotExist();
+    assertThat(ImageWriter.partialPath(image)).doesNotExist();
+  }
+
   @Test
   void anImageWithoutShardsGetsItsHeaderWhenFinished() throws Exception {
     Path image = dir.resolve("empty.bsave");
