@@ -43,6 +43,7 @@ rest.address: 127.0.0.1
 rest.bind-address: 127.0.0.1
 rest.port: $rest_port
 cluster.evenly-spread-out-slots: true
+metrics.fetcher.update-interval: 1000
 parallelism.default: $((2 * taskmanagers))
 io.tmp.dirs: $dir/tmp
 web.tmpdir: $dir/web

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.pipelines.runner.FlinkProgress;
 import io.beamsave.pipelines.transfer.LocalS3Server;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -105,10 +106,20 @@ class FlinkClusterIT {
     Trees.unicodeNames(lib);
     String image = "s3://vault/flink/lib.bsave";
 
-    LauncherIT.Run save = LauncherIT.beamsave(env, List.of(), onCluster("save", "--library", lib,
-        "--image", image, "--shard-size", "16MiB", "--quiet", "--s3-endpoint", s3.endpoint()));
+    List<Object> saveArgs = new ArrayList<>(List.of(onCluster("save", "--library", lib,
+        "--image", image, "--shard-size", "16MiB", "--quiet", "--s3-endpoint", s3.endpoint())));
+    saveArgs.add("--jobName=beamsave-it-save");
+    LauncherIT.Run save = LauncherIT.beamsave(env, List.of(), saveArgs.toArray());
     assertThat(save.exit()).as(save.err()).isZero();
     assertThat(save.out()).contains("image: " + image);
+    // What progress lines are read from: the cluster's REST API finds the job by its name and
+    // counts the shards planned and compressed (200 MiB in 16 MiB shards is at least 13).
+    FlinkProgress.Shards shards =
+        new FlinkProgress(URI.create("http://127.0.0.1:" + restPort), "beamsave-it-save",
+            "CompressShard", "PlanShards", 0).poll();
+    assertThat(shards).isNotNull();
+    assertThat(shards.total()).isGreaterThanOrEqualTo(13);
+    assertThat(shards.done()).isEqualTo(shards.total());
     assertThat(dir.resolve("s3/vault/flink/lib.bsave")).exists();
     // The shards were staged in the store, not on a worker's disk, and are gone.
     try (var left = Files.list(dir.resolve("s3/vault/flink"))) {

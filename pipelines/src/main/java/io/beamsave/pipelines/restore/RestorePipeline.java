@@ -25,13 +25,21 @@ import org.apache.beam.sdk.values.PCollection;
 public final class RestorePipeline {
   private RestorePipeline() {}
 
+  static final String READ_STEP = "ReadShards";
+
+  /** Bytes checked against {@code bytes}; on Flink, shards read against {@code shards}. */
+  public static Job.Progress progress(String verb, long bytes, int shards) {
+    return new Job.Progress(
+        verb, StageMetrics.BYTES_CHECKED, null, bytes, READ_STEP, null, shards);
+  }
+
   public record Outcome(Path target, long files, long entries, long bytes, double seconds) {}
 
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
     return p.apply("Shards", Create.of(tasks).withCoder(ReadTask.CODER))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
-        .apply("ReadShards", read);
+        .apply(READ_STEP, read);
   }
 
   public static Outcome run(
@@ -58,7 +66,7 @@ public final class RestorePipeline {
           tasks,
           ReadShards.restoreTo(
               image.location(), catalog.blockSize(), tree.root().toString(), image.s3()));
-      Job.run(p, new Job.Progress("restored", StageMetrics.BYTES_CHECKED, null, bytes), progress);
+      Job.run(p, progress("restored", bytes, tasks.size()), progress);
     }
     tree.finish(chosen);
     return new Outcome(

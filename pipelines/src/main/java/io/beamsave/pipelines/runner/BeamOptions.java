@@ -1,5 +1,11 @@
 package io.beamsave.pipelines.runner;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.runners.direct.DirectOptions;
@@ -10,7 +16,8 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
  * Parses the Beam options given after {@code --} and adds what a production run wants unless
  * the operator set it: the DirectRunner's immutability and encodability checks off (they are
  * for tests and cost about a third of the run time), one worker thread per core, a non-blocking
- * run so progress can be shown, and on Flink no defensive copies between operators.
+ * run so progress can be shown, and on Flink no defensive copies between operators and, for the
+ * embedded cluster, a REST port to read progress from.
  */
 public final class BeamOptions {
   private BeamOptions() {}
@@ -24,6 +31,9 @@ public final class BeamOptions {
     if (args.stream().anyMatch(a -> a.matches("--runner=(org\\.apache\\.beam\\.runners\\.flink\\.)?FlinkRunner"))) {
       // Elements are never changed after output, so Flink's defensive copies are waste.
       defaultTo(args, "fasterCopy", "true");
+      if (embeddedFlink(args) && !has(args, "flinkConfDir")) {
+        args.add("--flinkConfDir=" + embeddedFlinkConf());
+      }
     }
     PipelineOptionsFactory.register(DirectOptions.class);
     try {
@@ -36,11 +46,41 @@ public final class BeamOptions {
   }
 
   private static void defaultTo(List<String> args, String name, String value) {
-    for (String a : args) {
-      if (a.equals("--" + name) || a.startsWith("--" + name + "=")) {
-        return;
-      }
+    if (!has(args, name)) {
+      args.add("--" + name + "=" + value);
     }
-    args.add("--" + name + "=" + value);
+  }
+
+  private static boolean has(List<String> args, String name) {
+    return args.stream().anyMatch(a -> a.equals("--" + name) || a.startsWith("--" + name + "="));
+  }
+
+  private static boolean embeddedFlink(List<String> args) {
+    return args.stream()
+        .filter(a -> a.startsWith("--flinkMaster="))
+        .allMatch(a -> a.equals("--flinkMaster=[local]") || a.equals("--flinkMaster=[auto]"));
+  }
+
+  /**
+   * A configuration for the embedded Flink cluster that fixes its REST port on loopback, so
+   * progress can be read from it ({@link FlinkProgressPrinter}), and refreshes metrics every
+   * second; otherwise Flink's defaults.
+   */
+  private static String embeddedFlinkConf() {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Path dir = Files.createTempDirectory("beamsave-flink-conf");
+      Path conf = dir.resolve("config.yaml");
+      Files.writeString(conf, String.join("\n",
+          "rest.address: 127.0.0.1",
+          "rest.bind-address: 127.0.0.1",
+          "rest.port: " + s.getLocalPort(),
+          "metrics.fetcher.update-interval: 1000",
+          ""));
+      conf.toFile().deleteOnExit();
+      dir.toFile().deleteOnExit();
+      return dir.toString();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the embedded Flink cluster's configuration", e);
+    }
   }
 }

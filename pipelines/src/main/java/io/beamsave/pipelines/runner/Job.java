@@ -15,13 +15,20 @@ import org.joda.time.Duration;
 public final class Job {
   private Job() {}
 
-  /** What a progress line measures: a counter of bytes done against a counter of the total. */
-  public record Progress(String verb, String doneCounter, String totalCounter, long knownTotal) {}
+  /**
+   * What a progress line measures: a counter of bytes done against a counter of the total (or a
+   * total known before the run); on Flink, shards done by {@code shardStep} against the shards
+   * {@code planStep} planned, or {@code knownShards} (see {@link FlinkProgress}).
+   */
+  public record Progress(
+      String verb, String doneCounter, String totalCounter, long knownTotal,
+      String shardStep, String planStep, long knownShards) {}
 
   public static JobResult run(Pipeline p, Progress progress, PrintWriter err) {
     long start = System.nanoTime();
     long startMillis = System.currentTimeMillis();
     PipelineResult result;
+    FlinkProgressPrinter flink = FlinkProgressPrinter.start(p.getOptions(), progress, err);
     try {
       result = p.run();
       boolean tty = System.console() != null;
@@ -43,6 +50,9 @@ public final class Job {
     } catch (RuntimeException e) {
       throw translate(e);
     } finally {
+      if (flink != null) {
+        flink.stop();
+      }
       if (progress != null && err != null && System.console() != null) {
         err.print("\r\033[K");
         err.flush();
@@ -76,6 +86,30 @@ public final class Job {
     return line.toString();
   }
 
+  /**
+   * "verified ~1.2 GiB of 2.0 GiB (60%, 6 of 10 shards), 250.0 MB/s, ETA 3 s" where the bytes
+   * are known, else "saved 6 of 17 shards (35%), ETA 9 s" ({@code etaSeconds} -1 when unknown).
+   */
+  public static String shardLine(
+      String verb, FlinkProgress.Shards s, long bytes, double seconds, double etaSeconds) {
+    StringBuilder line = new StringBuilder(verb).append(' ');
+    double part = s.total() > 0 ? (double) s.done() / s.total() : 0;
+    if (bytes > 0 && s.total() > 0) {
+      long done = (long) (bytes * part);
+      line.append('~').append(Sizes.human(done)).append(" of ").append(Sizes.human(bytes));
+      line.append(String.format(" (%.0f%%, %d of %d shards)", 100 * part, s.done(), s.total()));
+      line.append(String.format(", %.1f MB/s", done / 1e6 / Math.max(seconds, 1e-3)));
+    } else if (s.total() > 0) {
+      line.append(String.format("%d of %d shards (%.0f%%)", s.done(), s.total(), 100 * part));
+    } else {
+      line.append(s.done()).append(" shards");
+    }
+    if (etaSeconds >= 0) {
+      line.append(String.format(", ETA %.0f s", etaSeconds));
+    }
+    return line.toString();
+  }
+
   /** Overwrites the progress line on a terminal; prints one line per call elsewhere. */
   public static void printLine(PrintWriter err, String line, boolean tty) {
     if (tty) {
@@ -103,8 +137,4 @@ public final class Job {
         innermost.getClass().getSimpleName() + (msg == null ? "" : ": " + msg), e);
   }
 
-  /** Progress of a save: bytes read against the bytes the plan holds. */
-  public static Progress saving() {
-    return new Progress("saved", StageMetrics.BYTES_READ, StageMetrics.BYTES_PLANNED, 0);
-  }
 }

@@ -16,6 +16,7 @@ import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.ListLibrary;
 import io.beamsave.transforms.io.PlanShards;
 import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.io.StageMetrics;
 import io.beamsave.transforms.io.Staging;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -41,6 +42,15 @@ import org.apache.beam.sdk.values.PCollection;
 public final class SavePipeline {
   private SavePipeline() {}
 
+  static final String PLAN_STEP = "PlanShards";
+  static final String COMPRESS_STEP = "CompressShard";
+
+  /** Bytes read against the bytes planned; on Flink, shards compressed against shards planned. */
+  static final Job.Progress PROGRESS =
+      new Job.Progress(
+          "saved", StageMetrics.BYTES_READ, StageMetrics.BYTES_PLANNED, 0, COMPRESS_STEP,
+          PLAN_STEP, 0);
+
   /** Adds the save to {@code p}; returns (library, image path) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
     return build(p, spec, true);
@@ -53,9 +63,9 @@ public final class SavePipeline {
   static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec, boolean uploadStage) {
     PCollection<KV<String, String>> images =
         p.apply("ListLibrary", ListLibrary.of(spec))
-            .apply("PlanShards", PlanShards.of(spec))
+            .apply(PLAN_STEP, PlanShards.of(spec))
             .apply("Reshuffle", Reshuffle.viaRandomKey())
-            .apply("CompressShard", CompressShards.of(spec))
+            .apply(COMPRESS_STEP, CompressShards.of(spec))
             .apply("AssembleImage", AssembleImage.of(spec));
     // Assembled in the store, images are already where they belong.
     return spec.uploads() && uploadStage && !spec.stagesInStore()
@@ -248,7 +258,7 @@ public final class SavePipeline {
     removePartialImages(spec);
     UploadsWhileSaving uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
     try {
-      JobResult job = Job.run(p, Job.saving(), progress);
+      JobResult job = Job.run(p, PROGRESS, progress);
       List<ImageUpload.Result> uploaded = List.of();
       if (uploads != null) {
         if (progress != null) {

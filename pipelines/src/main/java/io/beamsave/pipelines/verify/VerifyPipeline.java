@@ -37,7 +37,7 @@ public final class VerifyPipeline {
           tasks,
           ReadShards.verify(image.location(), catalog.blockSize(), image.s3()));
       checked =
-          Job.run(p, new Job.Progress("verified", StageMetrics.BYTES_CHECKED, null, expected), progress)
+          Job.run(p, RestorePipeline.progress("verified", expected, tasks.size()), progress)
               .counter(StageMetrics.BYTES_CHECKED);
     }
     if (checked != expected) {

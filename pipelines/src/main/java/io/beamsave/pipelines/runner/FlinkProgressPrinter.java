@@ -1,0 +1,117 @@
+package io.beamsave.pipelines.runner;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.beam.runners.flink.FlinkPipelineOptions;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * Prints progress lines for a job on Flink, whose runner blocks until the job ends: a thread
+ * polls {@link FlinkProgress} meanwhile, every second on a terminal and every 10 s elsewhere.
+ */
+final class FlinkProgressPrinter {
+  private static final Pattern REST_PORT =
+      Pattern.compile("^\\s*rest\\.(?:bind-)?port\\s*:\\s*(\\d+)\\s*$", Pattern.MULTILINE);
+
+  private final Thread thread;
+  private volatile boolean stopped;
+
+  private FlinkProgressPrinter(FlinkProgress poller, Job.Progress progress, PrintWriter err) {
+    long start = System.nanoTime();
+    boolean tty = System.console() != null;
+    long every = tty ? 1000 : 10_000;
+    thread = new Thread(() -> {
+      long lastPrint = System.nanoTime();
+      String last = null;
+      FlinkProgress.Shards first = null;
+      long firstNanos = 0;
+      while (!stopped) {
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException e) {
+          return;
+        }
+        FlinkProgress.Shards s = poller.poll();
+        long now = System.nanoTime();
+        if (s == null || s.done() == 0 && s.total() == 0 || stopped
+            || (now - lastPrint) / 1_000_000 < every) {
+          continue;
+        }
+        if (first == null && s.done() > 0) {
+          first = s;
+          firstNanos = now;
+        }
+        // The rate counts from the first shard seen done: before it lie the job's submission
+        // and deployment, which say nothing about how fast shards go.
+        double eta = first == null || s.done() <= first.done() || s.total() <= s.done()
+            ? -1
+            : (now - firstNanos) / 1e9 * (s.total() - s.done()) / (s.done() - first.done());
+        String line =
+            Job.shardLine(progress.verb(), s, progress.knownTotal(), (now - start) / 1e9, eta);
+        if (!line.equals(last)) {
+          synchronized (err) {
+            Job.printLine(err, line, tty);
+          }
+          last = line;
+          lastPrint = now;
+        }
+      }
+    }, "beamsave-flink-progress");
+    thread.setDaemon(true);
+  }
+
+  /** Starts printing if the job runs on Flink with a REST API to ask, else returns null. */
+  static FlinkProgressPrinter start(PipelineOptions options, Job.Progress progress, PrintWriter err) {
+    if (progress == null || err == null || progress.shardStep() == null
+        || !options.getRunner().getSimpleName().equals("FlinkRunner")) {
+      return null;
+    }
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
+    URI rest = restAddress(flink.getFlinkMaster(), flink.getFlinkConfDir());
+    if (rest == null) {
+      return null;
+    }
+    FlinkProgress poller = new FlinkProgress(
+        rest, flink.getJobName(), progress.shardStep(), progress.planStep(), progress.knownShards());
+    FlinkProgressPrinter p = new FlinkProgressPrinter(poller, progress, err);
+    p.thread.start();
+    return p;
+  }
+
+  /**
+   * The REST address of the cluster: the master itself for a session cluster, or for the embedded
+   * one the port its configuration fixes (see {@link BeamOptions}); null when there is none.
+   */
+  static URI restAddress(String master, String confDir) {
+    if (master != null && master.matches("[^\\[\\]/]+:\\d+")) {
+      return URI.create("http://" + master);
+    }
+    if (master != null && master.startsWith("http")) {
+      return URI.create(master);
+    }
+    if (confDir == null) {
+      return null;
+    }
+    for (String name : new String[] {"config.yaml", "flink-conf.yaml"}) {
+      try {
+        Matcher m = REST_PORT.matcher(Files.readString(Path.of(confDir, name)));
+        if (m.find()) {
+          return URI.create("http://127.0.0.1:" + m.group(1));
+        }
+      } catch (IOException missing) {
+        // Try the other name.
+      }
+    }
+    return null;
+  }
+
+  void stop() {
+    stopped = true;
+    thread.interrupt();
+  }
+}
