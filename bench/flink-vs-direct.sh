@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Saves LIBRARY (about 1 GiB is the intended size) with the DirectRunner and on a Flink session
-# cluster of 2 TaskManagers on loopback (deploy/flink/start-cluster.sh), alternately, after one
-# warm-up run of each, and prints per-run wall times, medians and the cluster's ratio.
+# cluster of 2 TaskManagers on loopback (deploy/flink/start-cluster.sh), in turn, after one
+# warm-up run of each, and prints per-run wall times, medians and the cluster's ratio. The
+# cluster runs two ways: with the job's jar shipped on every submission (Flink's default), and
+# with beamsave's jar already on the cluster's classpath (-- --jarOnCluster).
 # usage: bench/flink-vs-direct.sh LIBRARY [RUNS]      (RUNS defaults to 3)
 # BENCH_WORK picks the scratch directory (images and the cluster's files; removed at the end).
 set -euo pipefail
@@ -13,30 +15,38 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 # shellcheck source=bench/lib.sh
 . "$here/bench/lib.sh"
 trap '"$here/deploy/flink/stop-cluster.sh" "$work/flink" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-"$here/deploy/flink/start-cluster.sh" "$work/flink" 2 "$port" >&2
 [ -f "$here/pipelines/target/beamsave.jar" ] || (cd "$here" && mvn -q -B package -DskipTests)
+BEAMSAVE_JAR="$here/pipelines/target/beamsave.jar" \
+  "$here/deploy/flink/start-cluster.sh" "$work/flink" 2 "$port" >&2
 
 run_direct() {
   rm -f "$work/direct.bsave"; sync
   seconds "$here/beamsave" save --library "$library" --image "$work/direct.bsave" --quiet
 }
-run_flink() {
+run_flink() { # extra Beam options...
   rm -f "$work/flink.bsave"; sync
   seconds "$here/beamsave" save --library "$library" --image "$work/flink.bsave" --quiet \
-    -- --runner=FlinkRunner --flinkMaster="127.0.0.1:$port" --parallelism=4
+    -- --runner=FlinkRunner --flinkMaster="127.0.0.1:$port" --parallelism=4 "$@"
 }
 
 echo "warm-up..." >&2
-run_direct >/dev/null; run_flink >/dev/null
-printf '%-4s %12s %12s\n' run "direct s" "flink s"
-: >"$work/direct.times"; : >"$work/flink.times"
+run_direct >/dev/null; run_flink >/dev/null; run_flink --jarOnCluster >/dev/null
+printf '%-4s %12s %16s %18s\n' run "direct s" "flink shipped s" "flink on-cluster s"
+: >"$work/direct.times"; : >"$work/shipped.times"; : >"$work/oncluster.times"
 for i in $(seq 1 "$runs"); do
-  if [ $((i % 2)) = 1 ]; then d=$(run_direct); f=$(run_flink); else f=$(run_flink); d=$(run_direct); fi
-  echo "$d" >>"$work/direct.times"; echo "$f" >>"$work/flink.times"
-  printf '%-4s %12s %12s\n' "$i" "$d" "$f"
+  if [ $((i % 2)) = 1 ]; then
+    d=$(run_direct); f=$(run_flink); c=$(run_flink --jarOnCluster)
+  else
+    c=$(run_flink --jarOnCluster); f=$(run_flink); d=$(run_direct)
+  fi
+  echo "$d" >>"$work/direct.times"; echo "$f" >>"$work/shipped.times"; echo "$c" >>"$work/oncluster.times"
+  printf '%-4s %12s %16s %18s\n' "$i" "$d" "$f" "$c"
 done
-md=$(median <"$work/direct.times"); mf=$(median <"$work/flink.times")
+md=$(median <"$work/direct.times"); mf=$(median <"$work/shipped.times"); mc=$(median <"$work/oncluster.times")
 echo
 printf 'library: %s (%s); medians of %d runs after a warm-up\n' "$library" "$(du -sh "$library" | cut -f1)" "$runs"
-printf '%-36s %8s s\n' "DirectRunner" "$md" "Flink session cluster (2 TaskManagers)" "$mf"
-awk -v d="$md" -v f="$mf" 'BEGIN { printf "cluster / direct: %.2fx (target: at most 1.3x)\n", f / d }'
+printf '%-52s %8s s\n' "DirectRunner" "$md" \
+  "Flink, 2 TaskManagers, jar shipped with each job" "$mf" \
+  "Flink, 2 TaskManagers, jar on the cluster" "$mc"
+awk -v d="$md" -v f="$mf" -v c="$mc" 'BEGIN {
+  printf "cluster / direct: %.2fx with the jar shipped, %.2fx with it on the cluster (target: at most 1.3x)\n", f / d, c / d }'

@@ -8,7 +8,9 @@
 #   TASKMANAGERS defaults to 2, REST_PORT to 8081. Each TaskManager has 2 slots.
 # Environment: FLINK_TM_MEMORY (default 1728m), FLINK_JM_MEMORY (default 1024m); the
 # TaskManagers inherit this environment, so set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
-# AWS_PROFILE) here for jobs that read or write s3:// images.
+# AWS_PROFILE) here for jobs that read or write s3:// images. BEAMSAVE_JAR puts that beamsave
+# jar on the cluster's classpath: jobs submitted with `-- --jarOnCluster` then ship no jar, and
+# its classes stay loaded and compiled from one job to the next.
 set -euo pipefail
 dir=$(realpath -m "${1:?usage: start-cluster.sh DIR [TASKMANAGERS] [REST_PORT]}")
 taskmanagers=${2:-2}
@@ -28,6 +30,10 @@ if [ ! -s "$dir/classpath" ] || [ "$here/pom.xml" -nt "$dir/classpath" ]; then
   mvn -q -B -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$dir/classpath" >&2
 fi
 cp=$(cat "$dir/classpath")
+if [ -n "${BEAMSAVE_JAR:-}" ]; then
+  [ -f "$BEAMSAVE_JAR" ] || { echo "start-cluster: BEAMSAVE_JAR $BEAMSAVE_JAR: no such file" >&2; exit 1; }
+  cp="$cp:$(realpath "$BEAMSAVE_JAR")"
+fi
 
 cat >"$dir/conf/config.yaml" <<YAML
 jobmanager.rpc.address: 127.0.0.1
@@ -54,7 +60,7 @@ rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = MainAppender
 appender.main.name = MainAppender
 appender.main.type = File
-appender.main.append = false
+appender.main.append = true
 appender.main.fileName = ${sys:log.file}
 appender.main.layout.type = PatternLayout
 appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n

@@ -54,27 +54,31 @@ class FlinkClusterIT {
     // The client builds and submits the Flink job; Flink needs these opened on Java 17.
     env.put("JDK_JAVA_OPTIONS", System.getProperty("flink.java.opens"));
     cluster = dir.resolve("flink");
-    // The TaskManagers inherit the credentials and read and write s3:// with them.
-    int exit = script("start-cluster.sh", cluster.toString(), "2", Integer.toString(restPort));
+    // The TaskManagers inherit the credentials and read and write s3:// with them. The jar on
+    // their classpath lets jobs submitted with --jarOnCluster ship none.
+    int exit = script(Map.of("BEAMSAVE_JAR",
+            Path.of("target", "beamsave.jar").toAbsolutePath().toString()),
+        "start-cluster.sh", cluster.toString(), "2", Integer.toString(restPort));
     assertThat(exit).as("start-cluster.sh; see " + cluster.resolve("log")).isZero();
   }
 
   @AfterAll
   static void stop() throws Exception {
     if (cluster != null) {
-      script("stop-cluster.sh", cluster.toString());
+      script(Map.of(), "stop-cluster.sh", cluster.toString());
     }
     if (s3 != null) {
       s3.close();
     }
   }
 
-  static int script(String name, String... args) throws Exception {
+  static int script(Map<String, String> extraEnv, String name, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of("..", "deploy", "flink", name).toAbsolutePath().normalize().toString()));
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
     pb.environment().putAll(env);
+    pb.environment().putAll(extraEnv);
     Process p = pb.start();
     if (!p.waitFor(10, TimeUnit.MINUTES)) {
       p.destroyForcibly();
@@ -108,6 +112,8 @@ class FlinkClusterIT {
 
     List<Object> saveArgs = new ArrayList<>(List.of(onCluster("save", "--library", lib,
         "--image", image, "--shard-size", "16MiB", "--quiet", "--s3-endpoint", s3.endpoint())));
+    // The save ships no jar (the cluster has it); the restore below ships it, Flink's default.
+    saveArgs.add("--jarOnCluster");
     saveArgs.add("--jobName=beamsave-it-save");
     LauncherIT.Run save = LauncherIT.beamsave(env, List.of(), saveArgs.toArray());
     assertThat(save.exit()).as(save.err()).isZero();
@@ -151,5 +157,15 @@ class FlinkClusterIT {
     }
     assertThat(rest("/taskmanagers").get("taskmanagers")).hasSize(2);
     assertThat(taskManagers).as("TaskManagers that ran subtasks").hasSize(2);
+
+    // A failure on the cluster reaches the operator as one line naming the damage.
+    Path stored = dir.resolve("s3/vault/flink/lib.bsave");
+    try (var ch = java.nio.channels.FileChannel.open(stored, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55, 0x55, 0x55, 0x55}), 4096);
+    }
+    LauncherIT.Run verify = LauncherIT.beamsave(env, List.of(), onCluster("verify", "--image",
+        image, "--quiet", "--s3-endpoint", s3.endpoint()));
+    assertThat(verify.exit()).isNotZero();
+    assertThat(verify.err()).contains("checksum mismatch").doesNotContain("\tat ");
   }
 }

@@ -8,6 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import org.apache.beam.runners.direct.DirectOptions;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
@@ -17,7 +20,8 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
  * the operator set it: the DirectRunner's immutability and encodability checks off (they are
  * for tests and cost about a third of the run time), one worker thread per core, a non-blocking
  * run so progress can be shown, and on Flink no defensive copies between operators and, for the
- * embedded cluster, a REST port to read progress from.
+ * embedded cluster, a REST port to read progress from; with {@code --jarOnCluster}, no jar shipped
+ * with the job ({@link ClusterJarOptions}).
  */
 public final class BeamOptions {
   private BeamOptions() {}
@@ -34,8 +38,18 @@ public final class BeamOptions {
       if (embeddedFlink(args) && !has(args, "flinkConfDir")) {
         args.add("--flinkConfDir=" + embeddedFlinkConf());
       }
+      if (!embeddedFlink(args)) {
+        // Job.run polls a cluster's job itself, faster than Flink's client would.
+        defaultTo(args, "attachedMode", "false");
+      }
+      if ((args.contains("--jarOnCluster") || args.contains("--jarOnCluster=true"))
+          && !has(args, "filesToStage")) {
+        // Flink needs a jar to submit; an empty one makes every class come from the cluster's.
+        args.add("--filesToStage=" + emptyJar());
+      }
     }
     PipelineOptionsFactory.register(DirectOptions.class);
+    PipelineOptionsFactory.register(ClusterJarOptions.class);
     try {
       return PipelineOptionsFactory.fromArgs(args.toArray(String[]::new))
           .withValidation()
@@ -59,6 +73,21 @@ public final class BeamOptions {
     return args.stream()
         .filter(a -> a.startsWith("--flinkMaster="))
         .allMatch(a -> a.equals("--flinkMaster=[local]") || a.equals("--flinkMaster=[auto]"));
+  }
+
+  private static String emptyJar() {
+    try {
+      Path jar = Files.createTempFile("beamsave-job", ".jar");
+      jar.toFile().deleteOnExit();
+      Manifest manifest = new Manifest();
+      manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+      try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest)) {
+        // Only the manifest.
+      }
+      return jar.toString();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the job's empty jar", e);
+    }
   }
 
   /**

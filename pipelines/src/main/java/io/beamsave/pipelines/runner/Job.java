@@ -6,6 +6,7 @@ import io.beamsave.transforms.io.StageMetrics;
 import java.io.PrintWriter;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.MetricResults;
 import org.joda.time.Duration;
 
 /**
@@ -28,21 +29,28 @@ public final class Job {
     long start = System.nanoTime();
     long startMillis = System.currentTimeMillis();
     PipelineResult result;
+    MetricResults finalMetrics = null;
     FlinkProgressPrinter flink = FlinkProgressPrinter.start(p.getOptions(), progress, err);
     try {
       result = p.run();
       boolean tty = System.console() != null;
+      boolean detachedFlink = result.getClass().getSimpleName().equals("FlinkDetachedRunnerResult");
       long lastPrint = System.nanoTime();
       while (true) {
-        PipelineResult.State state = result.waitUntilFinish(Duration.millis(500));
+        PipelineResult.State state = detachedFlink ? stateAfterPause(result)
+            : result.waitUntilFinish(Duration.millis(500));
         if (state != null && state.isTerminal()) {
+          if (detachedFlink) {
+            finalMetrics = DetachedFlinkJob.finalMetrics(result);
+          }
           if (state != PipelineResult.State.DONE) {
             throw new BeamsaveException("pipeline ended " + state);
           }
           break;
         }
         long now = System.nanoTime();
-        if (progress != null && err != null && now - lastPrint > (tty ? 1_000_000_000L : 10_000_000_000L)) {
+        if (flink == null && progress != null && err != null
+            && now - lastPrint > (tty ? 1_000_000_000L : 10_000_000_000L)) {
           printProgress(result, progress, (now - start) / 1e9, err, tty);
           lastPrint = now;
         }
@@ -58,7 +66,22 @@ public final class Job {
         err.flush();
       }
     }
-    return new JobResult(result, (System.nanoTime() - start) / 1e9, startMillis);
+    return new JobResult(result, finalMetrics, (System.nanoTime() - start) / 1e9, startMillis);
+  }
+
+  /**
+   * A job submitted to a Flink cluster without waiting for it: its state, polled every 100 ms.
+   * Flink's own wait for a job's result backs off to 2 s between polls, which cost ~1.9 s at the
+   * end of a 5 s save.
+   */
+  private static PipelineResult.State stateAfterPause(PipelineResult result) {
+    try {
+      Thread.sleep(100);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BeamsaveException("interrupted while the job ran; it may still be running");
+    }
+    return result.getState();
   }
 
   private static void printProgress(

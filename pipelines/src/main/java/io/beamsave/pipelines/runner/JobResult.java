@@ -8,6 +8,7 @@ import org.apache.beam.sdk.metrics.DistributionResult;
 import org.apache.beam.sdk.metrics.MetricNameFilter;
 import org.apache.beam.sdk.metrics.MetricQueryResults;
 import org.apache.beam.sdk.metrics.MetricResult;
+import org.apache.beam.sdk.metrics.MetricResults;
 import org.apache.beam.sdk.metrics.MetricsFilter;
 
 /** A finished (or running) job's wall time and the figures its transforms counted. */
@@ -15,9 +16,12 @@ public final class JobResult {
   private final PipelineResult result;
   private final double seconds;
   private final long startMillis;
+  private MetricResults metrics;
 
-  JobResult(PipelineResult result, double seconds, long startMillis) {
+  /** {@code finalMetrics}: the job's metrics when the runner's result does not hold them. */
+  JobResult(PipelineResult result, MetricResults finalMetrics, double seconds, long startMillis) {
     this.result = result;
+    this.metrics = finalMetrics;
     this.seconds = seconds;
     this.startMillis = startMillis;
   }
@@ -28,13 +32,24 @@ public final class JobResult {
   }
 
   public long counter(String name) {
-    return counter(result, name);
+    return counter(metrics(), name);
+  }
+
+  /** The final metrics, fetched once: on a Flink cluster each fetch is a request. */
+  private MetricResults metrics() {
+    if (metrics == null) {
+      metrics = result.metrics();
+    }
+    return metrics;
   }
 
   static long counter(PipelineResult result, String name) {
+    return counter(result.metrics(), name);
+  }
+
+  private static long counter(MetricResults metrics, String name) {
     MetricQueryResults q =
-        result
-            .metrics()
+        metrics
             .queryMetrics(
                 MetricsFilter.builder()
                     .addNameFilter(MetricNameFilter.named(StageMetrics.NAMESPACE, name))
@@ -62,8 +77,7 @@ public final class JobResult {
     Map<String, Long> starts = new LinkedHashMap<>();
     Map<String, Long> ends = new LinkedHashMap<>();
     MetricQueryResults q =
-        result
-            .metrics()
+        metrics()
             .queryMetrics(
                 MetricsFilter.builder()
                     .addNameFilter(MetricNameFilter.inNamespace(StageMetrics.STAGE_NAMESPACE))

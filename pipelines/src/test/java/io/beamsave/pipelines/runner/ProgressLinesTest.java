@@ -48,5 +48,13 @@ class ProgressLinesTest {
         BeamOptions.parse(List.of("--runner=FlinkRunner", "--flinkMaster=jm:8081"))
             .as(FlinkPipelineOptions.class);
     assertThat(session.getFlinkConfDir()).isNull();
+    // A session cluster's job is polled by beamsave, not waited for by Flink's client.
+    assertThat(session.getAttachedMode()).isFalse();
+    assertThat(embedded.getAttachedMode()).isTrue();
+    FlinkPipelineOptions preinstalled =
+        BeamOptions.parse(List.of("--runner=FlinkRunner", "--flinkMaster=jm:8081", "--jarOnCluster"))
+            .as(FlinkPipelineOptions.class);
+    assertThat(preinstalled.getFilesToStage()).hasSize(1);
+    assertThat(Path.of(preinstalled.getFilesToStage().get(0))).isRegularFile();
   }
 }
