@@ -2,7 +2,11 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.testing.S3TestServer;
+import io.beamsave.transforms.store.ObjectUri;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -39,5 +43,30 @@ class FlinkLocalIT {
     Path target = dir.resolve("restored");
     Cli.ok(withFlink("restore", "--image", image, "--target", target, "--quiet"));
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+  }
+
+  /**
+   * compare on Flink: the saves run on it, the uploads in the command line where the link is
+   * emulated; the overlapped strategy, whose shards the workers would send, is left out.
+   */
+  @Test
+  void comparesOnFlinkWithoutTheOverlappedStrategy() throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("lib"));
+    Trees.mixedData(lib, 4L << 20);
+    try (S3TestServer server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), "cmp")) {
+      Path out = dir.resolve("report");
+      Cli c = Cli.ok(withFlink("compare", "--library", lib, "--to", "s3://cmp/run", "--codecs",
+          "zstd:3", "--runs", "1", "--link-mbps", "1000", "--out", out, "--quiet",
+          "--s3-endpoint", server.endpoint()));
+      assertThat(c.out()).contains("winner at 1000 Mbit/s:");
+      JsonNode runs = new ObjectMapper().readTree(out.resolve("results.json").toFile()).get("runs");
+      assertThat(runs).extracting(r -> r.get("strategy").asText()).containsExactlyInAnyOrder(
+          "raw-save-raw-transfer", "compress-then-raw-transfer", "raw-then-compress-in-transfer");
+      for (JsonNode r : runs) {
+        String object = r.get("object").asText();
+        assertThat(Files.size(server.file("cmp", ObjectUri.parse(object, false).key())))
+            .as(object).isEqualTo(r.get("storedBytes").asLong());
+      }
+    }
   }
 }
