@@ -30,7 +30,7 @@ public final class RestorePipeline {
   /** Bytes checked against {@code bytes}; on Flink, shards read against {@code shards}. */
   public static Job.Progress progress(String verb, long bytes, int shards) {
     return new Job.Progress(
-        verb, StageMetrics.BYTES_CHECKED, null, bytes, READ_STEP, null, shards);
+        verb, StageMetrics.BYTES_CHECKED, null, bytes, READ_STEP, null, shards, null);
   }
 
   public record Outcome(Path target, long files, long entries, long bytes, double seconds) {}

@@ -30,6 +30,7 @@ final class FlinkProgressPrinter {
       String last = null;
       FlinkProgress.Shards first = null;
       long firstNanos = 0;
+      long bytes = progress.knownTotal();
       while (!stopped) {
         try {
           Thread.sleep(1000);
@@ -51,8 +52,10 @@ final class FlinkProgressPrinter {
         double eta = first == null || s.done() <= first.done() || s.total() <= s.done()
             ? -1
             : (now - firstNanos) / 1e9 * (s.total() - s.done()) / (s.done() - first.done());
-        String line =
-            Job.shardLine(progress.verb(), s, progress.knownTotal(), (now - start) / 1e9, eta);
+        if (bytes == 0 && s.total() > 0 && progress.plannedBytes() != null) {
+          bytes = plannedBytes(progress.plannedBytes());
+        }
+        String line = Job.shardLine(progress.verb(), s, bytes, (now - start) / 1e9, eta);
         if (!line.equals(last)) {
           synchronized (err) {
             Job.printLine(err, line, tty);
@@ -63,6 +66,15 @@ final class FlinkProgressPrinter {
       }
     }, "beamsave-flink-progress");
     thread.setDaemon(true);
+  }
+
+  /** The planned bytes, or 0 while they cannot be read (the line then counts shards only). */
+  private static long plannedBytes(Job.PlannedBytes planned) {
+    try {
+      return planned.get();
+    } catch (Exception notYet) {
+      return 0;
+    }
   }
 
   /** Starts printing if the job runs on Flink with a REST API to ask, else returns null. */

@@ -19,11 +19,18 @@ public final class Job {
   /**
    * What a progress line measures: a counter of bytes done against a counter of the total (or a
    * total known before the run); on Flink, shards done by {@code shardStep} against the shards
-   * {@code planStep} planned, or {@code knownShards} (see {@link FlinkProgress}).
+   * {@code planStep} planned, or {@code knownShards} (see {@link FlinkProgress}), and bytes from
+   * {@code plannedBytes} once the plan is done where {@code knownTotal} is 0 (it may throw,
+   * or be null).
    */
   public record Progress(
       String verb, String doneCounter, String totalCounter, long knownTotal,
-      String shardStep, String planStep, long knownShards) {}
+      String shardStep, String planStep, long knownShards, PlannedBytes plannedBytes) {}
+
+  /** The raw bytes a finished plan holds. */
+  public interface PlannedBytes {
+    long get() throws Exception;
+  }
 
   public static JobResult run(Pipeline p, Progress progress, PrintWriter err) {
     long start = System.nanoTime();

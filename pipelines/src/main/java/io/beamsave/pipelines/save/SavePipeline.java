@@ -45,11 +45,15 @@ public final class SavePipeline {
   static final String PLAN_STEP = "PlanShards";
   static final String COMPRESS_STEP = "CompressShard";
 
-  /** Bytes read against the bytes planned; on Flink, shards compressed against shards planned. */
-  static final Job.Progress PROGRESS =
-      new Job.Progress(
-          "saved", StageMetrics.BYTES_READ, StageMetrics.BYTES_PLANNED, 0, COMPRESS_STEP,
-          PLAN_STEP, 0);
+  /**
+   * Bytes read against the bytes planned; on Flink, shards compressed against shards planned,
+   * with the bytes from the plan's listings in staging.
+   */
+  static Job.Progress progress(SaveSpec spec) {
+    return new Job.Progress(
+        "saved", StageMetrics.BYTES_READ, StageMetrics.BYTES_PLANNED, 0, COMPRESS_STEP,
+        PLAN_STEP, 0, () -> PlanShards.plannedBytes(spec));
+  }
 
   /** Adds the save to {@code p}; returns (library, image path) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
@@ -258,7 +262,7 @@ public final class SavePipeline {
     removePartialImages(spec);
     UploadsWhileSaving uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
     try {
-      JobResult job = Job.run(p, PROGRESS, progress);
+      JobResult job = Job.run(p, progress(spec), progress);
       List<ImageUpload.Result> uploaded = List.of();
       if (uploads != null) {
         if (progress != null) {

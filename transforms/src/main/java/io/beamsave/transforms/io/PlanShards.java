@@ -91,6 +91,18 @@ public final class PlanShards
     Staging.write(spec, SaveSpec.listingName(library), out.toByteArray(), out.size());
   }
 
+  /**
+   * The raw bytes planned for all libraries of {@code spec}, from the listings the planning
+   * step left in staging: for progress on runners whose counters arrive only when a task ends.
+   */
+  public static long plannedBytes(SaveSpec spec) throws IOException {
+    long bytes = 0;
+    for (String library : spec.libraries().keySet()) {
+      bytes += ShardPlanner.plan(readListing(spec, library), spec.shardSize()).rawBytes();
+    }
+    return bytes;
+  }
+
   static List<Entry> readListing(SaveSpec spec, String library) throws IOException {
     return Listing.CODER.decode(
         new ByteArrayInputStream(Staging.read(spec, SaveSpec.listingName(library)))).entries();
