@@ -98,6 +98,11 @@ public final class BeamsaveCommand implements Runnable {
       System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "warn");
     }
     System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+    if (!verbose) {
+      // A failed job is reported in one line; Beam's Flink runner would log it again, with its
+      // stack trace, at ERROR.
+      System.setProperty("org.slf4j.simpleLogger.log.org.apache.beam.runners.flink.FlinkRunner", "off");
+    }
     System.setProperty("org.slf4j.simpleLogger.showThreadName", "false");
     System.setProperty("org.slf4j.simpleLogger.showLogName", "false");
     System.setProperty("org.slf4j.simpleLogger.levelInBrackets", "true");

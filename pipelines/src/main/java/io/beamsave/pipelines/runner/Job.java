@@ -63,7 +63,14 @@ public final class Job {
         }
       }
     } catch (RuntimeException e) {
-      throw translate(e);
+      RuntimeException shown = translate(e);
+      if (p.getOptions().as(ClusterJarOptions.class).getJarOnCluster()
+          && shown.getMessage().startsWith("ClassNotFoundException")) {
+        throw new BeamsaveException(shown.getMessage() + " (with --jarOnCluster the cluster needs"
+            + " this beamsave build's jar on its classpath: start it with BEAMSAVE_JAR=<the jar>,"
+            + " or drop --jarOnCluster)", e);
+      }
+      throw shown;
     } finally {
       if (flink != null) {
         flink.stop();
