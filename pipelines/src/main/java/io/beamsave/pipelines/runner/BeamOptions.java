@@ -35,12 +35,11 @@ public final class BeamOptions {
     if (args.stream().anyMatch(a -> a.matches("--runner=(org\\.apache\\.beam\\.runners\\.flink\\.)?FlinkRunner"))) {
       // Elements are never changed after output, so Flink's defensive copies are waste.
       defaultTo(args, "fasterCopy", "true");
-      if (embeddedFlink(args) && !has(args, "flinkConfDir")) {
-        args.add("--flinkConfDir=" + embeddedFlinkConf());
-      }
       if (!embeddedFlink(args)) {
         // Job.run polls a cluster's job itself, faster than Flink's client would.
         defaultTo(args, "attachedMode", "false");
+      } else if (!has(args, "flinkConfDir")) {
+        args.add("--flinkConfDir=" + embeddedFlinkConf());
       }
       if ((args.contains("--jarOnCluster") || args.contains("--jarOnCluster=true"))
           && !has(args, "filesToStage")) {

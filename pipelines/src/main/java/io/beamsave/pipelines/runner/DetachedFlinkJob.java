@@ -3,6 +3,7 @@ package io.beamsave.pipelines.runner;
 import java.lang.reflect.Field;
 import java.util.concurrent.ExecutionException;
 import org.apache.beam.runners.core.metrics.MetricsContainerStepMap;
+import org.apache.beam.runners.flink.FlinkDetachedRunnerResult;
 import org.apache.beam.runners.flink.metrics.FlinkMetricContainer;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.metrics.MetricResults;
@@ -21,6 +22,11 @@ import org.apache.flink.core.execution.JobClient;
  */
 final class DetachedFlinkJob {
   private DetachedFlinkJob() {}
+
+  /** Whether {@code result} is of a job submitted to a Flink cluster without waiting. */
+  static boolean is(PipelineResult result) {
+    return result instanceof FlinkDetachedRunnerResult;
+  }
 
   /**
    * The finished job's metrics, or null when its client cannot be had (the caller then falls

@@ -71,6 +71,8 @@ public final class FlinkProgress {
       JsonNode job = get("/jobs/" + jobId);
       long total = knownShards;
       long done = 0;
+      // A finished vertex's live counters are gone from the API: its shards are all done.
+      boolean shardsFinished = false;
       for (JsonNode v : job.path("vertices")) {
         String name = v.path("name").asText();
         boolean finished = v.path("status").asText().equals("FINISHED");
@@ -78,14 +80,11 @@ public final class FlinkProgress {
           total = v.path("metrics").path("write-records").asLong();
         }
         if (name.contains("at " + shardStep + "/")) {
-          String id = v.path("id").asText();
-          done = finished ? -1 : recordsOut(id);
+          shardsFinished = finished;
+          done = finished ? 0 : recordsOut(v.path("id").asText());
         }
       }
-      if (done < 0) {
-        done = total;
-      }
-      return new Shards(done, total);
+      return new Shards(shardsFinished ? total : done, total);
     } catch (IOException | RuntimeException e) {
       return null;
     } catch (InterruptedException e) {

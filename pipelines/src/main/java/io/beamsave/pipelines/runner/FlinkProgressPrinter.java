@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
@@ -39,13 +40,13 @@ final class FlinkProgressPrinter {
         }
         FlinkProgress.Shards s = poller.poll();
         long now = System.nanoTime();
+        if (s != null && first == null && s.done() > 0) {
+          first = s;
+          firstNanos = now;
+        }
         if (s == null || s.done() == 0 && s.total() == 0 || stopped
             || (now - lastPrint) / 1_000_000 < every) {
           continue;
-        }
-        if (first == null && s.done() > 0) {
-          first = s;
-          firstNanos = now;
         }
         // The rate counts from the first shard seen done: before it lie the job's submission
         // and deployment, which say nothing about how fast shards go.
@@ -69,9 +70,9 @@ final class FlinkProgressPrinter {
   }
 
   /** The planned bytes, or 0 while they cannot be read (the line then counts shards only). */
-  private static long plannedBytes(Job.PlannedBytes planned) {
+  private static long plannedBytes(Callable<Long> planned) {
     try {
-      return planned.get();
+      return planned.call();
     } catch (Exception notYet) {
       return 0;
     }
@@ -79,7 +80,7 @@ final class FlinkProgressPrinter {
 
   /** Starts printing if the job runs on Flink with a REST API to ask, else returns null. */
   static FlinkProgressPrinter start(PipelineOptions options, Job.Progress progress, PrintWriter err) {
-    if (progress == null || err == null || progress.shardStep() == null
+    if (progress == null || err == null
         || !options.getRunner().getSimpleName().equals("FlinkRunner")) {
       return null;
     }

@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.ImageException;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.metrics.MetricResults;
@@ -25,12 +26,7 @@ public final class Job {
    */
   public record Progress(
       String verb, String doneCounter, String totalCounter, long knownTotal,
-      String shardStep, String planStep, long knownShards, PlannedBytes plannedBytes) {}
-
-  /** The raw bytes a finished plan holds. */
-  public interface PlannedBytes {
-    long get() throws Exception;
-  }
+      String shardStep, String planStep, long knownShards, Callable<Long> plannedBytes) {}
 
   public static JobResult run(Pipeline p, Progress progress, PrintWriter err) {
     long start = System.nanoTime();
@@ -41,7 +37,7 @@ public final class Job {
     try {
       result = p.run();
       boolean tty = System.console() != null;
-      boolean detachedFlink = result.getClass().getSimpleName().equals("FlinkDetachedRunnerResult");
+      boolean detachedFlink = DetachedFlinkJob.is(result);
       long lastPrint = System.nanoTime();
       while (true) {
         PipelineResult.State state = detachedFlink ? stateAfterPause(result)
