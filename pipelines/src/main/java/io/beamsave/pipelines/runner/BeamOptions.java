@@ -97,15 +97,17 @@ public final class BeamOptions {
   private static String embeddedFlinkConf() {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       Path dir = Files.createTempDirectory("beamsave-flink-conf");
+      // Deleted at exit in the reverse order of registration: the file first, then its
+      // directory, which must be empty by then.
+      dir.toFile().deleteOnExit();
       Path conf = dir.resolve("config.yaml");
+      conf.toFile().deleteOnExit();
       Files.writeString(conf, String.join("\n",
           "rest.address: 127.0.0.1",
           "rest.bind-address: 127.0.0.1",
           "rest.port: " + s.getLocalPort(),
           "metrics.fetcher.update-interval: 1000",
           ""));
-      conf.toFile().deleteOnExit();
-      dir.toFile().deleteOnExit();
       return dir.toString();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the embedded Flink cluster's configuration", e);

@@ -57,4 +57,33 @@ class ProgressLinesTest {
     assertThat(preinstalled.getFilesToStage()).hasSize(1);
     assertThat(Path.of(preinstalled.getFilesToStage().get(0))).isRegularFile();
   }
+
+  /** What a run writes for Flink's sake is gone when its JVM exits. */
+  @Test
+  void theEmbeddedClustersConfigurationIsRemovedAtExit() throws Exception {
+    Process child =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"),
+                PrintFlinkFiles.class.getName())
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    List<String> written = new String(child.getInputStream().readAllBytes()).strip().lines().toList();
+    assertThat(child.waitFor()).isZero();
+    assertThat(written).hasSize(2);
+    for (String path : written) {
+      assertThat(Path.of(path)).doesNotExist();
+    }
+  }
+
+  /** Parses embedded-Flink options with {@code --jarOnCluster} and prints the paths they name. */
+  public static final class PrintFlinkFiles {
+    public static void main(String[] args) {
+      FlinkPipelineOptions o =
+          BeamOptions.parse(List.of("--runner=FlinkRunner", "--flinkMaster=[local]", "--jarOnCluster"))
+              .as(FlinkPipelineOptions.class);
+      System.out.println(o.getFlinkConfDir());
+      System.out.println(o.getFilesToStage().get(0));
+    }
+  }
 }
