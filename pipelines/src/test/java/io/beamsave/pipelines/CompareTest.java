@@ -85,6 +85,10 @@ class CompareTest {
         assertThat(total).isCloseTo(save + transfer, org.assertj.core.data.Offset.offset(1e-9));
       }
     }
+    // The unmeasured warm-up leaves nothing behind.
+    try (var stored = Files.walk(server.file("trials", "cmp"))) {
+      assertThat(stored.map(Path::toString)).noneMatch(f -> f.contains("warm-up"));
+    }
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     assertThat(csv).hasSize(1 + 16);
     byte[] png = Files.readAllBytes(out.resolve("chart.png"));

@@ -60,7 +60,10 @@ public final class Experiments {
 
   /** {@code bench}: each codec saved locally, {@code runs} times. */
   public List<Measurement> bench() throws IOException {
-    Files.deleteIfExists(warmUp().image);
+    say("warm-up (not measured): one save per codec");
+    for (String codec : codecs) {
+      Files.deleteIfExists(save(codec, 0).image);
+    }
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
       for (String codec : codecs) {
@@ -85,11 +88,6 @@ public final class Experiments {
       throws IOException {
     S3Store store = S3Store.of(s3);
     store.checkBucket(prefix);
-    Saved warm = warmUp();
-    ObjectUri warmObject = prefix.child("warm-up.bsave");
-    ImageUpload.upload(store, warm.image, warmObject, ImageUpload.Options.defaults(), null);
-    store.delete(warmObject);
-    Files.deleteIfExists(warm.image);
     // Elsewhere the workers send the shards to the store themselves, beyond the link emulation,
     // which throttles this process only: that strategy could not be measured at a link speed.
     boolean overlapped = SavePipeline.runsInThisJvm(options);
@@ -98,6 +96,7 @@ public final class Experiments {
           + " store themselves, where the emulated link does not reach", Strategy.OVERLAPPED.label(),
           options.getRunner().getSimpleName());
     }
+    warmUp(store, s3, prefix, linksMbps.get(0), overlapped);
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
       Saved raw = save("none", run);
@@ -146,12 +145,31 @@ public final class Experiments {
   }
 
   /**
-   * One unmeasured save first: the first run of a JVM pays for class loading, JIT and a cold
-   * page cache, which would otherwise all land on whichever codec runs first.
+   * One unmeasured round of every kind of step, unthrottled, before the runs. A JVM's first runs
+   * pay for class loading, JIT compilation and a cold page cache, and each kind of step warms
+   * code of its own (a codec, a transfer codec, the upload while saving): a warm-up of one raw
+   * save and upload left the C2 compiler busy through the first measured runs of the others,
+   * most of all the overlapped saves. Nothing of it is kept in the store or the ledger.
    */
-  private Saved warmUp() {
-    say("warm-up (not measured)");
-    return save("none", 0);
+  private void warmUp(S3Store store, S3Settings s3, ObjectUri prefix, int link,
+      boolean overlapped) throws IOException {
+    say("warm-up (not measured): every save, transfer and codec once, unthrottled");
+    ObjectUri warm = prefix.child("warm-up.bsave");
+    List<String> kinds = new ArrayList<>(List.of("none"));
+    codecs.stream().filter(c -> !c.equals("none")).forEach(kinds::add);
+    for (String codec : kinds) {
+      Saved saved = save(Codecs.forLink(codec, link), 0);
+      send(store, saved.image, warm, TransferCodec.NONE, 0);
+      TransferCodec inTransfer = transferForm(codec);
+      if (inTransfer != null) {
+        send(store, saved.image, warm, inTransfer, 0);
+      }
+      Files.deleteIfExists(saved.image);
+      if (overlapped && !codec.equals("none")) {
+        saveWhileUploading(s3, warm, Codecs.forLink(codec, link), 0);
+      }
+      store.delete(warm);
+    }
   }
 
   /** Saves with {@code codec} straight to the store, the upload running while shards compress. */
@@ -160,14 +178,7 @@ public final class Experiments {
     String saveCodec = Codecs.forLink(codec, link);
     say("run %d, %s: %s with %s", run, linkName(link), Strategy.OVERLAPPED.label(), saveCodec);
     Instant start = Instant.now();
-    SavePipeline.Outcome o =
-        SavePipeline.run(
-            SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3,
-                SavePipeline.runsInThisJvm(options))
-                .withCodec(saveCodec)
-                .withShardSize(SavePipeline.UPLOAD_WHILE_SAVING_SHARD_SIZE),
-            options, null,
-            new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link, false));
+    SavePipeline.Outcome o = saveWhileUploading(s3, to, saveCodec, link);
     ImageSummary s = o.images().get(0);
     ImageUpload.Result r = o.uploadedWhileSaving().get(0);
     Ledger.append(prefix.toString(), s3,
@@ -176,6 +187,23 @@ public final class Experiments {
             o.seconds(), s.rawBytes(), r.storedBytes(), to.toString()));
     return new Measurement(link, Strategy.OVERLAPPED.id(), codec, run, o.job().seconds(),
         r.seconds(), o.seconds(), s.rawBytes(), s.imageBytes(), r.storedBytes(), to.toString());
+  }
+
+  private SavePipeline.Outcome saveWhileUploading(
+      S3Settings s3, ObjectUri to, String codec, int link) {
+    return SavePipeline.run(
+        SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3,
+                SavePipeline.runsInThisJvm(options))
+            .withCodec(codec)
+            .withShardSize(SavePipeline.UPLOAD_WHILE_SAVING_SHARD_SIZE),
+        options, null,
+        new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link, false));
+  }
+
+  private static ImageUpload.Result send(
+      S3Store store, Path image, ObjectUri to, TransferCodec transfer, int link) {
+    return ImageUpload.upload(store, image, to,
+        new ImageUpload.Options(transfer, ImageUpload.DEFAULT_PART, 4, link, false), null);
   }
 
   private static ObjectUri objectFor(
@@ -215,9 +243,7 @@ public final class Experiments {
     say("run %d, %s: %s with %s", run, linkName(link), strategy.label(),
         saved.codec.equals("none") ? codec : saved.codec);
     Instant start = Instant.now();
-    ImageUpload.Result r =
-        ImageUpload.upload(store, saved.image, to,
-            new ImageUpload.Options(transfer, ImageUpload.DEFAULT_PART, 4, link, false), null);
+    ImageUpload.Result r = send(store, saved.image, to, transfer, link);
     Ledger.append(prefix.toString(), s3,
         new Ledger.Record("upload", saved.library, saved.codec, transfer.spec(),
             Ledger.strategy("upload", saved.codec, transfer.spec()), start, Instant.now(),
