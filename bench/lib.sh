@@ -13,9 +13,32 @@ seconds() {
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+# With STORE_CPUS (a taskset list such as "1"), S3Proxy runs on those CPUs only and
+# $client_cpus names the others, for the client; otherwise both are empty and S3Proxy shares
+# every CPU with the client.
+store_pinning() {
+  store_cmd=() client_cmd=() client_cpus=
+  [ -n "${STORE_CPUS:-}" ] || return 0
+  client_cpus=$(python3 - "$STORE_CPUS" <<'PY'
+import os, sys
+store = set()
+for part in sys.argv[1].split(","):
+    lo, _, hi = part.partition("-")
+    store.update(range(int(lo), int(hi or lo) + 1))
+client = sorted(os.sched_getaffinity(0) - store)
+if not client or not store <= os.sched_getaffinity(0):
+    sys.exit("STORE_CPUS=%s leaves no CPU for the client or names one this process cannot use" % sys.argv[1])
+print(",".join(map(str, client)))
+PY
+) || exit 1
+  store_cmd=(taskset -c "$STORE_CPUS")
+  client_cmd=(taskset -c "$client_cpus")
+}
+
 # Starts S3Proxy (filesystem backend, under $work/s3) on a free loopback port with identity
 # "bench" / "bench-secret", creates the buckets named as arguments, and sets $endpoint.
 start_s3proxy() {
+  store_pinning
   [ -f "$here/pipelines/target/s3proxy.jar" ] || (cd "$here" && mvn -q -B package -DskipTests)
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -32,7 +55,7 @@ jclouds.filesystem.basedir=$work/s3
 jclouds.identity=unused
 jclouds.credential=unused
 PROPS
-  java -jar "$here/pipelines/target/s3proxy.jar" --properties "$work/s3proxy.properties" \
+  "${store_cmd[@]}" java -jar "$here/pipelines/target/s3proxy.jar" --properties "$work/s3proxy.properties" \
     >"$work/s3proxy.log" 2>&1 &
   s3proxy_pid=$!
   for _ in $(seq 1 100); do
