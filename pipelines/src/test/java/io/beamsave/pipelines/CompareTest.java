@@ -85,6 +85,23 @@ class CompareTest {
         assertThat(total).isCloseTo(save + transfer, org.assertj.core.data.Offset.offset(1e-9));
       }
     }
+    // How much of the emulated link the raw transfers used: the unthrottled link has no rate.
+    JsonNode links = json.get("links");
+    assertThat(links).hasSize(1);
+    assertThat(links.get(0).get("linkMbps").asInt()).isEqualTo(200);
+    assertThat(links.get(0).get("linkMBps").asDouble()).isEqualTo(25.0);
+    double fastestRaw = 0;
+    for (JsonNode r : runs) {
+      String strategy = r.get("strategy").asText();
+      if (r.get("linkMbps").asInt() == 200 && (strategy.equals("raw-save-raw-transfer")
+          || strategy.equals("compress-then-raw-transfer"))) {
+        fastestRaw = Math.max(fastestRaw,
+            r.get("storedBytes").asLong() / 1e6 / r.get("transferSeconds").asDouble());
+      }
+    }
+    assertThat(links.get(0).get("bestTransferMBps").asDouble())
+        .isCloseTo(fastestRaw, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(c.out()).contains("200 Mbit/s (25.0 MB/s): raw transfers reached");
     // The unmeasured warm-up leaves nothing behind.
     try (var stored = Files.walk(server.file("trials", "cmp"))) {
       assertThat(stored.map(Path::toString)).noneMatch(f -> f.contains("warm-up"));

@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Upload an image to S3-compatible object storage as a multipart upload with parallel"
-          + " parts, each checked by MD5; the object appears at its key only once complete.",
+          + " parts, each checked by the store on arrival (its signed SHA-256 over plain HTTP,"
+          + " its Content-MD5 otherwise); the object appears at its key only once complete.",
       "With --transfer-codec the image is compressed on the way (each part a standalone gzip"
           + " member or zstd frame, so the object is one standard stream); download and"
           + " restore undo it. On failure the upload is aborted; if the process is killed, run"

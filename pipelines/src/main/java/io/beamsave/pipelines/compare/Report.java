@@ -95,6 +95,45 @@ public final class Report {
     return best;
   }
 
+  /** How much of one emulated link the raw transfers used. */
+  public record LinkUse(int linkMbps, double linkMBps, double bestTransferMBps) {
+    /** Whether the link, rather than the client or the store, set the transfer times. */
+    public boolean linkBound() {
+      return bestTransferMBps >= linkMBps / 2;
+    }
+  }
+
+  /**
+   * Per emulated link, the fastest raw transfer (the baseline's or a compressed image's; the
+   * others also wait for compression) in stored MB/s against the link's rate. Far below it,
+   * the link was not what the strategies competed for: the client's cores or the store were.
+   */
+  public List<LinkUse> linkUse() {
+    Map<Integer, Double> best = new TreeMap<>();
+    for (Measurement m : rows) {
+      boolean raw = m.strategy().equals(Strategy.BASELINE.id())
+          || m.strategy().equals(Strategy.COMPRESS_AT_SAVE.id());
+      if (raw && m.linkMbps() > 0 && m.transferSeconds() > 0) {
+        best.merge(m.linkMbps(), m.storedBytes() / 1e6 / m.transferSeconds(), Math::max);
+      }
+    }
+    List<LinkUse> uses = new ArrayList<>();
+    best.forEach((mbps, mbs) -> uses.add(new LinkUse(mbps, mbps / 8.0, mbs)));
+    return uses;
+  }
+
+  List<String> linkLines() {
+    List<String> lines = new ArrayList<>();
+    for (LinkUse u : linkUse()) {
+      lines.add(String.format(Locale.ROOT, "%s (%.1f MB/s): raw transfers reached %.1f MB/s,"
+              + " %.0f %% of it: %s", link(u.linkMbps()), u.linkMBps(), u.bestTransferMBps(),
+          100 * u.bestTransferMBps() / u.linkMBps(),
+          u.linkBound() ? "the link set the transfer times"
+              : "the link was not the limit; the client or the store was"));
+    }
+    return lines;
+  }
+
   static String link(int mbps) {
     return mbps == 0 ? "unthrottled" : mbps + " Mbit/s";
   }
@@ -129,6 +168,9 @@ public final class Report {
     for (String line : winnerLines()) {
       out.println(line);
     }
+    for (String line : linkLines()) {
+      out.println(line);
+    }
     out.flush();
   }
 
@@ -153,6 +195,10 @@ public final class Report {
     json.put("winners", winners().values().stream()
         .map(w -> Map.of("linkMbps", w.linkMbps(), "strategy", w.strategy(), "codec", w.codec(),
             "totalSeconds", w.totalSeconds()))
+        .collect(Collectors.toList()));
+    json.put("links", linkUse().stream()
+        .map(u -> Map.of("linkMbps", u.linkMbps(), "linkMBps", u.linkMBps(),
+            "bestTransferMBps", u.bestTransferMBps(), "linkBound", u.linkBound()))
         .collect(Collectors.toList()));
     new ObjectMapper().findAndRegisterModules().writerWithDefaultPrettyPrinter()
         .writeValue(dir.resolve("results.json").toFile(), json);
@@ -216,6 +262,9 @@ public final class Report {
     b.append("<h1>").append(escape(title)).append("</h1>\n");
     for (String w : winnerLines()) {
       b.append("<p class=\"win\">").append(escape(w)).append("</p>\n");
+    }
+    for (String u : linkLines()) {
+      b.append("<p>").append(escape(u)).append("</p>\n");
     }
     b.append("<img src=\"chart.png\" alt=\"total time and stored size by strategy and codec\">\n");
     b.append("<h2>Averages</h2>\n").append(table(averages.stream().map(a -> List.of(
