@@ -13,9 +13,9 @@ seconds() {
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-# With STORE_CPUS (a taskset list such as "1"), S3Proxy runs on those CPUs only and
-# $client_cpus names the others, for the client; otherwise both are empty and S3Proxy shares
-# every CPU with the client.
+# With STORE_CPUS (a taskset list such as "1"), S3Proxy runs on those CPUs only, and
+# $client_cpus names the others and "${client_cmd[@]}" pins a client command to them; otherwise
+# both are empty and S3Proxy shares every CPU with the client.
 store_pinning() {
   store_cmd=() client_cmd=() client_cpus=
   [ -n "${STORE_CPUS:-}" ] || return 0

@@ -4,7 +4,8 @@
 # medians, throughput and beamsave's ratio to the faster peer.
 # usage: bench/upload-vs-peers.sh IMAGE [RUNS]     (RUNS defaults to 5; at least 3)
 # Needs awscli and rclone (apt-get install awscli rclone) and a built tree (mvn -B package).
-# Extra beamsave upload options go in BEAMSAVE_UPLOAD_OPTS; BENCH_WORK picks the scratch directory.
+# Extra beamsave upload options go in BEAMSAVE_UPLOAD_OPTS; BENCH_WORK picks the scratch directory;
+# STORE_CPUS=1 runs S3Proxy on CPU 1 and the three clients on the others.
 set -euo pipefail
 image=$(realpath "${1:?usage: bench/upload-vs-peers.sh IMAGE [RUNS]}")
 runs=${2:-5}
@@ -36,16 +37,16 @@ clean() {
 run_beamsave() {
   clean
   # shellcheck disable=SC2086
-  seconds "$here/beamsave" upload --image "$image" --to s3://bench/beamsave.bsave \
+  seconds "${client_cmd[@]}" "$here/beamsave" upload --image "$image" --to s3://bench/beamsave.bsave \
     --s3-endpoint "$endpoint" --quiet ${BEAMSAVE_UPLOAD_OPTS:-}
 }
 run_aws() {
   clean
-  seconds "$aws" --endpoint-url "$endpoint" s3 cp --only-show-errors "$image" s3://bench/aws.bsave
+  seconds "${client_cmd[@]}" "$aws" --endpoint-url "$endpoint" s3 cp --only-show-errors "$image" s3://bench/aws.bsave
 }
 run_rclone() {
   clean
-  seconds rclone copyto "$image" bench:bench/rclone.bsave
+  seconds "${client_cmd[@]}" rclone copyto "$image" bench:bench/rclone.bsave
 }
 
 echo "warm-up..." >&2

@@ -155,21 +155,26 @@ public final class Experiments {
       boolean overlapped) throws IOException {
     say("warm-up (not measured): every save, transfer and codec once, unthrottled");
     ObjectUri warm = prefix.child("warm-up.bsave");
-    List<String> kinds = new ArrayList<>(List.of("none"));
-    codecs.stream().filter(c -> !c.equals("none")).forEach(kinds::add);
-    for (String codec : kinds) {
+    Saved raw = save("none", 0);
+    send(store, raw.image, warm, TransferCodec.NONE, 0);
+    for (String codec : codecs) {
+      if (codec.equals("none")) {
+        continue;
+      }
       Saved saved = save(Codecs.forLink(codec, link), 0);
       send(store, saved.image, warm, TransferCodec.NONE, 0);
+      Files.deleteIfExists(saved.image);
       TransferCodec inTransfer = transferForm(codec);
       if (inTransfer != null) {
-        send(store, saved.image, warm, inTransfer, 0);
+        // As measured: the transfer codec compresses the raw image.
+        send(store, raw.image, warm, inTransfer, 0);
       }
-      Files.deleteIfExists(saved.image);
-      if (overlapped && !codec.equals("none")) {
+      if (overlapped) {
         saveWhileUploading(s3, warm, Codecs.forLink(codec, link), 0);
       }
-      store.delete(warm);
     }
+    store.delete(warm);
+    Files.deleteIfExists(raw.image);
   }
 
   /** Saves with {@code codec} straight to the store, the upload running while shards compress. */
