@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * save and restore on a real Flink 1.19 session cluster — one JobManager and two TaskManagers,
@@ -34,6 +36,9 @@ import org.junit.jupiter.api.Test;
  */
 class FlinkClusterIT {
   static final ObjectMapper JSON = new ObjectMapper();
+  // Kept when a test fails, for the cluster's logs under flink/log; otherwise removed (the
+  // library, its restore and the store hold about 500 MB).
+  @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
   static Path cluster;
   static LocalS3Server s3;
@@ -42,7 +47,6 @@ class FlinkClusterIT {
 
   @BeforeAll
   static void start() throws Exception {
-    dir = Files.createTempDirectory("beamsave-flink-it");
     s3 = LocalS3Server.start(Files.createDirectories(dir.resolve("s3")), "vault");
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       restPort = s.getLocalPort();
