@@ -98,6 +98,27 @@ class ObjectStorageTest {
   }
 
   @Test
+  void aSaveWhoseUploadFailsIsOneLineAndLeavesNothingAnywhere() throws Exception {
+    try (FaultProxy failing = new FaultProxy(server.port(), 0, 1)) {
+      failing.alwaysFail(line -> line.contains("partNumber=1"));
+      Cli save = run(failing.port(), "save", "--library", library,
+          "--image", "s3://backups/failing/payroll.bsave", "--shard-size", "2MiB", "--quiet");
+      assertThat(save.exit()).isEqualTo(1);
+      assertThat(save.err().strip()).isEqualTo("beamsave: error: s3://backups/failing/payroll.bsave"
+          + " part 1: HTTP 500 InternalError: injected (gave up after 8 attempts)");
+    }
+    S3Store store = S3Store.of(server.settings());
+    ObjectUri to = new ObjectUri(BUCKET, "failing/payroll.bsave");
+    assertThat(store.head(to)).isEmpty();
+    assertThat(store.uploadsInProgress(to)).isEmpty();
+    assertThat(store.list(new ObjectUri(BUCKET, "failing/"))).isEmpty();
+    try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      assertThat(s.map(p -> p.getFileName().toString()))
+          .noneMatch(n -> n.startsWith(".beamsave-staging-"));
+    }
+  }
+
+  @Test
   void uploadsWithTransferCompressionAndReadsItBackEveryWay() throws Exception {
     int port = server.port();
     Cli up = ok(port, "upload", "--image", image, "--to", "s3://backups/zlib/payroll.bsave",

@@ -62,7 +62,8 @@ public final class SavePipeline {
 
   /**
    * Like {@link #build(Pipeline, SaveSpec)}; without {@code uploadStage}, images with an upload
-   * target are left in staging for the driver to upload (see {@link UploadsWhileSaving}).
+   * target go to the uploads the driver runs beside the pipeline (see {@link
+   * UploadsWhileSaving}).
    */
   static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec, boolean uploadStage) {
     PCollection<KV<String, String>> images =

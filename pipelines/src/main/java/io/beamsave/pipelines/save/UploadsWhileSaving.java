@@ -1,14 +1,11 @@
 package io.beamsave.pipelines.save;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.image.ImagePipe;
 import io.beamsave.transforms.io.SaveSpec;
-import io.beamsave.transforms.store.GrowingFile;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Store;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,15 +15,22 @@ import java.util.concurrent.Future;
 
 /**
  * The overlapped way of saving to object storage: each image is uploaded while it is being
- * written, part by part as shards are appended to {@code <image>.partial}, so the link works
- * while the cores are still compressing and the total approaches the longer of the two rather
- * than their sum. The catalog and trailer, written last, go in the last part; the object
- * appears only when the upload completes after the image is finished. Works where the save's
- * workers write to this machine's disk (the DirectRunner); other runners upload each finished
- * image in the pipeline's {@code UploadImage} stage instead.
+ * written, its bytes handed from the save's workers to the upload in memory ({@link ImagePipe})
+ * and sent part by part as shards are appended, so the link works while the cores are still
+ * compressing and the total approaches the longer of the two rather than their sum. The image
+ * never touches the local disk. The catalog and trailer, written last, go in the last part; the
+ * object appears only when the upload completes after the image is finished. Works where the
+ * save's workers run in this JVM (the DirectRunner); other runners upload each finished image in
+ * the pipeline's {@code UploadImage} stage instead.
  */
 final class UploadsWhileSaving {
-  private record Upload(SaveSpec.Library library, GrowingFile image, Future<ImageUpload.Result> result) {}
+  /**
+   * How many parts' worth of compressed shards may wait for the upload before workers wait too:
+   * enough that a part can always be read while the others are sent.
+   */
+  static final int PARTS_BUFFERED = 4;
+
+  private record Upload(ImagePipe image, Future<ImageUpload.Result> result) {}
 
   private final List<Upload> uploads = new ArrayList<>();
   private final ExecutorService pool;
@@ -45,39 +49,31 @@ final class UploadsWhileSaving {
         spec.libraries().values().stream().filter(l -> l.uploadTo() != null).toList();
     UploadsWhileSaving u = new UploadsWhileSaving(targets.size());
     S3Store store = S3Store.of(spec.store());
-    for (SaveSpec.Library lib : targets) {
-      Path image = Path.of(lib.image());
-      GrowingFile growing = new GrowingFile(ImageWriter.partialPath(image));
-      ObjectUri to = ObjectUri.parse(lib.uploadTo(), false);
-      u.uploads.add(new Upload(lib, growing, u.pool.submit(
-          () -> ImageUpload.uploadWhileWritten(
-              store, growing, image.getFileName().toString(), to, options, null))));
+    try {
+      for (SaveSpec.Library lib : targets) {
+        ObjectUri to = ObjectUri.parse(lib.uploadTo(), false);
+        ImagePipe pipe = ImagePipe.open(Path.of(lib.image()), PARTS_BUFFERED * options.partSize());
+        u.uploads.add(new Upload(pipe, u.pool.submit(
+            () -> ImageUpload.uploadWhileWritten(store, pipe, to, options, null))));
+      }
+    } catch (RuntimeException e) {
+      u.abort(e.getMessage());
+      throw e;
     }
     return u;
   }
 
-  /**
-   * The images are complete: lets each upload send the rest and complete its object, waits for
-   * them, and removes the local images.
-   */
+  /** The save has finished every image: waits for each upload to complete its object. */
   List<ImageUpload.Result> finish() {
     List<ImageUpload.Result> results = new ArrayList<>();
     try {
       for (Upload u : uploads) {
-        Path image = Path.of(u.library.image());
-        try {
-          u.image.finished(image, Files.size(image));
-        } catch (IOException e) {
-          u.image.failed("the finished image cannot be read: " + e.getMessage());
+        if (u.image.finalLength() < 0) {
+          u.image.fail("the save ended without finishing it");
         }
-      }
-      for (Upload u : uploads) {
         results.add(get(u.result));
-        Files.deleteIfExists(Path.of(u.library.image()));
       }
       return results;
-    } catch (IOException e) {
-      throw new BeamsaveException("cannot remove an uploaded image from staging: " + e, e);
     } finally {
       pool.shutdownNow();
     }
@@ -85,7 +81,7 @@ final class UploadsWhileSaving {
 
   /** The save failed: every upload is aborted, leaving nothing in the store. */
   void abort(String why) {
-    uploads.forEach(u -> u.image.failed(why));
+    uploads.forEach(u -> u.image.fail(why));
     for (Upload u : uploads) {
       try {
         u.result.get();

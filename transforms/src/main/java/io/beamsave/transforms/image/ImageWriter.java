@@ -27,6 +27,9 @@ import java.util.zip.CRC32C;
  * copying overlaps with other workers' compression; then one {@link #open writer} adds the
  * catalog and the trailer, forces the file to disk and renames it to its final name. A
  * complete-looking image is therefore always complete.
+ *
+ * <p>An image with an open {@link ImagePipe} goes into the pipe instead, in the same order and
+ * at the same offsets, and no file is written.
  */
 public final class ImageWriter implements AutoCloseable {
   /** One monitor per partial image: a FileLock guards other processes, not other threads. */
@@ -49,12 +52,19 @@ public final class ImageWriter implements AutoCloseable {
 
   private final Path target;
   private final Path partial;
+  /** Where the image goes: exactly one of these is set. */
   private final FileChannel channel;
+  private final ImagePipe pipe;
   private boolean done;
 
   private ImageWriter(Path target) throws IOException {
     this.target = target;
     this.partial = partialPath(target);
+    this.pipe = ImagePipe.of(target);
+    if (pipe != null) {
+      channel = null;
+      return;
+    }
     this.channel =
         FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     if (channel.size() == 0) {
@@ -65,7 +75,7 @@ public final class ImageWriter implements AutoCloseable {
 
   /**
    * Opens the partial image of {@code target} to finish it, creating it (header only) when no
-   * shard was appended.
+   * shard was appended; or the pipe that carries it.
    */
   public static ImageWriter open(Path target) throws IOException {
     return new ImageWriter(target);
@@ -84,6 +94,10 @@ public final class ImageWriter implements AutoCloseable {
    */
   @SuppressWarnings("try") // the lock is held for the try block's extent, never read
   public static long appendShard(Path target, byte[] blocks, int len) throws IOException {
+    ImagePipe pipe = ImagePipe.of(target);
+    if (pipe != null) {
+      return pipe.append(blocks, len);
+    }
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
       try (FileChannel ch =
@@ -145,11 +159,18 @@ public final class ImageWriter implements AutoCloseable {
 
   /**
    * Writes the catalog and the trailer after the appended shards, forces the file to disk and
-   * renames it to its final name. The catalog's shard table must describe the appended shards.
+   * renames it to its final name (or ends its pipe). The catalog's shard table must describe
+   * the appended shards.
+   *
+   * @return the image's length
    */
-  public void finish(Catalog catalog, Codec codec) throws IOException {
-    checkShardsTile(catalog.shards(), channel.position());
-    finish(CatalogCodec.encode(catalog), codec, catalog.blockSize());
+  public long finish(Catalog catalog, Codec codec) throws IOException {
+    checkShardsTile(catalog.shards(), end());
+    return finish(CatalogCodec.encode(catalog), codec, catalog.blockSize());
+  }
+
+  private long end() throws IOException {
+    return pipe != null ? pipe.length() : channel.position();
   }
 
   /**
@@ -163,14 +184,14 @@ public final class ImageWriter implements AutoCloseable {
     long expected = ImageFormat.HEADER_SIZE;
     for (ShardInfo s : byOffset) {
       if (s.imageOffset() != expected) {
-        throw new IOException(partial.getFileName() + ": a shard at " + s.imageOffset()
+        throw new IOException(where() + ": a shard at " + s.imageOffset()
             + (s.imageOffset() < expected ? " overlaps the one before it" : " leaves a gap")
             + " (expected " + expected + "); the shards were not appended one after another");
       }
       expected += s.storedLength();
     }
     if (expected != end) {
-      throw new IOException(partial.getFileName() + ": holds " + end + " bytes, its shards end at "
+      throw new IOException(where() + ": holds " + end + " bytes, its shards end at "
           + expected);
     }
   }
@@ -179,13 +200,24 @@ public final class ImageWriter implements AutoCloseable {
    * Like {@link #finish(Catalog, Codec)} with the catalog already encoded; tests use it to
    * write images whose catalog a correct writer would never produce.
    */
-  public void finish(byte[] raw, Codec codec, int blockSize) throws IOException {
-    long catalogOffset = channel.position();
-    writeFully(channel, ByteBuffer.wrap(tail(raw, codec, blockSize, catalogOffset)), catalogOffset);
-    channel.force(true);
-    channel.close();
-    Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  public long finish(byte[] raw, Codec codec, int blockSize) throws IOException {
+    long catalogOffset = end();
+    byte[] tail = tail(raw, codec, blockSize, catalogOffset);
+    if (pipe != null) {
+      pipe.end(tail);
+    } else {
+      writeFully(channel, ByteBuffer.wrap(tail), catalogOffset);
+      channel.force(true);
+      channel.close();
+      Files.move(
+          partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
     done = true;
+    return catalogOffset + tail.length;
+  }
+
+  private String where() {
+    return (pipe != null ? target : partial).getFileName().toString();
   }
 
   /**
@@ -222,10 +254,15 @@ public final class ImageWriter implements AutoCloseable {
     }
   }
 
-  /** Closes and, unless {@link #finish} succeeded, deletes the partial file. */
+  /** Closes and, unless {@link #finish} succeeded, deletes the partial file or fails the pipe. */
   @Override
   public void close() throws IOException {
-    if (!done) {
+    if (done) {
+      return;
+    }
+    if (pipe != null) {
+      pipe.fail("the image could not be finished");
+    } else {
       channel.close();
       Files.deleteIfExists(partial);
     }

@@ -108,8 +108,7 @@ public final class AssembleImage
             infos.add(
                 new ShardInfo(r.imageOffset(), r.storedLength(), r.rawLength(), r.blockLengths()));
           }
-          writer.finish(catalog.apply(infos), Codecs.parse(spec.codec()));
-          imageBytes = Files.size(file);
+          imageBytes = writer.finish(catalog.apply(infos), Codecs.parse(spec.codec()));
         } catch (IOException e) {
           throw BeamsaveException.io("cannot write image", file, e);
         }

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.store;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.ImagePipe;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -83,7 +84,7 @@ public final class ImageUpload {
       double seconds) {}
 
   /**
-   * The bytes to send: a finished file, or one still being written ({@link GrowingFile}).
+   * The bytes to send: a finished file, or an image still being written ({@link ImagePipe}).
    * {@code read} blocks until the bytes exist and returns fewer than asked only at the end.
    */
   private interface Input extends AutoCloseable {
@@ -130,13 +131,13 @@ public final class ImageUpload {
   }
 
   /**
-   * Uploads an image while it is still being written, part by part as it grows, completing the
-   * object once the writer has finished it; a writer that fails aborts the upload. Such an
-   * upload cannot be resumed (its length was unknown when it began).
+   * Uploads an image while it is still being written, part by part as it comes through {@code
+   * image}, completing the object once the writer has ended it. A writer that fails aborts the
+   * upload; an upload that fails fails the pipe, so the writers stop too. Such an upload cannot
+   * be resumed (its length was unknown when it began).
    */
   public static Result uploadWhileWritten(
-      S3Store store, GrowingFile image, String name, ObjectUri to, Options options,
-      LongConsumer progress) {
+      S3Store store, ImagePipe image, ObjectUri to, Options options, LongConsumer progress) {
     if (options.resume()) {
       throw new IllegalArgumentException("an image still being written cannot be resumed");
     }
@@ -147,16 +148,20 @@ public final class ImageUpload {
       }
 
       @Override
-      public int read(byte[] b, long pos, int n) throws IOException {
+      public int read(byte[] b, long pos, int n) {
         return image.read(b, pos, n);
       }
 
       @Override
-      public void close() throws IOException {
-        image.close();
-      }
+      public void close() {}
     };
-    return new ImageUpload(store, name, to, options, progress).run(in, name);
+    String name = image.image().getFileName().toString();
+    try {
+      return new ImageUpload(store, name, to, options, progress).run(in, name);
+    } catch (RuntimeException | Error e) {
+      image.fail("the upload to " + to + " failed: " + e.getMessage());
+      throw e;
+    }
   }
 
   /** Where the state of an upload in progress to {@code to} is kept. */

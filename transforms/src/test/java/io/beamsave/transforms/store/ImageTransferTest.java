@@ -7,6 +7,8 @@ import com.github.luben.zstd.ZstdInputStream;
 import io.beamsave.testing.FaultProxy;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.image.ImagePipe;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -94,12 +96,6 @@ class ImageTransferTest {
     assertThat(store.uploadsInProgress(to)).isEmpty();
   }
 
-  /** Appends {@code b[from, to)} to {@code file}. */
-  static void append(Path file, byte[] b, int from, int to) throws Exception {
-    Files.write(file, java.util.Arrays.copyOfRange(b, from, to),
-        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-  }
-
   /** Waits until the multipart upload to {@code to} has stored at least one part. */
   static void awaitStoredPart(ObjectUri to) throws InterruptedException {
     long deadline = System.nanoTime() + 60_000_000_000L;
@@ -119,30 +115,36 @@ class ImageTransferTest {
 
   /** Starts uploading an image that is still being written. */
   static java.util.concurrent.CompletableFuture<ImageUpload.Result> uploadWhileWritten(
-      GrowingFile growing, String name, ObjectUri to) {
+      S3Store through, ImagePipe pipe, ObjectUri to) {
     return java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> ImageUpload.uploadWhileWritten(store, growing, name, to, options("none", false), null));
+        () -> ImageUpload.uploadWhileWritten(through, pipe, to, options("none", false), null));
+  }
+
+  static byte[] slice(byte[] b, long from, long to) {
+    return java.util.Arrays.copyOfRange(b, (int) from, (int) to);
   }
 
   @Test
   void anImageIsUploadedWhileItIsStillBeingWritten() throws Exception {
     byte[] data = mixed(3 * PART + 777);
-    Path partial = dir.resolve("growing.bsave.partial");
-    Path done = dir.resolve("growing.bsave");
-    GrowingFile growing = new GrowingFile(partial);
+    byte[] tail = "catalog and trailer".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    ImagePipe pipe = ImagePipe.open(dir.resolve("growing.bsave"), 2 * PART);
     ObjectUri to = new ObjectUri(BUCKET, "growing.bsave");
-    var upload = uploadWhileWritten(growing, "growing.bsave", to);
-    append(partial, data, 0, (int) (2 * PART));
+    var upload = uploadWhileWritten(store, pipe, to);
+    pipe.append(slice(data, 0, 2 * PART), (int) (2 * PART));
     // Parts go out before the writer is done: the point of uploading while writing.
     awaitStoredPart(to);
     assertThat(store.head(to)).isEmpty();
-    append(partial, data, (int) (2 * PART), data.length);
-    Files.move(partial, done);
-    growing.finished(done, data.length);
+    pipe.append(slice(data, 2 * PART, data.length), (int) (data.length - 2 * PART));
+    pipe.end(tail);
     ImageUpload.Result r = upload.get();
-    assertThat(r.rawBytes()).isEqualTo(data.length);
+    long length = ImageFormat.HEADER_SIZE + data.length + tail.length;
+    assertThat(r.rawBytes()).isEqualTo(length);
     assertThat(r.parts()).isEqualTo(4);
-    assertThat(Files.readAllBytes(server.file(BUCKET, to.key()))).isEqualTo(data);
+    byte[] stored = Files.readAllBytes(server.file(BUCKET, to.key()));
+    assertThat(slice(stored, 0, ImageFormat.HEADER_SIZE)).isEqualTo(ImageFormat.header());
+    assertThat(slice(stored, ImageFormat.HEADER_SIZE, length - tail.length)).isEqualTo(data);
+    assertThat(slice(stored, length - tail.length, length)).isEqualTo(tail);
     assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
     assertThat(store.uploadsInProgress(to)).isEmpty();
   }
@@ -150,18 +152,42 @@ class ImageTransferTest {
   @Test
   void aWriterThatFailsAbortsTheUploadOfItsImage() throws Exception {
     byte[] data = mixed(2 * PART);
-    Path partial = dir.resolve("doomed.bsave.partial");
-    GrowingFile growing = new GrowingFile(partial);
+    ImagePipe pipe = ImagePipe.open(dir.resolve("doomed.bsave"), 4 * PART);
     ObjectUri to = new ObjectUri(BUCKET, "doomed.bsave");
-    var upload = uploadWhileWritten(growing, "doomed.bsave", to);
-    append(partial, data, 0, data.length);
+    var upload = uploadWhileWritten(store, pipe, to);
+    pipe.append(data, data.length);
     awaitStoredPart(to);
-    growing.failed("the save failed");
+    pipe.fail("the save failed");
     assertThatThrownBy(upload::join).hasRootCauseInstanceOf(BeamsaveException.class)
-        .rootCause().hasMessageContaining("doomed.bsave.partial: the save failed");
+        .rootCause().hasMessageContaining("doomed.bsave: the save failed");
     assertThat(store.head(to)).isEmpty();
     assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
     assertThat(store.uploadsInProgress(to)).isEmpty();
+  }
+
+  @Test
+  void anUploadThatFailsStopsItsWritersAndLeavesNothing() throws Exception {
+    try (FaultProxy proxy = new FaultProxy(server.port(), 0, 1)) {
+      proxy.alwaysFail(line -> line.contains("partNumber=2"));
+      S3Store failing = S3Store.of(S3TestServer.settings(proxy.port()).withMaxAttempts(2));
+      ImagePipe pipe = ImagePipe.open(dir.resolve("stalled.bsave"), 2 * PART);
+      ObjectUri to = new ObjectUri(BUCKET, "stalled.bsave");
+      var upload = uploadWhileWritten(failing, pipe, to);
+      byte[] shard = mixed(PART);
+      // The writer would wait forever on a pipe nobody reads: it must fail instead.
+      assertThatThrownBy(() -> {
+            for (int i = 0; i < 1000; i++) {
+              pipe.append(shard, shard.length);
+            }
+          })
+          .isInstanceOf(BeamsaveException.class)
+          .hasMessageStartingWith("stalled.bsave: the upload to s3://images/stalled.bsave failed");
+      assertThatThrownBy(upload::join).cause().isInstanceOf(BeamsaveException.class)
+          .hasMessageContaining("stalled.bsave part 2");
+      assertThat(store.head(to)).isEmpty();
+      assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
+      assertThat(store.uploadsInProgress(to)).isEmpty();
+    }
   }
 
   @Test
