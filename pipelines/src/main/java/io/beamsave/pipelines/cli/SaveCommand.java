@@ -53,8 +53,9 @@ final class SaveCommand implements Callable<Integer> {
               + " (20261130T021500Z) and {library} each library's directory name, which gives"
               + " each run and library its own image (see 'beamsave prune')."
               + " s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"
-              + " libraries) assembles the image in staging and uploads it; on the DirectRunner"
-              + " the upload runs while the image is being written.")
+              + " libraries) uploads the image: on the DirectRunner while it is being written,"
+              + " shards going to the upload in memory (the image never touches the local disk);"
+              + " on other runners it is assembled in staging and uploaded from there.")
   String image;
 
   @Option(
