@@ -25,8 +25,9 @@ import java.util.concurrent.Future;
  */
 final class UploadsWhileSaving {
   /**
-   * How many parts' worth of compressed shards may wait for the upload before workers wait too:
-   * enough that a part can always be read while the others are sent.
+   * How many parts' worth of compressed shards may wait unread in the pipe before workers wait:
+   * a few shards, so that workers seldom wait while the link keeps up. The upload holds its own
+   * parts besides (up to {@code parallelParts} being read and {@code parallelParts + 1} sent).
    */
   static final int PARTS_BUFFERED = 4;
 

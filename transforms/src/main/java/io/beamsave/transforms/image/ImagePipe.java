@@ -3,6 +3,7 @@ package io.beamsave.transforms.image;
 import io.beamsave.transforms.BeamsaveException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -160,9 +161,7 @@ public final class ImagePipe {
   private long add(byte[] b, int len) {
     long offset = length;
     if (len > 0) {
-      byte[] copy = new byte[len];
-      System.arraycopy(b, 0, copy, 0, len);
-      unread.add(copy);
+      unread.add(Arrays.copyOf(b, len));
       length += len;
       notifyAll();
     }
