@@ -2,12 +2,14 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.ShardInfo;
@@ -114,8 +116,8 @@ class BadInputTest {
     try (Stream<Path> s = Files.list(dir.resolve("beamsave-ledger"))) {
       assertThat(s.count()).as("one ledger record per image").isEqualTo(2);
     }
-    assertThat(ImageReader.readCatalog(dir.resolve("other.bsave")).entries())
-        .extracting(Entry::path).containsExactly("x");
+    assertThat(Entries.paths(ImageReader.readCatalog(dir.resolve("other.bsave")).entries()))
+        .containsExactly("x");
   }
 
   @Test
@@ -151,7 +153,7 @@ class BadInputTest {
       writer.join();
     }
     Catalog c = ImageReader.readCatalog(image);
-    assertThat(c.entries().stream().filter(e -> e.path().equals("growing.log")).findFirst())
+    assertThat(c.entries().stream().filter(e -> e.path().equals(PathBytes.of("growing.log"))).findFirst())
         .get()
         .matches(Entry::changed);
     assertThat(Cli.ok("list", "--image", image).out()).contains("f!").contains("growing.log");
@@ -226,7 +228,7 @@ class BadInputTest {
   @Test
   void aCatalogClaimingAbsurdCountsFailsCleanly() throws IOException {
     byte[] raw = CatalogCodec.encode(catalog(List.of()));
-    int countAt = 8 + 2 + 3 + 2 + 4 + 8 + 4 + 8;
+    int countAt = 8 + 2 + 3 + 2 + 4 + 8 + 4 + 8 + 44;
     ByteBuffer.wrap(raw).putInt(countAt, -1);
     writeCrafted(raw);
     assertOneLineError(Cli.run("verify", "--image", image), "entry count 4294967295 exceeds");
@@ -242,8 +244,7 @@ class BadInputTest {
           Cli.run("restore", "--image", image, "--target", target), "unsafe path");
       assertThat(outside).isEmptyDirectory();
     }
-    Entry link = new Entry("out", EntryType.SYMLINK, 0, 0777, 0, 0, 0, 0, 0, outside.toString(),
-        List.of());
+    Entry link = Entries.link("out", outside.toString());
     writeCrafted(CatalogCodec.encode(catalog(List.of(link, file("out/pwned")))));
     assertOneLineError(Cli.run("restore", "--image", image, "--target", target),
         "'out/pwned' is not inside a directory entry");
@@ -251,27 +252,17 @@ class BadInputTest {
   }
 
   private static Entry file(String path) {
-    return new Entry(path, EntryType.FILE, 0, 0644, 0, 0, 0, 0, 4096, null,
-        List.of(new Extent(0, 0, 4096, new byte[8])));
+    return Entries.file(path, 4096, new Extent(0, 0, 4096, new byte[8]));
   }
 
   private static Catalog catalog(List<Entry> entries) {
-    return new Catalog("lib", "none", 0, 4096, 1 << 20, entries,
+    return Entries.catalog("none", 4096, entries,
         List.of(new ShardInfo(16, 16, 4096, new int[] {16})));
   }
 
   /** An image with one zero block as its shard and the given raw catalog. */
   private void writeCrafted(byte[] catalogRaw) throws IOException {
-    Files.createDirectories(image.getParent());
-    var shard = new java.io.ByteArrayOutputStream();
-    try (var enc = new io.beamsave.transforms.image.BlockEncoder(Codecs.parse("none"), 4096)) {
-      enc.write(new byte[4096], 4096, shard);
-    }
-    Files.deleteIfExists(ImageWriter.partialPath(image));
-    ImageWriter.appendShard(image, shard.toByteArray(), shard.size());
-    try (ImageWriter w = ImageWriter.open(image)) {
-      w.finish(catalogRaw, Codecs.parse("none"), 4096);
-    }
+    io.beamsave.testing.CraftedImage.write(image, 4096, 1, catalogRaw);
   }
 
   private static void flip(Path file, long at) throws IOException {

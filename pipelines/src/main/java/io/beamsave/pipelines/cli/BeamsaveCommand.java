@@ -2,6 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import picocli.CommandLine;
@@ -70,7 +71,8 @@ public final class BeamsaveCommand implements Runnable {
           RuntimeException shown = e instanceof BeamsaveException ? (BeamsaveException) e
               : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
               : Job.translate(e);
-          commandLine.getErr().println("beamsave: error: " + oneLine(shown.getMessage()));
+          commandLine.getErr().println(
+              "beamsave: error: " + Printable.text(oneLine(shown.getMessage())));
           if (verbose) {
             StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));

@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.transforms.Printable;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
@@ -28,6 +29,19 @@ final class ListCommand implements Callable<Integer> {
 
   @Mixin ImageArgs image;
 
+  /**
+   * Seconds since the epoch in UTC, for any value a catalog may hold: past the years Java's
+   * clock reaches, as the raw count.
+   */
+  static String time(long seconds) {
+    try {
+      String t = TIME.format(Instant.ofEpochSecond(seconds));
+      return t.length() == 19 ? t : "@" + seconds;
+    } catch (java.time.DateTimeException outOfRange) {
+      return "@" + seconds;
+    }
+  }
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -40,9 +54,9 @@ final class ListCommand implements Callable<Integer> {
     out.printf(
         Locale.ROOT,
         "library %s, codec %s, saved %s UTC, %d entries, %d shards%n",
-        c.library(),
-        c.codecSpec(),
-        TIME.format(Instant.ofEpochMilli(c.createdMillis())),
+        Printable.text(c.library()),
+        Printable.text(c.codecSpec()),
+        time(Math.floorDiv(c.createdMillis(), 1000)),
         c.entries().size(),
         c.shards().size());
     out.printf(Locale.ROOT, "%-4s %-5s %12s  %-19s  %s%n", "type", "mode", "size", "mtime", "path");
@@ -59,7 +73,7 @@ final class ListCommand implements Callable<Integer> {
           type,
           String.format("%04o", e.mode()),
           e.size(),
-          TIME.format(Instant.ofEpochSecond(e.mtimeSeconds())),
+          time(e.mtimeSeconds()),
           e.path(),
           e.linkTarget() == null ? "" : " -> " + e.linkTarget());
     }

@@ -10,6 +10,9 @@ import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import io.beamsave.transforms.shard.ShardPlanner;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -51,26 +54,37 @@ public final class RestorePipeline {
       PrintWriter progress) {
     long start = System.nanoTime();
     Catalog catalog = image.readCatalog();
-    List<Entry> chosen = Selection.select(catalog.entries(), includes);
+    List<Entry> chosen = new ArrayList<>(Selection.select(catalog.entries(), includes));
     if (chosen.isEmpty() && includes != null && !includes.isEmpty()) {
-      throw new BeamsaveException("no entry of " + image.display() + " matches --include " + includes);
+      throw new BeamsaveException(
+          "no entry of " + image.display() + " matches --include " + includes);
     }
-    TargetTree tree = TargetTree.prepare(target, chosen, overwrite);
+    chosen.sort(ShardPlanner.BY_PATH);
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
     long bytes = files.stream().mapToLong(Entry::size).sum();
-    List<ReadTask> tasks = ReadTask.forEntries(catalog, files);
-    if (!tasks.isEmpty()) {
-      Pipeline p = Pipeline.create(options);
-      build(
-          p,
-          tasks,
-          ReadShards.restoreTo(
-              image.location(), catalog.blockSize(), tree.root().toString(), image.s3()));
-      Job.run(p, progress("restored", bytes, tasks.size()), progress);
+    try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
+      boolean finished = false;
+      try {
+        long[] ids = tree.create(chosen);
+        List<ReadTask> tasks = ReadTask.forEntries(catalog, files, ids);
+        if (!tasks.isEmpty()) {
+          Pipeline p = Pipeline.create(options);
+          build(p, tasks,
+              ReadShards.restoreTo(image.location(), catalog.blockSize(), tree.target(),
+                  image.s3()));
+          Job.run(p, progress("restored", bytes, tasks.size()), progress);
+        }
+        tree.finish(chosen, ids, catalog.root());
+        finished = true;
+      } finally {
+        if (!finished) {
+          tree.abandon();
+        }
+      }
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot close restore target", target, e);
     }
-    tree.finish(chosen);
     return new Outcome(
-        tree.root(), files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9);
+        target, files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9);
   }
-
 }

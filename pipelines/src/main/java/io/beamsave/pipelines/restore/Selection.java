@@ -1,20 +1,18 @@
 package io.beamsave.pipelines.restore;
 
+import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
-import java.nio.file.FileSystems;
-import java.nio.file.Path;
-import java.nio.file.PathMatcher;
+import io.beamsave.transforms.image.PathBytes;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
  * Which catalog entries a restore takes: all of them, or those matching any {@code --include}
- * glob (matched against the relative path; {@code *} stays within a directory, {@code **}
- * crosses them), everything under a matching directory, and the directories that hold them.
+ * {@link Glob} (matched against the relative path's bytes; {@code *} stays within a directory,
+ * {@code **} crosses them), everything under a matching directory, and the directories that
+ * hold them.
  */
 public final class Selection {
   private Selection() {}
@@ -23,18 +21,19 @@ public final class Selection {
     if (globs == null || globs.isEmpty()) {
       return entries;
     }
-    List<PathMatcher> matchers = new ArrayList<>();
+    List<Glob> matchers = new ArrayList<>();
     for (String g : globs) {
-      matchers.add(FileSystems.getDefault().getPathMatcher("glob:" + g));
+      try {
+        matchers.add(Glob.compile(g));
+      } catch (IllegalArgumentException e) {
+        throw new BeamsaveException(e.getMessage());
+      }
     }
-    Map<String, Entry> byPath = new LinkedHashMap<>();
-    entries.forEach(e -> byPath.put(e.path(), e));
-    Set<String> chosen = new HashSet<>();
+    Set<PathBytes> chosen = new HashSet<>();
     for (Entry e : entries) {
-      if (matchesSelfOrParent(e.path(), matchers)) {
-        chosen.add(e.path());
-        for (int i = e.path().lastIndexOf('/'); i > 0; i = e.path().lastIndexOf('/', i - 1)) {
-          chosen.add(e.path().substring(0, i));
+      if (matchers.stream().anyMatch(m -> m.matchesSelfOrParent(e.path()))) {
+        for (PathBytes p = e.path(); p != null && chosen.add(p); p = p.parent()) {
+          // The entry and every directory above it.
         }
       }
     }
@@ -45,17 +44,5 @@ public final class Selection {
       }
     }
     return out;
-  }
-
-  private static boolean matchesSelfOrParent(String path, List<PathMatcher> matchers) {
-    Path p = Path.of(path);
-    for (Path q = p; q != null; q = q.getParent()) {
-      for (PathMatcher m : matchers) {
-        if (m.matches(q)) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 }

@@ -1,184 +1,367 @@
 package io.beamsave.pipelines.restore;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.Handle;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.io.RestoreTarget;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileTime;
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
- * The restore's target directory: before the data is written, creates every directory and an
- * empty file of the right size for every file (checking on the way that nothing is written
- * through a symbolic link, whether from the image or already on disk); afterwards creates the
- * symlinks and sets modes, owners (when running as root) and mtimes, directories last.
+ * The restore's target directory. {@code --target} is resolved once, when the restore starts,
+ * following symlinks in the path given (as {@code cd} would); from then on everything happens
+ * beneath that directory through handles, one component at a time, never following a link, so
+ * nothing is written, chowned, chmodded or touched outside it, whatever is swapped for a link
+ * inside it meanwhile.
+ *
+ * <p>Before the data is written, {@link #prepare} leaves a marker at the top, creates every
+ * directory and, for every file, an empty file of the right size under a temporary name in its
+ * directory, remembering its inode. Afterwards {@link #finish} sets each file's owner (as
+ * root), mode and mtime through its handle and renames it into place, creates the symlinks the
+ * same way, sets the directories' metadata deepest first, then the top's, and removes the
+ * marker. A restore that is killed leaves the marker and its temporary files, never a file that
+ * looks finished; one rerun with {@code --overwrite} clears them and completes the restore.
  */
-final class TargetTree {
-  private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
-  private final Path root;
+final class TargetTree implements AutoCloseable {
+  private final Path given;
+  private final Dir root;
+  private final RestoreTarget target;
   private final boolean overwrite;
+  private final boolean asRoot = Dir.effectiveUid() == 0;
+  private final Beneath tree;
+  private boolean markerLeft;
 
-  private TargetTree(Path root, boolean overwrite) {
+  private TargetTree(Path given, Dir root, RestoreTarget target, boolean overwrite) {
+    this.given = given;
     this.root = root;
+    this.target = target;
     this.overwrite = overwrite;
+    this.tree = new Beneath(root);
   }
 
-  static TargetTree prepare(Path target, List<Entry> entries, boolean overwrite) {
+  /**
+   * Resolves and opens the target, completes or refuses an unfinished restore found there,
+   * checks it is empty unless {@code overwrite}, and leaves this restore's marker.
+   */
+  static TargetTree prepare(Path target, String image, boolean overwrite, PrintWriter notes) {
+    Dir root = open(target);
+    TargetTree t;
     try {
-      if (Files.exists(target)) {
-        if (!Files.isDirectory(target)) {
-          throw new BeamsaveException("target " + target + " is not a directory");
-        }
-        if (!overwrite && !isEmpty(target)) {
-          throw new BeamsaveException(
-              "target " + target + " is not empty; use --overwrite to restore into it");
-        }
-      } else {
-        Files.createDirectories(target);
+      FileStat s = root.stat();
+      Path real = target.toRealPath();
+      t = new TargetTree(target, root, new RestoreTarget(real.toUri().toString(), s.device(),
+          s.inode(), token()), overwrite);
+    } catch (IOException e) {
+      closeQuietly(root);
+      throw BeamsaveException.io("cannot open restore target", target, e);
+    }
+    try {
+      t.clearUnfinished(notes);
+      if (!overwrite && !root.list().isEmpty()) {
+        throw new BeamsaveException(
+            "target " + target + " is not empty; use --overwrite to restore into it");
       }
-      TargetTree tree = new TargetTree(target.toRealPath(), overwrite);
-      List<Entry> sorted = new ArrayList<>(entries);
-      sorted.sort(Comparator.comparing(Entry::path));
-      for (Entry e : sorted) {
-        tree.create(e);
+      t.leaveMarker(image);
+      return t;
+    } catch (IOException e) {
+      t.closeQuietly();
+      throw BeamsaveException.io("cannot prepare target", target, e);
+    } catch (RuntimeException e) {
+      t.closeQuietly();
+      throw e;
+    }
+  }
+
+  /**
+   * Creates {@code entries} (sorted by path): the directories, and the files under their
+   * temporary names; returns the inode of each file created, in order.
+   */
+  long[] create(List<Entry> entries) {
+    List<Long> ids = new ArrayList<>();
+    for (Entry e : entries) {
+      try {
+        Long id = create(e);
+        if (id != null) {
+          ids.add(id);
+        }
+      } catch (IOException x) {
+        throw BeamsaveException.io("cannot restore", show(e.path()), x);
       }
-      return tree;
+    }
+    return ids.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  private static Dir open(Path target) {
+    try {
+      if (Files.exists(target) && !Files.isDirectory(target)) {
+        throw new BeamsaveException("target " + target + " is not a directory");
+      }
+      Files.createDirectories(target);
+      // Re-opened without following anything: a link swapped in since it was resolved fails.
+      return Dir.openNoFollow(target.toRealPath());
     } catch (IOException e) {
       throw BeamsaveException.io("cannot prepare target", target, e);
     }
   }
 
-  Path root() {
-    return root;
+  private static String token() {
+    return String.format("%08x", new SecureRandom().nextInt());
   }
 
-  private Path resolve(Entry e) throws IOException {
+  RestoreTarget target() {
+    return target;
+  }
+
+  Path path() {
+    return given;
+  }
+
+  private String show(PathBytes rel) {
+    return given + "/" + rel;
+  }
+
+  /**
+   * Finds markers of restores that did not finish. Without {@code --overwrite} that is an
+   * error; with it, their temporary files are removed (the rest is overwritten as usual).
+   */
+  private void clearUnfinished(PrintWriter notes) throws IOException {
+    for (byte[] name : root.list()) {
+      String n = new String(name, StandardCharsets.ISO_8859_1);
+      if (!n.startsWith(RestoreTarget.MARKER_PREFIX)) {
+        continue;
+      }
+      String token = n.substring(RestoreTarget.MARKER_PREFIX.length());
+      String what = describeMarker(name);
+      if (!overwrite) {
+        throw new BeamsaveException("target " + given + " holds an unfinished restore (" + what
+            + "); use --overwrite to complete it");
+      }
+      if (notes != null) {
+        notes.println("completing an unfinished restore in " + given + " (" + what + ")");
+        notes.flush();
+      }
+      removeTemporaries(root, token);
+      root.delete(name);
+    }
+  }
+
+  private String describeMarker(byte[] name) {
+    try (OpenFile f = root.openRead(name)) {
+      byte[] b = new byte[1024];
+      int n = f.read(0, b, 0, b.length);
+      return io.beamsave.transforms.Printable.text(
+          new String(b, 0, n, StandardCharsets.UTF_8).strip());
+    } catch (IOException e) {
+      return "marker " + new String(name, StandardCharsets.ISO_8859_1);
+    }
+  }
+
+  private static void removeTemporaries(Dir dir, String token) throws IOException {
+    for (byte[] name : dir.list()) {
+      FileStat s = dir.stat(name);
+      if (s.isDirectory()) {
+        try (Dir sub = dir.openDir(name)) {
+          removeTemporaries(sub, token);
+        }
+      } else if (RestoreTarget.isTemporaryOf(name, token)) {
+        dir.delete(name);
+      }
+    }
+  }
+
+  private void leaveMarker(String image) throws IOException {
+    String text = "beamsave restore of " + image + " into " + given + ", started "
+        + Instant.now() + " by pid " + ProcessHandle.current().pid() + "\n";
+    try (OpenFile f = root.create(target.markerName(), 0644)) {
+      byte[] b = text.getBytes(StandardCharsets.UTF_8);
+      f.write(0, b, 0, b.length);
+    }
+    markerLeft = true;
+  }
+
+  /** Creates {@code e}; returns the inode of the file created for a file, else null. */
+  private Long create(Entry e) throws IOException {
     String problem = CatalogCodec.pathProblem(e.path());
     if (problem != null) {
       throw new BeamsaveException("refusing to restore '" + e.path() + "': path " + problem);
     }
-    Path p = root.resolve(e.path()).normalize();
-    if (!p.startsWith(root) || p.equals(root)) {
-      throw new BeamsaveException("refusing to restore '" + e.path() + "': outside the target");
-    }
-    for (Path dir = p.getParent(); !dir.equals(root); dir = dir.getParent()) {
-      if (!Files.isDirectory(dir, NOFOLLOW)) {
-        throw new BeamsaveException(
-            "refusing to restore " + p + ": " + dir + " is not a directory (a symlink?)");
-      }
-    }
-    return p;
-  }
-
-  private void create(Entry e) throws IOException {
-    Path p = resolve(e);
-    boolean exists = Files.exists(p, NOFOLLOW);
-    boolean isDir = exists && Files.isDirectory(p, NOFOLLOW);
+    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+    byte[] name = e.path().fileName();
+    FileStat existing = statOrNull(dir, name);
     if (e.type() == EntryType.DIRECTORY) {
-      if (isDir) {
-        return;
+      if (existing != null && existing.isDirectory()) {
+        return null;
       }
-      removeExisting(p, exists);
-      Files.createDirectory(p);
-      return;
-    }
-    if (isDir) {
-      throw new BeamsaveException("cannot restore " + p + ": a directory is in the way");
-    }
-    removeExisting(p, exists);
-    if (e.type() == EntryType.FILE) {
-      try (FileChannel ch =
-          FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, NOFOLLOW)) {
-        if (e.size() > 0) {
-          // Sets the size and leaves a hole; zero blocks are never written (sparse files).
-          ch.write(ByteBuffer.wrap(new byte[1]), e.size() - 1);
-        }
+      if (existing != null) {
+        refuseUnlessOverwrite(e);
+        dir.delete(name);
       }
+      // Owner-only until finish() sets its mode, so no one else can use it meanwhile.
+      dir.mkdir(name, 0700);
+      return null;
+    }
+    if (existing != null && existing.isDirectory()) {
+      throw new BeamsaveException("cannot restore " + show(e.path()) + ": a directory is in the"
+          + " way");
+    }
+    if (existing != null) {
+      refuseUnlessOverwrite(e);
+    }
+    if (e.type() != EntryType.FILE) {
+      return null;
+    }
+    try (OpenFile f = dir.create(target.temporaryName(e.path()), 0600)) {
+      if (e.size() > 0) {
+        // Sets the size and leaves a hole; zero blocks are never written (sparse files).
+        f.truncate(e.size());
+      }
+      return f.stat().inode();
     }
   }
 
-  private void removeExisting(Path p, boolean exists) throws IOException {
-    if (!exists) {
-      return;
-    }
+  private void refuseUnlessOverwrite(Entry e) {
     if (!overwrite) {
-      throw new BeamsaveException(p + " already exists; use --overwrite to replace it");
+      throw new BeamsaveException(show(e.path()) + " already exists; use --overwrite to replace"
+          + " it");
     }
-    Files.delete(p);
   }
 
-  /** Creates the symlinks and sets metadata; directories last, deepest first. */
-  void finish(List<Entry> entries) {
-    boolean root = isRoot();
+  private static FileStat statOrNull(Dir dir, byte[] name) throws IOException {
+    try {
+      return dir.stat(name);
+    } catch (NoSuchFileException absent) {
+      return null;
+    }
+  }
+
+  /**
+   * Moves the written files into place with their metadata, creates the symlinks, sets the
+   * directories' metadata deepest first and then the top's ({@code top}, null to leave the top
+   * as it is), and removes the marker. {@code ids} are the inodes {@link #create} returned.
+   */
+  void finish(List<Entry> entries, long[] ids, Entry top) {
     List<Entry> dirs = new ArrayList<>();
+    int file = 0;
     for (Entry e : entries) {
-      Path p = this.root.resolve(e.path());
       try {
         switch (e.type()) {
-          case SYMLINK:
-            resolve(e);
-            Files.createSymbolicLink(p, Path.of(e.linkTarget()));
-            if (root) {
-              setOwner(p, e);
-            }
-            break;
-          case FILE:
-            setMetadata(p, e, root);
-            break;
-          default:
-            dirs.add(e);
+          case FILE -> place(e, ids[file++]);
+          case SYMLINK -> link(e);
+          case DIRECTORY -> dirs.add(e);
         }
       } catch (IOException x) {
-        throw BeamsaveException.io("cannot restore", p, x);
+        throw BeamsaveException.io("cannot restore", show(e.path()), x);
       }
     }
-    dirs.sort(Comparator.comparing(Entry::path).reversed());
-    for (Entry e : dirs) {
-      Path p = this.root.resolve(e.path());
+    for (int i = dirs.size() - 1; i >= 0; i--) {
+      Entry e = dirs.get(i);
       try {
-        setMetadata(p, e, root);
+        setMetadata(tree.dir(e.path().bytes(), e.path().length()), e);
       } catch (IOException x) {
-        throw BeamsaveException.io("cannot set metadata of", p, x);
+        throw BeamsaveException.io("cannot set metadata of", show(e.path()), x);
       }
     }
-  }
-
-  private static void setMetadata(Path p, Entry e, boolean root) throws IOException {
-    if (root) {
-      setOwner(p, e);
-    }
-    Files.setAttribute(p, "unix:mode", e.mode(), NOFOLLOW);
-    Files.setLastModifiedTime(
-        p, FileTime.from(Instant.ofEpochSecond(e.mtimeSeconds(), e.mtimeNanos())));
-  }
-
-  private static void setOwner(Path p, Entry e) throws IOException {
-    Files.setAttribute(p, "unix:uid", e.uid(), NOFOLLOW);
-    Files.setAttribute(p, "unix:gid", e.gid(), NOFOLLOW);
-  }
-
-  private static boolean isRoot() {
     try {
-      return ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid")) == 0;
-    } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-      return false;
+      tree.close();
+      root.delete(target.markerName());
+      markerLeft = false;
+      if (top != null) {
+        setMetadata(root, top);
+      }
+    } catch (IOException x) {
+      throw BeamsaveException.io("cannot set metadata of", given, x);
     }
   }
 
-  private static boolean isEmpty(Path dir) throws IOException {
-    try (Stream<Path> s = Files.list(dir)) {
-      return s.findAny().isEmpty();
+  private void place(Entry e, long id) throws IOException {
+    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+    byte[] temp = target.temporaryName(e.path());
+    try (OpenFile f = dir.openRead(temp)) {
+      FileStat s = f.stat();
+      if (!s.isRegularFile() || s.inode() != id) {
+        throw new BeamsaveException("refusing to restore " + show(e.path()) + ": the file"
+            + " written for it was replaced during the restore");
+      }
+      setMetadata(f, e);
+    }
+    dir.rename(temp, e.path().fileName());
+  }
+
+  private void link(Entry e) throws IOException {
+    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+    byte[] temp = target.temporaryName(e.path());
+    dir.symlink(e.linkTarget().bytes(), temp);
+    if (asRoot) {
+      dir.setLinkOwner(temp, e.uid(), e.gid());
+    }
+    dir.setLinkModified(temp, e.mtimeSeconds(), e.mtimeNanos());
+    dir.rename(temp, e.path().fileName());
+  }
+
+  private void setMetadata(Handle h, Entry e) throws IOException {
+    // The owner first: changing it clears the set-id bits the mode may then set.
+    if (asRoot) {
+      h.setOwner(e.uid(), e.gid());
+    }
+    h.setPermissions(e.mode());
+    h.setModified(e.mtimeSeconds(), e.mtimeNanos());
+  }
+
+  /**
+   * Ends a restore that failed before {@link #finish}: removes its temporary files and the
+   * marker, so that nothing half-written is left (directories created stay).
+   */
+  void abandon() {
+    try {
+      tree.close();
+      if (markerLeft) {
+        removeTemporaries(root, target.token());
+        root.delete(target.markerName());
+        markerLeft = false;
+      }
+    } catch (IOException | RuntimeException e) {
+      System.err.println("beamsave: warning: cannot remove the unfinished restore's files in "
+          + given + ": " + e.getMessage());
+    }
+  }
+
+  private void closeQuietly() {
+    try {
+      close();
+    } catch (IOException ignored) {
+      // Failing already.
+    }
+  }
+
+  private static void closeQuietly(Dir d) {
+    try {
+      d.close();
+    } catch (IOException ignored) {
+      // Failing already.
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      tree.close();
+    } finally {
+      root.close();
     }
   }
 }

@@ -1,13 +1,11 @@
 package io.beamsave.pipelines.restore;
 
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.FileVisitResult;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -15,53 +13,62 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A comparable description of a directory tree: per relative path its type, permission bits,
- * size, mtime and content digest (or symlink target). Two trees are identical, for a restore,
- * when their snapshots are equal; {@link #diff} says where they are not.
+ * A comparable description of a directory tree: per relative path (printable, {@code .} for the
+ * top) its type, permission bits, mtime to the nanosecond, owner when run as root, and size and
+ * content digest (files) or target (symlinks). Names are read as bytes, nothing is followed.
+ * Two trees are identical, for a restore, when their snapshots are equal; {@link #diff} says
+ * where they are not.
  */
 public record TreeSnapshot(Map<String, String> entries) {
 
   public static TreeSnapshot of(Path root) throws IOException {
     Map<String, String> out = new TreeMap<>();
-    Files.walkFileTree(
-        root,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes a)
-              throws IOException {
-            if (!dir.equals(root)) {
-              out.put(rel(dir), "dir " + meta(dir, a));
-            }
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
-            if (a.isSymbolicLink()) {
-              out.put(rel(f), "link -> " + Files.readSymbolicLink(f));
-            } else if (a.isRegularFile()) {
-              out.put(rel(f), "file " + meta(f, a) + " size=" + a.size() + " sha256=" + sha(f));
-            }
-            return FileVisitResult.CONTINUE;
-          }
-
-          private String rel(Path p) {
-            return root.relativize(p).toString();
-          }
-        });
+    boolean owners = Dir.effectiveUid() == 0;
+    try (Dir dir = Dir.open(root)) {
+      out.put(".", describe(dir.stat(), owners, ""));
+      walk(dir, PathBytes.of(new byte[0]), owners, out);
+    }
     return new TreeSnapshot(out);
   }
 
-  private static String meta(Path p, BasicFileAttributes a) throws IOException {
-    int mode = (Integer) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 07777;
-    return "mode=" + Integer.toOctalString(mode) + " mtime=" + a.lastModifiedTime().toInstant();
+  private static void walk(Dir dir, PathBytes rel, boolean owners, Map<String, String> out)
+      throws IOException {
+    for (byte[] name : dir.list()) {
+      PathBytes path = rel.child(name);
+      FileStat s = dir.stat(name);
+      String extra = "";
+      if (s.isRegularFile()) {
+        try (OpenFile f = dir.openRead(name)) {
+          extra = " size=" + s.size() + " sha256=" + sha(f);
+        }
+      } else if (s.isSymlink()) {
+        extra = " -> " + PathBytes.of(dir.readLink(name));
+      }
+      out.put(path.toString(), describe(s, owners, extra));
+      if (s.isDirectory()) {
+        try (Dir sub = dir.openDir(name)) {
+          walk(sub, path, owners, out);
+        }
+      }
+    }
   }
 
-  private static String sha(Path f) throws IOException {
-    try (InputStream in = Files.newInputStream(f)) {
+  private static String describe(FileStat s, boolean owners, String extra) {
+    String type = s.isDirectory() ? "dir" : s.isSymlink() ? "link" : s.isRegularFile() ? "file"
+        : "special";
+    return type
+        + (s.isSymlink() ? "" : " mode=" + Integer.toOctalString(s.permissions()))
+        + (owners ? " owner=" + s.uid() + ":" + s.gid() : "")
+        + " mtime=" + s.mtimeSeconds() + "." + String.format("%09d", s.mtimeNanos())
+        + extra;
+  }
+
+  private static String sha(OpenFile f) throws IOException {
+    try {
       MessageDigest md = MessageDigest.getInstance("SHA-256");
       byte[] buf = new byte[1 << 16];
-      for (int n; (n = in.read(buf)) > 0; ) {
+      long pos = 0;
+      for (int n; (n = f.read(pos, buf, 0, buf.length)) > 0; pos += n) {
         md.update(buf, 0, n);
       }
       return HexFormat.of().formatHex(md.digest());

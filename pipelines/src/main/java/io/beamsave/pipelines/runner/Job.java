@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.runner;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.ImageException;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.PrintWriter;
@@ -145,6 +146,7 @@ public final class Job {
 
   /** Overwrites the progress line on a terminal; prints one line per call elsewhere. */
   public static void printLine(PrintWriter err, String line, boolean tty) {
+    line = Printable.text(line);
     if (tty) {
       err.print("\r\033[K" + line);
     } else {

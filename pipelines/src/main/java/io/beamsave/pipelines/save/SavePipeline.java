@@ -3,6 +3,8 @@ package io.beamsave.pipelines.save;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.io.UploadImages;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
@@ -26,6 +28,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -106,14 +109,14 @@ public final class SavePipeline {
     S3Store.of(s3).checkBucket(to);
     String stagingRoot;
     if (stagingInStore) {
-      stagingRoot = ObjectUri.parse(staging, true).child(".beamsave-staging-" + runId() + "/")
+      stagingRoot = ObjectUri.parse(staging, true).child(STAGING_PREFIX + runId() + "/")
           .toString();
     } else if (staging == null && !runsInThisJvm) {
-      stagingRoot = to.parent().child(".beamsave-staging-" + runId() + "/").toString();
+      stagingRoot = to.parent().child(STAGING_PREFIX + runId() + "/").toString();
       stagingInStore = true;
     } else {
       Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
-      stagingRoot = base.resolve(".beamsave-staging-" + runId()).toAbsolutePath().toString();
+      stagingRoot = base.resolve(STAGING_PREFIX + runId()).toAbsolutePath().toString();
     }
     SaveSpec spec = SaveSpec.of(stagingRoot).withStore(s3);
     for (Path root : roots) {
@@ -125,7 +128,7 @@ public final class SavePipeline {
       String local = stagingInStore ? target.toString()
           : Path.of(stagingRoot, name + ImageFormat.EXTENSION).toString();
       try {
-        spec = spec.withLibrary(name, root.toString(), local, target.toString());
+        spec = spec.withLibrary(name, root.toUri().toString(), local, target.toString());
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -140,8 +143,18 @@ public final class SavePipeline {
     return spec;
   }
 
+  /**
+   * A library's name: its directory's name, printable ({@code \xNN} for bytes that are not
+   * UTF-8), as it names the image and keys the library through the pipeline.
+   */
   private static String libraryName(Path root) {
-    return root.getFileName() == null ? "root" : root.getFileName().toString();
+    byte[] path = Dir.bytesOf(root);
+    int slash = path.length - 1;
+    while (slash >= 0 && path[slash] != '/') {
+      slash--;
+    }
+    return slash == path.length - 1 ? "root"
+        : Printable.bytes(Arrays.copyOfRange(path, slash + 1, path.length));
   }
 
   /**
@@ -185,15 +198,15 @@ public final class SavePipeline {
     }
     Path stagingRoot =
         staging != null
-            ? staging.resolve("run-" + runId())
-            : imageDir.resolve(".beamsave-staging-" + runId());
+            ? staging.resolve(RUN_PREFIX + runId())
+            : imageDir.resolve(STAGING_PREFIX + runId());
     SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
     for (int i = 0; i < roots.size(); i++) {
       Path root = roots.get(i);
       String name = libraryName(root);
       Path target = targets.get(i);
       try {
-        spec = spec.withLibrary(name, root.toString(), target.toAbsolutePath().toString());
+        spec = spec.withLibrary(name, root.toUri().toString(), target.toAbsolutePath().toString());
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -217,6 +230,12 @@ public final class SavePipeline {
       throw BeamsaveException.io("cannot resolve library", lib, e);
     }
   }
+
+  /** A run's staging directory beside its images (or under the temporary directory). */
+  static final String STAGING_PREFIX = ".beamsave-staging-";
+
+  /** A run's staging directory under an operator's {@code --staging}. */
+  static final String RUN_PREFIX = "run-";
 
   /** In {@code --image}: replaced by the library's directory name. */
   public static final String LIBRARY = "{library}";

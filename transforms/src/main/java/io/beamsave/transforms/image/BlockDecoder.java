@@ -25,6 +25,16 @@ public final class BlockDecoder implements AutoCloseable {
    */
   public void decode(byte[] block, int blockLen, byte[] raw, int expectedRaw, String where)
       throws ImageException {
+    decode(block, blockLen, raw, 0, expectedRaw, where);
+  }
+
+  /** Like {@link #decode(byte[], int, byte[], int, String)}, into {@code raw[rawOff..]}. */
+  public void decode(
+      byte[] block, int blockLen, byte[] raw, int rawOff, int expectedRaw, String where)
+      throws ImageException {
+    // The codecs' native code trusts its offsets: every one is checked here first.
+    java.util.Objects.checkFromIndexSize(0, blockLen, block.length);
+    java.util.Objects.checkFromIndexSize(rawOff, expectedRaw, raw.length);
     if (blockLen < ImageFormat.BLOCK_HEADER_SIZE) {
       throw new ImageException(where + ": block shorter than its header");
     }
@@ -57,20 +67,20 @@ public final class BlockDecoder implements AutoCloseable {
         if (stored != 0) {
           throw new ImageException(where + ": zero block with a payload");
         }
-        Arrays.fill(raw, 0, expectedRaw, (byte) 0);
+        Arrays.fill(raw, rawOff, rawOff + expectedRaw, (byte) 0);
         return;
       case STORED:
         if (stored != rawLen) {
           throw new ImageException(where + ": stored block length differs from raw length");
         }
-        System.arraycopy(block, off, raw, 0, expectedRaw);
+        System.arraycopy(block, off, raw, rawOff, expectedRaw);
         return;
       default:
         if (stored >= rawLen) {
           throw new ImageException(where + ": compressed block not smaller than raw");
         }
         try {
-          decompressors.get(id).decompress(block, off, (int) stored, raw, 0, expectedRaw);
+          decompressors.get(id).decompress(block, off, (int) stored, raw, rawOff, expectedRaw);
         } catch (IOException e) {
           throw new ImageException(where + ": " + e.getMessage());
         }

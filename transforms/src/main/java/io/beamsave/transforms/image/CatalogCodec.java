@@ -7,40 +7,48 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Serializes the catalog to its raw bytes and back (docs/image-format.md, "Catalog"). Decoding
- * trusts nothing: every count and length is checked against the bytes that are left, and the
- * result is checked for consistency (paths, parents, extents, shard layout) before it is
- * returned.
+ * Serializes the catalog to its raw bytes and back (docs/image-format.md, "Catalog"). Writes
+ * format version 2; reads versions 1 and 2. Decoding is the one validator every image goes
+ * through before anything uses it: every count and length is checked against the bytes that
+ * are left, and the result for consistency (paths, parents, extents inside their shard and not
+ * overlapping, shard layout) before it is returned, so that nothing downstream, native code
+ * least of all, ever meets an offset no check has seen.
  */
 public final class CatalogCodec {
-  private static final int MAX_PATH_BYTES = 65_535;
-  /** Smallest encodings, used to bound counts by the bytes left. */
-  private static final int MIN_ENTRY_BYTES = 2 + 1 + 1 + 4 + 4 + 4 + 8 + 4 + 8;
+  /** Paths and link targets are prefixed by a u16 length. */
+  public static final int MAX_NAME_BYTES = 65_535;
 
   private static final int EXTENT_BYTES = 4 + 8 + 8 + ImageFormat.DIGEST_SIZE;
   private static final int MIN_SHARD_BYTES = 8 + 8 + 8 + 4;
 
   private CatalogCodec() {}
 
+  /** Smallest encoding of an entry in {@code version}, to bound counts by the bytes left. */
+  private static int minEntryBytes(int version) {
+    return version == 1 ? 2 + 1 + 1 + 4 + 4 + 4 + 8 + 4 + 8 : 2 + 1 + 1 + 4 + 4 + 4 + 12 + 12 + 8 + 8;
+  }
+
+  /** The catalog's raw bytes in the current format version. */
   public static byte[] encode(Catalog c) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + c.entries().size() * 96);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.write(ImageFormat.CATALOG_MAGIC);
-      writeString(out, c.library());
-      writeString(out, c.codecSpec());
+      writeText(out, c.library());
+      writeText(out, c.codecSpec());
       out.writeLong(c.createdMillis());
       out.writeInt(c.blockSize());
       out.writeLong(c.shardSize());
+      writeRoot(out, c.root());
       out.writeInt(c.entries().size());
       for (Entry e : c.entries()) {
         writeEntryMetadata(out, e);
@@ -70,12 +78,26 @@ public final class CatalogCodec {
     return bytes.toByteArray();
   }
 
+  private static void writeRoot(DataOutputStream out, Entry root) throws IOException {
+    if (root == null) {
+      throw new IllegalArgumentException("a version 2 catalog records its library root");
+    }
+    out.writeInt(root.mode());
+    out.writeInt(root.uid());
+    out.writeInt(root.gid());
+    out.writeLong(root.mtimeSeconds());
+    out.writeInt(root.mtimeNanos());
+    out.writeLong(root.ctimeSeconds());
+    out.writeInt(root.ctimeNanos());
+    out.writeLong(root.inode());
+  }
+
   /**
-   * Writes an entry's metadata (everything but its extents) as the catalog lays it out; the
-   * pipeline's listing uses the same encoding.
+   * Writes an entry's metadata (everything but its extents) as the current catalog lays it
+   * out; the pipeline's listing uses the same encoding.
    */
   public static void writeEntryMetadata(DataOutputStream out, Entry e) throws IOException {
-    writeString(out, e.path());
+    writeBytes(out, e.path(), "path");
     out.writeByte(e.type().code());
     out.writeByte(e.flags());
     out.writeInt(e.mode());
@@ -83,9 +105,12 @@ public final class CatalogCodec {
     out.writeInt(e.gid());
     out.writeLong(e.mtimeSeconds());
     out.writeInt(e.mtimeNanos());
+    out.writeLong(e.ctimeSeconds());
+    out.writeInt(e.ctimeNanos());
+    out.writeLong(e.inode());
     out.writeLong(e.size());
     if (e.type() == EntryType.SYMLINK) {
-      writeString(out, e.linkTarget());
+      writeBytes(out, e.linkTarget(), "symlink target");
     }
   }
 
@@ -94,7 +119,7 @@ public final class CatalogCodec {
    * listing, not an image: images go through {@link #decode} and its checks).
    */
   public static Entry readEntryMetadata(DataInput in) throws IOException {
-    String path = readString(in);
+    PathBytes path = readBytes(in);
     EntryType type = EntryType.fromCode(in.readUnsignedByte());
     int flags = in.readUnsignedByte();
     int mode = in.readInt();
@@ -102,23 +127,21 @@ public final class CatalogCodec {
     int gid = in.readInt();
     long mtime = in.readLong();
     int nanos = in.readInt();
+    long ctime = in.readLong();
+    int cnanos = in.readInt();
+    long inode = in.readLong();
     long size = in.readLong();
-    String target = type == EntryType.SYMLINK ? readString(in) : null;
-    return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, size, target, List.of());
+    PathBytes target = type == EntryType.SYMLINK ? readBytes(in) : null;
+    return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, ctime, cnanos, inode, size,
+        target, List.of());
   }
 
-  private static String readString(DataInput in) throws IOException {
+  private static PathBytes readBytes(DataInput in) throws IOException {
     byte[] b = new byte[in.readUnsignedShort()];
     in.readFully(b);
-    return new String(b, StandardCharsets.UTF_8);
+    return PathBytes.wrap(b);
   }
 
-  /**
-   * Decodes and validates a catalog.
-   *
-   * @param image names the image in error messages
-   * @param catalogOffset where the catalog starts in the image: the shards must end there
-   */
   /** What an image holds, in two words: its library and codec. */
   public record Label(String library, String codec) {}
 
@@ -129,18 +152,26 @@ public final class CatalogCodec {
     if (!Arrays.equals(magic, ImageFormat.CATALOG_MAGIC)) {
       throw new ImageException(image + ": catalog: bad magic");
     }
-    return new Label(in.string("library name"), in.string("codec"));
+    return new Label(in.text("library name"), in.text("codec"));
   }
 
-  public static Catalog decode(String image, byte[] raw, long catalogOffset)
+  /**
+   * Decodes and validates a catalog.
+   *
+   * @param image names the image in error messages
+   * @param raw the catalog's raw bytes
+   * @param catalogOffset where the catalog starts in the image: the shards must end there
+   * @param version the image's format version (1 or 2)
+   */
+  public static Catalog decode(String image, byte[] raw, long catalogOffset, int version)
       throws ImageException {
     Reader in = new Reader(image, ByteBuffer.wrap(raw));
     byte[] magic = in.bytes(ImageFormat.CATALOG_MAGIC.length, "catalog magic");
     if (!Arrays.equals(magic, ImageFormat.CATALOG_MAGIC)) {
       throw new ImageException(image + ": catalog: bad magic");
     }
-    String library = in.string("library name");
-    String codec = in.string("codec");
+    String library = in.text("library name");
+    String codec = in.text("codec");
     long created = in.int64Signed("created");
     int blockSize = in.int32("block size");
     long shardSize = in.int64("shard size");
@@ -150,10 +181,11 @@ public final class CatalogCodec {
     if (shardSize < blockSize) {
       throw new ImageException(image + ": catalog: shard size smaller than block size");
     }
-    long entryCount = in.count(MIN_ENTRY_BYTES, "entry count");
+    Entry root = version >= 2 ? readRoot(in) : null;
+    long entryCount = in.count(minEntryBytes(version), "entry count");
     List<Entry> entries = new ArrayList<>((int) entryCount);
     for (int i = 0; i < entryCount; i++) {
-      entries.add(readEntry(in, i));
+      entries.add(readEntry(in, i, version));
     }
     long shardCount = in.count(MIN_SHARD_BYTES, "shard count");
     List<ShardInfo> shards = new ArrayList<>((int) shardCount);
@@ -164,13 +196,34 @@ public final class CatalogCodec {
     if (in.b.hasRemaining()) {
       throw new ImageException(image + ": catalog: " + in.b.remaining() + " trailing bytes");
     }
-    checkTree(image, entries, shards);
-    return new Catalog(library, codec, created, blockSize, shardSize, entries, shards);
+    checkTree(image, entries);
+    checkExtents(image, entries, shards);
+    return new Catalog(library, codec, created, blockSize, shardSize, root, entries, shards);
   }
 
-  private static Entry readEntry(Reader in, int index) throws ImageException {
+  private static Entry readRoot(Reader in) throws ImageException {
+    int mode = in.int32("root mode");
+    int uid = in.int32("root uid");
+    int gid = in.int32("root gid");
+    long mtime = in.int64Signed("root mtime");
+    int nanos = in.int32("root mtime");
+    long ctime = in.int64Signed("root ctime");
+    int cnanos = in.int32("root ctime");
+    long inode = in.int64Signed("root inode");
+    if ((mode & ~07777) != 0 || !validNanos(nanos) || !validNanos(cnanos)) {
+      throw in.fail("library root: invalid mode or time");
+    }
+    return new Entry(PathBytes.wrap(new byte[0]), EntryType.DIRECTORY, 0, mode, uid, gid, mtime,
+        nanos, ctime, cnanos, inode, 0, null, List.of());
+  }
+
+  private static boolean validNanos(int nanos) {
+    return nanos >= 0 && nanos < 1_000_000_000;
+  }
+
+  private static Entry readEntry(Reader in, int index, int version) throws ImageException {
     String what = "entry " + index;
-    String path = in.string(what + " path");
+    PathBytes path = in.name(what + " path");
     String where = what + " (" + path + ")";
     EntryType type = EntryType.fromCode(in.uint8(where + " type"));
     if (type == null) {
@@ -182,16 +235,24 @@ public final class CatalogCodec {
     int gid = in.int32(where + " gid");
     long mtime = in.int64Signed(where + " mtime");
     int nanos = in.int32(where + " mtime");
-    long size = in.int64(where + " size");
-    if ((flags & ~Entry.FLAG_CHANGED) != 0 || (mode & ~07777) != 0 || nanos < 0
-        || nanos >= 1_000_000_000 || (type != EntryType.FILE && size != 0)) {
-      throw in.fail(where + ": invalid flags, mode, mtime or size");
+    long ctime = 0;
+    int cnanos = 0;
+    long inode = 0;
+    if (version >= 2) {
+      ctime = in.int64Signed(where + " ctime");
+      cnanos = in.int32(where + " ctime");
+      inode = in.int64Signed(where + " inode");
     }
-    String target = null;
+    long size = in.int64(where + " size");
+    if ((flags & ~Entry.FLAG_CHANGED) != 0 || (mode & ~07777) != 0 || !validNanos(nanos)
+        || !validNanos(cnanos) || (type != EntryType.FILE && size != 0)) {
+      throw in.fail(where + ": invalid flags, mode, time or size");
+    }
+    PathBytes target = null;
     List<Extent> extents = List.of();
     if (type == EntryType.SYMLINK) {
-      target = in.string(where + " symlink target");
-      if (target.isEmpty() || target.indexOf('\0') >= 0) {
+      target = in.name(where + " symlink target");
+      if (target.isEmpty() || indexOf(target.bytes(), (byte) 0) >= 0) {
         throw in.fail(where + ": invalid symlink target");
       }
     }
@@ -206,7 +267,8 @@ public final class CatalogCodec {
         extents.add(new Extent(shard, offset, length, digest));
       }
     }
-    return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, size, target, extents);
+    return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, ctime, cnanos, inode, size,
+        target, extents);
   }
 
   private static ShardInfo readShard(Reader in, int index, int blockSize)
@@ -243,7 +305,7 @@ public final class CatalogCodec {
     for (int i = 0; i < order.length; i++) {
       order[i] = i;
     }
-    java.util.Arrays.sort(order, java.util.Comparator.comparingLong(i -> shards.get(i).imageOffset()));
+    Arrays.sort(order, Comparator.comparingLong(i -> shards.get(i).imageOffset()));
     long end = ImageFormat.HEADER_SIZE;
     for (int i : order) {
       ShardInfo s = shards.get(i);
@@ -256,9 +318,9 @@ public final class CatalogCodec {
     }
   }
 
-  private static void checkTree(String image, List<Entry> entries, List<ShardInfo> shards)
-      throws ImageException {
-    Map<String, EntryType> types = new HashMap<>(entries.size() * 2);
+  /** Paths are clean, unique, and each lies inside a directory entry. */
+  private static void checkTree(String image, List<Entry> entries) throws ImageException {
+    Map<PathBytes, EntryType> types = new HashMap<>(entries.size() * 2);
     for (Entry e : entries) {
       String problem = pathProblem(e.path());
       if (problem != null) {
@@ -269,11 +331,23 @@ public final class CatalogCodec {
       }
     }
     for (Entry e : entries) {
-      int slash = e.path().lastIndexOf('/');
-      if (slash > 0 && types.get(e.path().substring(0, slash)) != EntryType.DIRECTORY) {
+      PathBytes parent = e.path().parent();
+      if (parent != null && types.get(parent) != EntryType.DIRECTORY) {
         throw new ImageException(
             image + ": catalog: '" + e.path() + "' is not inside a directory entry");
       }
+    }
+  }
+
+  /**
+   * Each file's extents name existing shards, lie inside them and cover the file exactly; no
+   * two extents share a byte of a shard. Overlapping extents would have two files decode the
+   * same bytes (a crafted image's way to make readers seek backwards); none a writer makes.
+   */
+  private static void checkExtents(String image, List<Entry> entries, List<ShardInfo> shards)
+      throws ImageException {
+    int[] counts = new int[shards.size()];
+    for (Entry e : entries) {
       if (!e.isFile()) {
         continue;
       }
@@ -289,7 +363,12 @@ public final class CatalogCodec {
               image + ": catalog: file " + e.path() + " has an extent outside shard "
                   + x.shard());
         }
+        if (covered > e.size() - x.length()) {
+          throw new ImageException(
+              image + ": catalog: file " + e.path() + " extents exceed its size " + e.size());
+        }
         covered += x.length();
+        counts[x.shard()]++;
       }
       if (covered != e.size()) {
         throw new ImageException(
@@ -297,29 +376,71 @@ public final class CatalogCodec {
                 + e.size() + " bytes");
       }
     }
+    // Per shard, the extents' offsets, lengths and files; a writer's come sorted by offset.
+    long[][] offsets = new long[shards.size()][];
+    long[][] lengths = new long[shards.size()][];
+    int[][] owners = new int[shards.size()][];
+    int[] fill = new int[shards.size()];
+    boolean[] unsorted = new boolean[shards.size()];
+    for (int s = 0; s < counts.length; s++) {
+      offsets[s] = new long[counts[s]];
+      lengths[s] = new long[counts[s]];
+      owners[s] = new int[counts[s]];
+    }
+    for (int i = 0; i < entries.size(); i++) {
+      for (Extent x : entries.get(i).extents()) {
+        int s = x.shard();
+        int k = fill[s]++;
+        unsorted[s] |= k > 0 && offsets[s][k - 1] > x.offset();
+        offsets[s][k] = x.offset();
+        lengths[s][k] = x.length();
+        owners[s][k] = i;
+      }
+    }
+    for (int s = 0; s < shards.size(); s++) {
+      Integer[] order = new Integer[offsets[s].length];
+      for (int k = 0; k < order.length; k++) {
+        order[k] = k;
+      }
+      if (unsorted[s]) {
+        long[] off = offsets[s];
+        Arrays.sort(order, Comparator.comparingLong(k -> off[k]));
+      }
+      long end = 0;
+      int last = -1;
+      for (int k : order) {
+        if (offsets[s][k] < end) {
+          throw new ImageException(image + ": catalog: file " + entries.get(owners[s][k]).path()
+              + " overlaps file " + entries.get(last).path() + " in shard " + s);
+        }
+        end = offsets[s][k] + lengths[s][k];
+        last = owners[s][k];
+      }
+    }
   }
 
   /** Why a catalog path is unsafe to restore, or {@code null} if it is a clean relative path. */
-  public static String pathProblem(String path) {
-    if (path.isEmpty()) {
+  public static String pathProblem(PathBytes path) {
+    byte[] p = path.bytes();
+    if (p.length == 0) {
       return "empty";
     }
-    if (path.startsWith("/")) {
+    if (p[0] == '/') {
       return "absolute";
     }
-    if (path.indexOf('\0') >= 0) {
+    if (indexOf(p, (byte) 0) >= 0) {
       return "contains NUL";
     }
     int start = 0;
-    while (start <= path.length()) {
-      int end = path.indexOf('/', start);
-      if (end < 0) {
-        end = path.length();
+    while (start <= p.length) {
+      int end = start;
+      while (end < p.length && p[end] != '/') {
+        end++;
       }
       int len = end - start;
       if (len == 0
-          || (len == 1 && path.charAt(start) == '.')
-          || (len == 2 && path.charAt(start) == '.' && path.charAt(start + 1) == '.')) {
+          || (len == 1 && p[start] == '.')
+          || (len == 2 && p[start] == '.' && p[start + 1] == '.')) {
         return "has an empty, '.' or '..' component";
       }
       start = end + 1;
@@ -327,24 +448,32 @@ public final class CatalogCodec {
     return null;
   }
 
-  private static void writeString(DataOutputStream out, String s) throws IOException {
-    byte[] b = s.getBytes(StandardCharsets.UTF_8);
-    if (b.length > MAX_PATH_BYTES) {
-      throw new IOException("name longer than " + MAX_PATH_BYTES + " bytes: " + s);
+  private static int indexOf(byte[] b, byte v) {
+    for (int i = 0; i < b.length; i++) {
+      if (b[i] == v) {
+        return i;
+      }
     }
-    out.writeShort(b.length);
-    out.write(b);
+    return -1;
+  }
+
+  private static void writeText(DataOutputStream out, String s) throws IOException {
+    writeBytes(out, PathBytes.of(s), "text");
+  }
+
+  private static void writeBytes(DataOutputStream out, PathBytes b, String what)
+      throws IOException {
+    if (b.length() > MAX_NAME_BYTES) {
+      throw new IOException(what + " longer than " + MAX_NAME_BYTES + " bytes: " + b);
+    }
+    out.writeShort(b.length());
+    out.write(b.bytes());
   }
 
   /** Bounds-checked reads that name what they were reading when the bytes run out. */
   private static final class Reader {
     final String image;
     final ByteBuffer b;
-    final CharsetDecoder utf8 =
-        StandardCharsets.UTF_8
-            .newDecoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT);
 
     Reader(String image, ByteBuffer b) {
       this.image = image;
@@ -405,12 +534,22 @@ public final class CatalogCodec {
       return out;
     }
 
-    String string(String what) throws ImageException {
+    /** A u16-prefixed byte string: a path or symlink target, any bytes. */
+    PathBytes name(String what) throws ImageException {
       need(2, what);
-      int len = Short.toUnsignedInt(b.getShort());
-      byte[] raw = bytes(len, what);
+      return PathBytes.wrap(bytes(Short.toUnsignedInt(b.getShort()), what));
+    }
+
+    /** A u16-prefixed UTF-8 string: the library name, the codec. */
+    String text(String what) throws ImageException {
+      byte[] raw = name(what).bytes();
       try {
-        return utf8.decode(ByteBuffer.wrap(raw)).toString();
+        return StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT)
+            .decode(ByteBuffer.wrap(raw))
+            .toString();
       } catch (CharacterCodingException e) {
         throw fail(what + " is not valid UTF-8");
       }

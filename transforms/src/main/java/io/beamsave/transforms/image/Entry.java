@@ -3,12 +3,15 @@ package io.beamsave.transforms.image;
 import java.util.List;
 
 /**
- * One file, directory or symlink of a library, by its path relative to the library root
- * ({@code /}-separated). Files carry their extents once planned; {@link #FLAG_CHANGED} marks a
- * file that changed while it was being saved (kept only with {@code --allow-changing}).
+ * One file, directory or symlink of a library, by its path relative to the library root, with
+ * what {@code statx} said of it: permission bits, owner, modification and status-change times
+ * to the nanosecond, inode and size. Files carry their extents once planned; {@link
+ * #FLAG_CHANGED} marks a file that changed while it was being saved (kept only with {@code
+ * --allow-changing}). The library root itself is an entry with an empty path ({@link
+ * Catalog#root()}).
  */
 public record Entry(
-    String path,
+    PathBytes path,
     EntryType type,
     int flags,
     int mode,
@@ -16,8 +19,11 @@ public record Entry(
     int gid,
     long mtimeSeconds,
     int mtimeNanos,
+    long ctimeSeconds,
+    int ctimeNanos,
+    long inode,
     long size,
-    String linkTarget,
+    PathBytes linkTarget,
     List<Extent> extents) {
 
   public static final int FLAG_CHANGED = 1;
@@ -31,12 +37,18 @@ public record Entry(
   }
 
   public Entry withExtents(List<Extent> newExtents) {
-    return new Entry(
-        path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, size, linkTarget, newExtents);
+    return new Entry(path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, ctimeSeconds,
+        ctimeNanos, inode, size, linkTarget, newExtents);
   }
 
   public Entry withFlags(int newFlags) {
-    return new Entry(
-        path, type, newFlags, mode, uid, gid, mtimeSeconds, mtimeNanos, size, linkTarget, extents);
+    return new Entry(path, type, newFlags, mode, uid, gid, mtimeSeconds, mtimeNanos,
+        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents);
+  }
+
+  /** The same entry under another path (the library root is saved under the empty path). */
+  public Entry withPath(PathBytes newPath) {
+    return new Entry(newPath, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos,
+        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents);
   }
 }

@@ -9,4 +9,15 @@ public record Extent(int shard, long offset, long length, byte[] digest)
   public Extent withDigest(byte[] newDigest) {
     return new Extent(shard, offset, length, newDigest);
   }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Extent x && shard == x.shard && offset == x.offset
+        && length == x.length && java.util.Arrays.equals(digest, x.digest);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(shard, offset, length) * 31 + java.util.Arrays.hashCode(digest);
+  }
 }

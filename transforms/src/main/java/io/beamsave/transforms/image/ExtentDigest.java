@@ -22,6 +22,8 @@ public final class ExtentDigest implements AutoCloseable {
   }
 
   public void update(byte[] b, int off, int len) {
+    // The hash is native code that trusts its offsets: a bad one read past the array (SIGSEGV).
+    java.util.Objects.checkFromIndexSize(off, len, b.length);
     hash.update(b, off, len);
   }
 

@@ -3,9 +3,15 @@ package io.beamsave.transforms.image;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
-/** Constants of image format version 1; docs/image-format.md is the specification. */
+/**
+ * Constants of the image format; docs/image-format.md is the specification. Writers write
+ * {@link #VERSION}; readers read every version from {@link #OLDEST_VERSION} on.
+ */
 public final class ImageFormat {
-  public static final int VERSION = 1;
+  /** Version 2: names as bytes, nanosecond ctime and inode per entry, the library root. */
+  public static final int VERSION = 2;
+
+  public static final int OLDEST_VERSION = 1;
   public static final byte[] MAGIC = "BEAMSAVE".getBytes(StandardCharsets.US_ASCII);
   public static final byte[] TRAILER_MAGIC = "BSAVEEND".getBytes(StandardCharsets.US_ASCII);
   public static final byte[] CATALOG_MAGIC = "BSCATLOG".getBytes(StandardCharsets.US_ASCII);
@@ -15,6 +21,14 @@ public final class ImageFormat {
   public static final int MIN_BLOCK_SIZE = 4 * 1024;
   public static final int MAX_BLOCK_SIZE = 64 * 1024 * 1024;
   public static final long MAX_CATALOG_RAW = 1L << 30;
+  /**
+   * A catalog's raw bytes are at most this many times its stored bytes, plus {@link
+   * #CATALOG_SLACK}: real catalogs shrink 3-20 times (paths and digests compress badly), and
+   * the bound keeps an image of a few hundred bytes from claiming a gigabyte of catalog.
+   */
+  public static final int MAX_CATALOG_EXPANSION = 256;
+
+  public static final long CATALOG_SLACK = 1L << 20;
   /** Bytes of an extent digest ({@link ExtentDigest}). */
   public static final int DIGEST_SIZE = 8;
   /** Image files end in this; partially written ones add {@link #PARTIAL_SUFFIX}. */
@@ -30,20 +44,23 @@ public final class ImageFormat {
     return b.array();
   }
 
-  static void checkHeader(String image, ByteBuffer b) throws ImageException {
+  /** Checks the header and returns the image's format version. */
+  static int checkHeader(String image, ByteBuffer b) throws ImageException {
     byte[] magic = new byte[MAGIC.length];
     b.get(magic);
     if (!java.util.Arrays.equals(magic, MAGIC)) {
       throw new ImageException(image + ": not a beamsave image (bad magic in header)");
     }
     int version = Short.toUnsignedInt(b.getShort());
-    if (version != VERSION) {
-      throw new ImageException(image + ": image format version " + version + " not supported");
+    if (version < OLDEST_VERSION || version > VERSION) {
+      throw new ImageException(image + ": image format version " + version + " not supported"
+          + (version > VERSION ? " (written by a newer beamsave)" : ""));
     }
     for (int i = 0; i < 6; i++) {
       if (b.get() != 0) {
         throw new ImageException(image + ": header reserved bytes are not zero");
       }
     }
+    return version;
   }
 }

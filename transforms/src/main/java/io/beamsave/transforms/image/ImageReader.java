@@ -1,6 +1,5 @@
 package io.beamsave.transforms.image;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -21,17 +20,22 @@ public final class ImageReader {
     }
   }
 
-  /** Where the catalog lies, as the trailer says. */
-  public record Trailer(long catalogOffset, long catalogStored, long catalogRaw) {}
+  /** Where the catalog lies, as the trailer says, and the image's format version. */
+  public record Trailer(long catalogOffset, long catalogStored, long catalogRaw, int version) {}
 
   /** Reads and validates the catalog of an image: header, trailer and catalog blocks only. */
   public static Catalog readCatalog(ImageSource ch) throws IOException {
     String name = ch.name();
     Trailer t = readEnds(ch);
     ch.willRead(t.catalogOffset(), t.catalogStored());
-    byte[] raw =
-        readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(), t.catalogRaw(), false);
-    return CatalogCodec.decode(name, raw, t.catalogOffset());
+    try {
+      byte[] raw =
+          readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(), t.catalogRaw(), false);
+      return CatalogCodec.decode(name, raw, t.catalogOffset(), t.version());
+    } catch (OutOfMemoryError e) {
+      throw new ImageException(name + ": not enough memory for its catalog of " + t.catalogRaw()
+          + " bytes; give Java more (BEAMSAVE_JAVA_OPTS=-Xmx...)");
+    }
   }
 
   /**
@@ -56,7 +60,7 @@ public final class ImageReader {
       throw new ImageException(name + ": too short to be an image (" + size + " bytes)");
     }
     ByteBuffer header = readAt(ch, 0, ImageFormat.HEADER_SIZE, name);
-    ImageFormat.checkHeader(name, header);
+    int headerVersion = ImageFormat.checkHeader(name, header);
     ByteBuffer t = readAt(ch, size - ImageFormat.TRAILER_SIZE, ImageFormat.TRAILER_SIZE, name);
     byte[] magic = Arrays.copyOfRange(t.array(), 32, 40);
     if (!Arrays.equals(magic, ImageFormat.TRAILER_MAGIC)) {
@@ -72,23 +76,32 @@ public final class ImageReader {
     if (t.getInt() != (int) crc.getValue()) {
       throw new ImageException(name + ": trailer checksum mismatch");
     }
-    if (version != ImageFormat.VERSION || reserved != 0) {
-      throw new ImageException(name + ": trailer has version " + version);
+    if (version != headerVersion || reserved != 0) {
+      throw new ImageException(name + ": trailer has version " + version + ", header "
+          + headerVersion);
     }
     if (catalogOffset < ImageFormat.HEADER_SIZE
-        || catalogStored < 0
-        || catalogOffset + catalogStored + ImageFormat.TRAILER_SIZE != size
-        || catalogRaw < 0
-        || catalogRaw > ImageFormat.MAX_CATALOG_RAW) {
+        || catalogStored < ImageFormat.BLOCK_HEADER_SIZE
+        || catalogOffset > size - ImageFormat.TRAILER_SIZE - catalogStored
+        || catalogOffset + catalogStored + ImageFormat.TRAILER_SIZE != size) {
       throw new ImageException(name + ": trailer points outside the image");
     }
-    return new Trailer(catalogOffset, catalogStored, catalogRaw);
+    if (catalogRaw <= 0
+        || catalogRaw > ImageFormat.MAX_CATALOG_RAW
+        || catalogRaw > catalogStored * ImageFormat.MAX_CATALOG_EXPANSION
+            + ImageFormat.CATALOG_SLACK) {
+      throw new ImageException(name + ": trailer claims a catalog of " + catalogRaw
+          + " bytes from " + catalogStored + " stored: more than any catalog expands");
+    }
+    return new Trailer(catalogOffset, catalogStored, catalogRaw, version);
   }
 
   private static byte[] readCatalogBlocks(
       String name, ImageSource ch, long offset, long stored, long rawTotal, boolean firstOnly)
       throws IOException {
-    ByteArrayOutputStream raw = new ByteArrayOutputStream((int) Math.min(rawTotal, 1 << 20));
+    // rawTotal is bounded by readEnds; the blocks are decoded straight into their place.
+    byte[] raw = firstOnly ? null : new byte[(int) rawTotal];
+    int filled = 0;
     long pos = offset;
     long end = offset + stored;
     int index = 0;
@@ -105,25 +118,27 @@ public final class ImageReader {
             || blockRaw > ImageFormat.MAX_BLOCK_SIZE
             || blockStored > blockRaw
             || blockStored > end - pos - ImageFormat.BLOCK_HEADER_SIZE
-            || raw.size() + blockRaw > rawTotal) {
+            || blockRaw > rawTotal - filled) {
           throw new ImageException(where + ": invalid lengths");
         }
         int len = (int) (ImageFormat.BLOCK_HEADER_SIZE + blockStored);
         byte[] block = readAt(ch, pos, len, name).array();
-        byte[] out = new byte[(int) blockRaw];
-        decoder.decode(block, len, out, out.length, where);
-        raw.write(out, 0, out.length);
+        if (raw == null) {
+          raw = new byte[(int) blockRaw];
+        }
+        decoder.decode(block, len, raw, filled, (int) blockRaw, where);
+        filled += (int) blockRaw;
         if (firstOnly) {
-          return raw.toByteArray();
+          return raw;
         }
         pos += len;
         index++;
       }
     }
-    if (raw.size() != rawTotal) {
-      throw new ImageException(name + ": catalog holds " + raw.size() + " of " + rawTotal + " bytes");
+    if (filled != rawTotal) {
+      throw new ImageException(name + ": catalog holds " + filled + " of " + rawTotal + " bytes");
     }
-    return raw.toByteArray();
+    return raw;
   }
 
   static ByteBuffer readAt(ImageSource ch, long pos, int len, String name) throws IOException {

@@ -174,23 +174,25 @@ public final class ImageWriter implements AutoCloseable {
   }
 
   /**
-   * Checks that the shards, in offset order, fill the file from the header to {@code end}
-   * without gap or overlap: any other layout means appends went wrong, and the image would not
-   * read back.
+   * Checks that the shards, in offset order, lie between the header and {@code end} without
+   * overlapping: any other layout means appends went wrong, and the image would not read back.
+   * Gaps are allowed: a task that ran twice (a worker retried, a job restarted after a lost
+   * TaskManager) appended its shard twice, and the catalog names the copy whose result the
+   * job kept; the other is dead space, never read.
    */
   private void checkShardsTile(List<ShardInfo> shards, long end) throws IOException {
     List<ShardInfo> byOffset = new ArrayList<>(shards);
     byOffset.sort(Comparator.comparingLong(ShardInfo::imageOffset));
     long expected = ImageFormat.HEADER_SIZE;
     for (ShardInfo s : byOffset) {
-      if (s.imageOffset() != expected) {
+      if (s.imageOffset() < expected) {
         throw new IOException(where() + ": a shard at " + s.imageOffset()
-            + (s.imageOffset() < expected ? " overlaps the one before it" : " leaves a gap")
-            + " (expected " + expected + "); the shards were not appended one after another");
+            + " overlaps the one before it (which ends at " + expected + "); the shards were"
+            + " not appended one after another");
       }
-      expected += s.storedLength();
+      expected = s.imageOffset() + s.storedLength();
     }
-    if (expected != end) {
+    if (expected > end) {
       throw new IOException(where() + ": holds " + end + " bytes, its shards end at "
           + expected);
     }

@@ -11,8 +11,12 @@ import java.util.List;
  */
 public final class ShardReader implements AutoCloseable {
 
-  /** A file piece to read: {@code extent} of the file at {@code path}, which starts at {@code fileOffset}. */
-  public record Piece(String path, long fileOffset, Extent extent)
+  /**
+   * A file piece to read: {@code extent} of the file at {@code path}, which starts at {@code
+   * fileOffset}; {@code fileId} identifies the file a restore writes it into (its inode), 0
+   * when nothing is written.
+   */
+  public record Piece(PathBytes path, long fileOffset, Extent extent, long fileId)
       implements java.io.Serializable {}
 
   /** Receives raw bytes of pieces in shard order. */
@@ -38,7 +42,9 @@ public final class ShardReader implements AutoCloseable {
   }
 
   /**
-   * Reads {@code pieces} (sorted by extent offset, all in shard {@code shardIndex}).
+   * Reads {@code pieces} (sorted by extent offset, all in shard {@code shardIndex}, not
+   * overlapping: what the catalog's validation guarantees, checked again here because the
+   * digest and the codecs are native code that trusts its offsets).
    *
    * @param image names the image in errors
    */
@@ -50,15 +56,26 @@ public final class ShardReader implements AutoCloseable {
     loadedBlock = -1;
     announce(ch, shard, pieces);
     int k = 0;
+    long previousEnd = 0;
     for (Piece p : pieces) {
       Extent x = p.extent();
+      if (x.shard() != shardIndex || x.length() <= 0 || x.offset() < previousEnd
+          || x.offset() > shard.rawLength() - x.length()) {
+        throw new ImageException(image + ": shard " + shardIndex + ": file " + p.path()
+            + ": extent at " + x.offset() + " overlaps another or lies outside the shard");
+      }
+      previousEnd = x.offset() + x.length();
       digest.reset();
       long done = 0;
       while (done < x.length()) {
         long rawPos = x.offset() + done;
         int want = (int) (rawPos / blockSize);
-        while (k < want) {
+        while (k < want && k < lengths.length) {
           blockPos += lengths[k++];
+        }
+        if (k != want) {
+          throw new ImageException(image + ": shard " + shardIndex + ": file " + p.path()
+              + ": extent beyond the shard's blocks");
         }
         // Decode block k unless it is already in the buffer from the previous piece.
         if (loadedBlock != k) {
@@ -66,6 +83,10 @@ public final class ShardReader implements AutoCloseable {
         }
         int inBlock = (int) (rawPos - (long) k * blockSize);
         int n = (int) Math.min(loadedRaw - inBlock, x.length() - done);
+        if (inBlock < 0 || n <= 0) {
+          throw new ImageException(image + ": shard " + shardIndex + " block " + k + ": file "
+              + p.path() + " reads outside the block");
+        }
         digest.update(raw, inBlock, n);
         sink.write(p, p.fileOffset() + done, raw, inBlock, n, loadedZero);
         done += n;
@@ -90,7 +111,7 @@ public final class ShardReader implements AutoCloseable {
     }
     long firstRaw = pieces.get(0).extent().offset();
     Extent last = pieces.get(pieces.size() - 1).extent();
-    int first = (int) (firstRaw / blockSize);
+    int first = (int) Math.min(shard.blockLengths().length, firstRaw / blockSize);
     int end = (int) Math.min(shard.blockLengths().length,
         (last.offset() + Math.max(last.length(), 1) + blockSize - 1) / blockSize);
     long start = shard.imageOffset();
@@ -109,12 +130,16 @@ public final class ShardReader implements AutoCloseable {
       throws IOException {
     String where = image + ": shard " + shardIndex + " block " + k;
     int len = shard.blockLengths()[k];
+    long rawLeft = shard.rawLength() - (long) k * blockSize;
+    if (rawLeft <= 0 || len > block.length) {
+      throw new ImageException(where + ": lies outside the shard");
+    }
     try {
       ch.read(pos, block, 0, len);
     } catch (ImageException e) {
       throw new ImageException(where + ": image truncated");
     }
-    int expectedRaw = (int) Math.min(blockSize, shard.rawLength() - (long) k * blockSize);
+    int expectedRaw = (int) Math.min(blockSize, rawLeft);
     loadedBlock = -1;
     decoder.decode(block, len, raw, expectedRaw, where);
     loadedBlock = k;

@@ -6,6 +6,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.io.IOException;
@@ -15,6 +16,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Set;
 import java.util.function.Function;
 import io.beamsave.transforms.store.ObjectUri;
@@ -75,15 +78,17 @@ public final class AssembleImage
       stage.started();
       String name = shards.getKey();
       SaveSpec.Library lib = spec.library(name);
-      ShardPlanner.Plan plan =
-          ShardPlanner.plan(PlanShards.readListing(spec, name), spec.shardSize());
-      List<ShardResult> results = new ArrayList<>();
+      Listing listing = PlanShards.readListing(spec, name);
+      ShardPlanner.Plan plan = ShardPlanner.plan(listing.entries(), spec.shardSize());
+      // One result per shard. A task that ran twice wrote its shard twice (the copies are
+      // identical but for where they lie); either copy is whole, and the last one is kept.
+      Map<Integer, ShardResult> byShard = new TreeMap<>();
       for (ShardResult r : shards.getValue()) {
         if (r.rawLength() > 0) {
-          results.add(r);
+          byShard.put(r.shard(), r);
         }
       }
-      results.sort(Comparator.comparingInt(ShardResult::shard));
+      List<ShardResult> results = new ArrayList<>(byShard.values());
       if (results.size() != plan.shardCount()) {
         throw new IllegalStateException(
             name + ": " + results.size() + " shards compressed, " + plan.shardCount()
@@ -92,7 +97,7 @@ public final class AssembleImage
       List<Entry> entries = withDigests(plan.entries(), results);
       Function<List<ShardInfo>, Catalog> catalog =
           infos -> new Catalog(name, spec.codec(), System.currentTimeMillis(), spec.blockSize(),
-              spec.shardSize(), entries, infos);
+              spec.shardSize(), listing.root(), entries, infos);
       String image;
       long imageBytes;
       if (spec.stagesInStore()) {
@@ -125,7 +130,7 @@ public final class AssembleImage
   /** Sets each extent's digest from its shard's results, and the changed flag on files. */
   static List<Entry> withDigests(List<Entry> entries, List<ShardResult> results) {
     int[] cursor = new int[results.size()];
-    Set<String> changed = new HashSet<>();
+    Set<PathBytes> changed = new HashSet<>();
     results.forEach(r -> changed.addAll(r.changedPaths()));
     List<Entry> out = new ArrayList<>(entries.size());
     for (Entry e : entries) {

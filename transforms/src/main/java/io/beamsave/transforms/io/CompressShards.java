@@ -7,20 +7,22 @@ import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.fs.SymlinkException;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.metrics.Counter;
@@ -36,10 +38,11 @@ import org.apache.beam.sdk.values.PCollection;
  * ShardResult} (where it landed, its lengths and digests) keyed by library. Only these results,
  * never the bytes, go on through the pipeline, and every byte is written once.
  *
- * <p>A file whose size or mtime, once read, differs from the listing, or that ends early, has
- * changed during the save: that fails the shard, naming the file, unless the spec
- * allows changing files, in which case the bytes read are kept (a short file padded with zeros)
- * and the file is reported changed.
+ * <p>Files are opened through directory handles from the library root, by their names' bytes,
+ * without following a link. A file whose size, mtime or ctime, once read, differs from the
+ * listing, that is no longer the listed inode, or that ends early, has changed during the save:
+ * that fails the shard, naming the file, unless the spec allows changing files, in which case
+ * the bytes read are kept (a short file padded with zeros) and the file is reported changed.
  *
  * <p>Counters: {@code bytesRead}, {@code bytesStaged}, {@code shardsWritten}, {@code
  * blocksStoredRaw}, {@code filesChanged}.
@@ -76,6 +79,8 @@ public final class CompressShards
     private transient ExtentDigest digest;
     private transient byte[] block;
     private transient ShardBuffer shardBytes;
+    /** Per library, its root and the directories of the last file read, open. */
+    private transient Map<String, Beneath> trees;
 
     CompressShardFn(SaveSpec spec) {
       this.spec = spec;
@@ -90,10 +95,21 @@ public final class CompressShards
       // block (blocks never grow, a block that would is stored raw).
       long blocks = (spec.shardSize() + spec.blockSize() - 1) / spec.blockSize();
       shardBytes = new ShardBuffer(spec.shardSize() + blocks * ImageFormat.BLOCK_HEADER_SIZE);
+      trees = new HashMap<>();
     }
 
     @Teardown
     public void teardown() {
+      if (trees != null) {
+        for (Beneath t : trees.values()) {
+          try {
+            t.close();
+            t.root().close();
+          } catch (IOException ignored) {
+            // Read-only handles: nothing to lose.
+          }
+        }
+      }
       if (encoder != null) {
         encoder.close();
       }
@@ -107,15 +123,15 @@ public final class CompressShards
         throws IOException {
       stage.started();
       SaveSpec.Library lib = spec.library(task.library());
-      Path root = Path.of(lib.root());
+      Beneath tree = tree(lib);
       ShardWriter w = new ShardWriter();
       shardBytes.reset();
       w.sink = shardBytes;
       List<byte[]> digests = new ArrayList<>(task.pieces().size());
-      List<String> changed = new ArrayList<>();
+      List<PathBytes> changed = new ArrayList<>();
       for (ShardTask.Piece p : task.pieces()) {
         digest.reset();
-        if (readPiece(root, p, w)) {
+        if (readPiece(tree, p, w)) {
           changed.add(p.path());
         }
         digests.add(digest.digest());
@@ -144,32 +160,57 @@ public final class CompressShards
       stage.finished();
     }
 
-    /** Reads one piece into the block stream; returns whether the file changed meanwhile. */
-    private boolean readPiece(Path root, ShardTask.Piece p, ShardWriter w) throws IOException {
-      Path file = root.resolve(p.path());
-      boolean changed;
-      long left = p.length();
-      try (FileChannel ch =
-          FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-        changed = false;
-        long pos = p.fileOffset();
-        while (left > 0) {
-          int want = (int) Math.min(block.length - w.fill, left);
-          int n = ch.read(ByteBuffer.wrap(block, w.fill, want), pos);
-          if (n < 0) {
-            changed = true;
-            break;
-          }
-          add(w, n);
-          pos += n;
-          left -= n;
+    private Beneath tree(SaveSpec.Library lib) {
+      Beneath t = trees.get(lib.name());
+      if (t == null) {
+        try {
+          t = new Beneath(Dir.open(lib.rootPath()));
+        } catch (IOException e) {
+          throw BeamsaveException.io("cannot open library", lib.rootPath(), e);
         }
-        // Comparing with the listing after the read also catches changes made before it.
-        changed |= !sameAsListed(file, p);
-      } catch (NoSuchFileException e) {
+        trees.put(lib.name(), t);
+      }
+      return t;
+    }
+
+    /** Reads one piece into the block stream; returns whether the file changed meanwhile. */
+    private boolean readPiece(Beneath tree, ShardTask.Piece p, ShardWriter w) throws IOException {
+      byte[] path = p.path().bytes();
+      int slash = p.path().lastSlash();
+      String file = tree.root().name() + "/" + p.path();
+      boolean changed = false;
+      long left = p.length();
+      OpenFile f = null;
+      try {
+        f = tree.dir(path, Math.max(slash, 0)).openRead(p.path().fileName());
+      } catch (NoSuchFileException | NotDirectoryException | SymlinkException gone) {
         changed = true;
       } catch (IOException e) {
         throw BeamsaveException.io("cannot read", file, e);
+      }
+      if (f != null) {
+        try (OpenFile in = f) {
+          FileStat before = in.stat();
+          changed = !sameAsListed(before, p);
+          // What is there now is read if it is a file: with --allow-changing, a file replaced
+          // since the listing (an editor's atomic save) keeps its new bytes, not zeros.
+          long pos = p.fileOffset();
+          while (left > 0 && before.isRegularFile()) {
+            int want = (int) Math.min(block.length - w.fill, left);
+            int n = in.read(pos, block, w.fill, want);
+            if (n == 0) {
+              changed = true;
+              break;
+            }
+            add(w, n);
+            pos += n;
+            left -= n;
+          }
+          // Comparing with the listing after the read also catches changes made during it.
+          changed |= !sameAsListed(in.stat(), p);
+        } catch (IOException e) {
+          throw BeamsaveException.io("cannot read", file, e);
+        }
       }
       if (changed) {
         filesChanged.inc();
@@ -198,14 +239,15 @@ public final class CompressShards
       }
     }
 
-    private static boolean sameAsListed(Path file, ShardTask.Piece p) throws IOException {
-      BasicFileAttributes a =
-          Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-      Instant t = a.lastModifiedTime().toInstant();
-      return a.isRegularFile()
-          && a.size() == p.fileSize()
-          && t.getEpochSecond() == p.mtimeSeconds()
-          && t.getNano() == p.mtimeNanos();
+    /** Whether {@code s} is the file the listing saw, unchanged (as GNU tar checks it). */
+    private static boolean sameAsListed(FileStat s, ShardTask.Piece p) {
+      return s.isRegularFile()
+          && s.inode() == p.inode()
+          && s.size() == p.fileSize()
+          && s.mtimeSeconds() == p.mtimeSeconds()
+          && s.mtimeNanos() == p.mtimeNanos()
+          && s.ctimeSeconds() == p.ctimeSeconds()
+          && s.ctimeNanos() == p.ctimeNanos();
     }
 
     /** A reusable in-memory shard: it is appended to the image in one write once complete. */

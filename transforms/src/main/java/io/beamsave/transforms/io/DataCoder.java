@@ -5,6 +5,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import io.beamsave.transforms.image.PathBytes;
 import java.nio.charset.StandardCharsets;
 import org.apache.beam.sdk.coders.CustomCoder;
 
@@ -40,6 +41,17 @@ abstract class DataCoder<T> extends CustomCoder<T> {
     byte[] b = s.getBytes(StandardCharsets.UTF_8);
     out.writeInt(b.length);
     out.write(b);
+  }
+
+  static void writeBytes(DataOutputStream out, PathBytes b) throws IOException {
+    out.writeInt(b.length());
+    out.write(b.bytes());
+  }
+
+  static PathBytes readBytes(DataInputStream in) throws IOException {
+    byte[] b = new byte[in.readInt()];
+    in.readFully(b);
+    return PathBytes.of(b);
   }
 
   static String readString(DataInputStream in) throws IOException {

@@ -2,28 +2,27 @@ package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codecs;
-import io.beamsave.transforms.image.ExtentDigest;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.ExtentDigest;
+import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
-import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.FileTime;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.List;
-import java.util.Map;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.Impulse;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -38,9 +37,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Walks each library of a {@link SaveSpec} and emits its entries (files, directories, symlinks;
- * never following links) as one {@link Listing} keyed by library name, also for an empty
- * library. Special files are skipped with a warning.
+ * Walks each library of a {@link SaveSpec} and emits its root and entries (files, directories,
+ * symlinks; never following links; names as bytes, times to the nanosecond) as one {@link
+ * Listing} keyed by library name, also for an empty library. Special files are skipped with a
+ * warning.
  *
  * <p>Counters: {@code filesListed}, {@code specialFilesSkipped}. Fails, naming the path, when a
  * directory cannot be listed or a file cannot be read.
@@ -113,14 +113,14 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     @ProcessElement
     public void process(@Element String name, OutputReceiver<KV<String, Listing>> out) {
       stage.started();
-      Path root = Path.of(spec.library(name).root());
+      Path root = spec.library(name).rootPath();
       // Output and counters stay on this thread, because Beam's metrics and receivers belong
       // to it.
       CompletableFuture<Walk> ahead = AHEAD.remove(aheadKey(spec, name));
       Walk walk = ahead != null ? join(ahead) : walk(pool, root);
       List<Entry> entries = new ArrayList<>(walk.found);
       long files = entries.stream().filter(Entry::isFile).count();
-      out.output(KV.of(name, new Listing(entries)));
+      out.output(KV.of(name, new Listing(walk.root, entries)));
       filesListed.inc(files);
       specialSkipped.inc(walk.special.get());
       stage.finished();
@@ -144,7 +144,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   public static void walkAhead(SaveSpec spec) {
     ForkJoinPool pool = new ForkJoinPool(Math.max(1, Runtime.getRuntime().availableProcessors()));
     for (SaveSpec.Library lib : spec.libraries().values()) {
-      Path root = Path.of(lib.root());
+      Path root = lib.rootPath();
       AHEAD.put(
           aheadKey(spec, lib.name()),
           CompletableFuture.supplyAsync(() -> walk(pool, root), pool));
@@ -172,14 +172,25 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   }
 
   /**
-   * Walks a library, listing directories in parallel: a walk is a chain of small syscalls, and
-   * while it runs nothing else in the save can.
+   * Walks a library through directory handles, listing directories in parallel: a walk is a
+   * chain of small syscalls, and while it runs nothing else in the save can. Every directory is
+   * opened from its parent's handle without following links, so a directory swapped for a
+   * symlink mid-walk fails the walk instead of leading it outside the library.
    */
   private static Walk walk(ForkJoinPool pool, Path root) {
     Walk walk = new Walk();
-    pool.invoke(new WalkDirectory(walk, root, ""));
+    try (Dir dir = Dir.open(root)) {
+      walk.root = entry(dir.stat(), PathBytes.of(new byte[0]), null);
+      pool.invoke(new WalkDirectory(walk, new SharedDir(walk, dir, false), null, EMPTY));
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot list", root, e);
+    } finally {
+      walk.closeLeftovers();
+    }
     return walk;
   }
+
+  private static final PathBytes EMPTY = PathBytes.of(new byte[0]);
 
   private static Walk join(CompletableFuture<Walk> ahead) {
     try {
@@ -194,109 +205,162 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
 
   /** What the walk of one library found, shared by its directory tasks. */
   private static final class Walk {
+    volatile Entry root;
     final Queue<Entry> found = new ConcurrentLinkedQueue<>();
     final AtomicLong special = new AtomicLong();
+    final Set<SharedDir> open = ConcurrentHashMap.newKeySet();
+
+    /** Closes the handles of directories whose walk a failure cut short. */
+    void closeLeftovers() {
+      for (SharedDir d : open) {
+        d.closeNow();
+      }
+    }
+  }
+
+  /**
+   * A directory handle shared by the task that lists it and the tasks of its subdirectories,
+   * each of which opens its own from it: closed when the last has, so that the handles open at
+   * once number about the walk's depth times its threads, not its width.
+   */
+  private static final class SharedDir {
+    final Walk walk;
+    final Dir dir;
+    final boolean owned;
+    final AtomicInteger users = new AtomicInteger(1);
+
+    SharedDir(Walk walk, Dir dir, boolean owned) {
+      this.walk = walk;
+      this.dir = dir;
+      this.owned = owned;
+      if (owned) {
+        walk.open.add(this);
+      }
+    }
+
+    void retain() {
+      users.incrementAndGet();
+    }
+
+    void release() {
+      if (users.decrementAndGet() == 0) {
+        closeNow();
+      }
+    }
+
+    void closeNow() {
+      if (owned && walk.open.remove(this)) {
+        try {
+          dir.close();
+        } catch (IOException ignored) {
+          // A listing handle: nothing was written through it.
+        }
+      }
+    }
   }
 
   /** Lists one directory, records its children and walks its subdirectories in parallel. */
   private static final class WalkDirectory extends RecursiveAction {
     private final Walk walk;
-    private final Path dir;
-    private final String rel;
+    private final SharedDir parent;
+    private final byte[] name;
+    private final PathBytes rel;
 
-    WalkDirectory(Walk walk, Path dir, String rel) {
+    /** The walk of {@code parent}'s child {@code name}, or of the root when name is null. */
+    WalkDirectory(Walk walk, SharedDir parent, byte[] name, PathBytes rel) {
       this.walk = walk;
-      this.dir = dir;
+      this.parent = parent;
+      this.name = name;
       this.rel = rel;
     }
 
     @Override
     protected void compute() {
-      List<WalkDirectory> subdirectories = new ArrayList<>();
-      for (Path child : children(dir)) {
-        String name = child.getFileName().toString();
-        String childRel = rel.isEmpty() ? name : rel + "/" + name;
-        Entry e;
+      SharedDir self;
+      if (name == null) {
+        self = parent;
+      } else {
         try {
-          e = entry(child, childRel);
-        } catch (IOException x) {
-          throw BeamsaveException.io("cannot read", child, x);
+          self = new SharedDir(walk, parent.dir.openDir(name), true);
+        } catch (IOException e) {
+          throw BeamsaveException.io("cannot list", parent.dir.child(name), e);
+        } finally {
+          parent.release();
         }
-        if (e == null) {
-          walk.special.incrementAndGet();
-          LOG.warn("skipping special file (fifo, socket or device): {}", child);
-          continue;
+      }
+      List<WalkDirectory> subdirectories = new ArrayList<>();
+      Dir dir = self.dir;
+      try {
+        List<byte[]> children;
+        try {
+          children = dir.list();
+        } catch (IOException e) {
+          throw BeamsaveException.io("cannot list", dir.name(), e);
         }
-        if (e.type() == EntryType.DIRECTORY) {
-          subdirectories.add(new WalkDirectory(walk, child, childRel));
-        } else if (e.isFile() && (e.mode() & 0444) != 0444 && !Files.isReadable(child)) {
-          // A file everyone's bits may read skips the access() call: an ACL that still denies
-          // this user makes the read fail later, naming the file the same way.
-          throw new BeamsaveException("cannot read " + child + ": permission denied");
+        for (byte[] child : children) {
+          PathBytes childRel = rel.child(child);
+          if (childRel.length() > CatalogCodec.MAX_NAME_BYTES) {
+            throw new BeamsaveException("cannot save " + dir.child(child) + ": its path in the"
+                + " library is longer than " + CatalogCodec.MAX_NAME_BYTES + " bytes");
+          }
+          Entry e;
+          try {
+            FileStat s = dir.stat(child);
+            e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
+          } catch (IOException x) {
+            throw BeamsaveException.io("cannot read", dir.child(child), x);
+          }
+          if (e == null) {
+            walk.special.incrementAndGet();
+            LOG.warn("skipping special file (fifo, socket or device): {}", dir.child(child));
+            continue;
+          }
+          if (e.type() == EntryType.DIRECTORY) {
+            self.retain();
+            subdirectories.add(new WalkDirectory(walk, self, child, childRel));
+          } else if (e.isFile() && (e.mode() & 0444) != 0444 && !dir.canRead(child)) {
+            // A file everyone's bits may read skips the access() call: an ACL that still denies
+            // this user makes the read fail later, naming the file the same way.
+            throw new BeamsaveException("cannot read " + dir.child(child) + ": permission denied");
+          }
+          walk.found.add(e);
         }
-        walk.found.add(e);
+      } finally {
+        self.release();
       }
       invokeAll(subdirectories);
     }
   }
 
-  private static List<Path> children(Path dir) {
-    List<Path> children = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-      ds.forEach(children::add);
-    } catch (IOException | DirectoryIteratorException e) {
-      IOException cause =
-          e instanceof DirectoryIteratorException ? ((DirectoryIteratorException) e).getCause()
-              : (IOException) e;
-      throw BeamsaveException.io("cannot list", dir, cause);
-    }
-    return children;
-  }
-
-  private static final int S_IFMT = 0170000;
-  private static final int S_IFDIR = 0040000;
-  private static final int S_IFREG = 0100000;
-  private static final int S_IFLNK = 0120000;
-
   /**
-   * The catalog entry for {@code p} from a single {@code lstat}, or {@code null} for a special
-   * file (FIFO, socket, device), which images do not hold.
+   * The catalog entry for what {@code s} describes, at {@code rel}, or {@code null} for a
+   * special file (FIFO, socket, device), which images do not hold.
    */
-  static Entry entry(Path p, String rel) throws IOException {
-    Map<String, Object> a =
-        Files.readAttributes(
-            p, "unix:mode,uid,gid,size,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
-    int mode = (Integer) a.get("mode");
-    Instant t = ((FileTime) a.get("lastModifiedTime")).toInstant();
+  static Entry entry(FileStat s, PathBytes rel, byte[] linkTarget) {
     EntryType type;
-    String target = null;
-    long size = 0;
-    switch (mode & S_IFMT) {
-      case S_IFDIR:
-        type = EntryType.DIRECTORY;
-        break;
-      case S_IFREG:
-        type = EntryType.FILE;
-        size = (Long) a.get("size");
-        break;
-      case S_IFLNK:
-        type = EntryType.SYMLINK;
-        target = Files.readSymbolicLink(p).toString();
-        break;
-      default:
-        return null;
+    if (s.isDirectory()) {
+      type = EntryType.DIRECTORY;
+    } else if (s.isRegularFile()) {
+      type = EntryType.FILE;
+    } else if (s.isSymlink()) {
+      type = EntryType.SYMLINK;
+    } else {
+      return null;
     }
     return new Entry(
         rel,
         type,
         0,
-        mode & 07777,
-        (Integer) a.get("uid"),
-        (Integer) a.get("gid"),
-        t.getEpochSecond(),
-        t.getNano(),
-        size,
-        target,
+        s.permissions(),
+        s.uid(),
+        s.gid(),
+        s.mtimeSeconds(),
+        s.mtimeNanos(),
+        s.ctimeSeconds(),
+        s.ctimeNanos(),
+        s.inode(),
+        type == EntryType.FILE ? s.size() : 0,
+        linkTarget == null ? null : PathBytes.of(linkTarget),
         List.of());
   }
 }

@@ -59,7 +59,7 @@ public final class PlanShards
       stage.started();
       List<Entry> entries = listing.getValue().entries();
       ShardPlanner.Plan plan = ShardPlanner.plan(entries, spec.shardSize());
-      writeListing(spec, listing.getKey(), plan.entries());
+      writeListing(spec, listing.getKey(), new Listing(listing.getValue().root(), plan.entries()));
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
       for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
         pieces.add(new ArrayList<>());
@@ -69,10 +69,7 @@ public final class PlanShards
         for (Extent x : e.extents()) {
           pieces
               .get(x.shard())
-              .add(
-                  new ShardTask.Piece(
-                      e.path(), fileOffset, x.length(), e.size(), e.mtimeSeconds(),
-                      e.mtimeNanos()));
+              .add(ShardTask.Piece.of(e, fileOffset, x.length()));
           fileOffset += x.length();
         }
       }
@@ -85,9 +82,9 @@ public final class PlanShards
   }
 
   /** Keeps the sorted listing in staging, where {@link AssembleImage} reads it back. */
-  static void writeListing(SaveSpec spec, String library, List<Entry> entries) throws IOException {
+  static void writeListing(SaveSpec spec, String library, Listing listing) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 16);
-    Listing.CODER.encode(new Listing(entries), out);
+    Listing.CODER.encode(listing, out);
     Staging.write(spec, SaveSpec.listingName(library), out.toByteArray(), out.size());
   }
 
@@ -98,13 +95,13 @@ public final class PlanShards
   public static long plannedBytes(SaveSpec spec) throws IOException {
     long bytes = 0;
     for (String library : spec.libraries().keySet()) {
-      bytes += ShardPlanner.plan(readListing(spec, library), spec.shardSize()).rawBytes();
+      bytes += ShardPlanner.plan(readListing(spec, library).entries(), spec.shardSize()).rawBytes();
     }
     return bytes;
   }
 
-  static List<Entry> readListing(SaveSpec spec, String library) throws IOException {
+  static Listing readListing(SaveSpec spec, String library) throws IOException {
     return Listing.CODER.decode(
-        new ByteArrayInputStream(Staging.read(spec, SaveSpec.listingName(library)))).entries();
+        new ByteArrayInputStream(Staging.read(spec, SaveSpec.listingName(library))));
   }
 }

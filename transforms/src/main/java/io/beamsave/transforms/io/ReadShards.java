@@ -5,12 +5,11 @@ import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -23,19 +22,22 @@ import org.apache.beam.sdk.values.PCollection;
  * and either only checks them (verify) or writes the pieces into files under a target directory
  * (restore). Emits the raw bytes checked per task.
  *
- * <p>A restore writes only into regular files that already exist under the target, opened
- * without following links: the caller creates them (after checking every path) beforehand, and
- * creates the image's symlinks only afterwards. Zero blocks are skipped, leaving holes.
+ * <p>A restore writes only into the files the caller created beforehand under their temporary
+ * names ({@link RestoreTarget#temporaryName}), each reached through directory handles from the
+ * target without following a link and checked to be the very file created (its inode), so that
+ * nothing is written outside the target even if its directories are swapped for links
+ * meanwhile. The caller renames them, and creates the image's symlinks, afterwards. Zero blocks
+ * are skipped, leaving holes.
  *
  * <p>Counter: {@code bytesChecked}.
  */
 public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollection<Long>> {
   private final String image;
   private final int blockSize;
-  private final String target;
+  private final RestoreTarget target;
   private final S3Settings store;
 
-  private ReadShards(String image, int blockSize, String target, S3Settings store) {
+  private ReadShards(String image, int blockSize, RestoreTarget target, S3Settings store) {
     this.image = image;
     this.blockSize = blockSize;
     this.target = target;
@@ -51,7 +53,8 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   }
 
   /** Restores the given pieces of {@code image} into the pre-created files under {@code target}. */
-  public static ReadShards restoreTo(String image, int blockSize, String target, S3Settings store) {
+  public static ReadShards restoreTo(
+      String image, int blockSize, RestoreTarget target, S3Settings store) {
     return new ReadShards(image, blockSize, target, store);
   }
 
@@ -65,7 +68,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   static final class ReadShardFn extends DoFn<ReadTask, Long> {
     private final String image;
     private final int blockSize;
-    private final String target;
+    private final RestoreTarget target;
     private final S3Settings store;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
     private final StageMetrics stage;
@@ -101,7 +104,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     public void process(@Element ReadTask task, OutputReceiver<Long> out) throws IOException {
       stage.started();
       long[] checked = {0};
-      try (TargetFiles files = target == null ? null : new TargetFiles(Path.of(target))) {
+      try (TargetFiles files = target == null ? null : new TargetFiles(target)) {
         reader.read(
             imageChannel,
             image,
@@ -112,7 +115,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
               checked[0] += len;
               bytesChecked.inc(len);
               if (files != null && !zero) {
-                files.write(piece.path(), fileOffset, buf, off, len);
+                files.write(piece, fileOffset, buf, off, len);
               }
             });
       }
@@ -121,40 +124,57 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     }
   }
 
-  /** Writes into existing files under a root, keeping the last one open. */
+  /** Writes into the files a restore created, keeping the last one and its directory open. */
   private static final class TargetFiles implements AutoCloseable {
-    private final Path root;
-    private String openPath;
-    private FileChannel open;
+    private final RestoreTarget target;
+    private final Beneath tree;
+    private PathBytes openPath;
+    private OpenFile open;
 
-    TargetFiles(Path root) {
-      this.root = root;
+    TargetFiles(RestoreTarget target) {
+      this.target = target;
+      this.tree = new Beneath(target.openRoot());
     }
 
-    void write(String path, long offset, byte[] buf, int off, int len) {
-      Path file = root.resolve(path);
+    void write(ShardReader.Piece piece, long offset, byte[] buf, int off, int len) {
+      PathBytes path = piece.path();
+      String file = target.path() + "/" + path;
       try {
         if (!path.equals(openPath)) {
-          close();
-          open = FileChannel.open(file, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+          closeFile();
+          OpenFile f =
+              tree.dir(path.bytes(), Math.max(0, path.lastSlash()))
+                  .openWrite(target.temporaryName(path));
+          FileStat s = f.stat();
+          if (!s.isRegularFile() || s.inode() != piece.fileId()) {
+            f.close();
+            throw new BeamsaveException("refusing to write " + file + ": the file created for it"
+                + " was replaced during the restore");
+          }
+          open = f;
           openPath = path;
         }
-        ByteBuffer b = ByteBuffer.wrap(buf, off, len);
-        long pos = offset;
-        while (b.hasRemaining()) {
-          pos += open.write(b, pos);
-        }
+        open.write(offset, buf, off, len);
       } catch (IOException e) {
         throw BeamsaveException.io("cannot write", file, e);
       }
     }
 
-    @Override
-    public void close() throws IOException {
+    private void closeFile() throws IOException {
       if (open != null) {
         open.close();
         open = null;
         openPath = null;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      try {
+        closeFile();
+        tree.close();
+      } finally {
+        tree.root().close();
       }
     }
   }

@@ -4,6 +4,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader;
 import java.io.DataInputStream;
@@ -34,7 +35,8 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
           }
           out.writeInt(t.pieces.size());
           for (ShardReader.Piece p : t.pieces) {
-            writeString(out, p.path());
+            writeBytes(out, p.path());
+            out.writeLong(p.fileId());
             out.writeLong(p.fileOffset());
             out.writeInt(p.extent().shard());
             out.writeLong(p.extent().offset());
@@ -56,7 +58,8 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
           int n = in.readInt();
           List<ShardReader.Piece> pieces = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
-            String path = readString(in);
+            PathBytes path = readBytes(in);
+            long fileId = in.readLong();
             long fileOffset = in.readLong();
             int xShard = in.readInt();
             long xOffset = in.readLong();
@@ -64,7 +67,8 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
             byte[] digest = new byte[ImageFormat.DIGEST_SIZE];
             in.readFully(digest);
             pieces.add(
-                new ShardReader.Piece(path, fileOffset, new Extent(xShard, xOffset, xLength, digest)));
+                new ShardReader.Piece(
+                    path, fileOffset, new Extent(xShard, xOffset, xLength, digest), fileId));
           }
           return new ReadTask(shard, new ShardInfo(offset, stored, raw, blocks), pieces);
         }
@@ -72,13 +76,24 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
 
   /** One task per shard that holds any piece of the given files, in shard order. */
   public static List<ReadTask> forEntries(Catalog catalog, Iterable<Entry> entries) {
+    return forEntries(catalog, entries, null);
+  }
+
+  /**
+   * Like {@link #forEntries(Catalog, Iterable)}, each piece tagged with the id of the file a
+   * restore writes it into: {@code fileIds[i]} for the {@code i}th entry.
+   */
+  public static List<ReadTask> forEntries(
+      Catalog catalog, Iterable<Entry> entries, long[] fileIds) {
     Map<Integer, List<ShardReader.Piece>> byShard = new TreeMap<>();
+    int i = 0;
     for (Entry e : entries) {
       long fileOffset = 0;
+      long id = fileIds == null ? 0 : fileIds[i++];
       for (Extent x : e.extents()) {
         byShard
             .computeIfAbsent(x.shard(), k -> new ArrayList<>())
-            .add(new ShardReader.Piece(e.path(), fileOffset, x));
+            .add(new ShardReader.Piece(e.path(), fileOffset, x, id));
         fileOffset += x.length();
       }
     }

@@ -16,15 +16,23 @@ public final class SaveSpec implements Serializable {
   private static final long serialVersionUID = 1L;
 
   /**
-   * One library and the image it is saved to; {@code name} keys it through the pipeline. With
-   * {@code uploadTo} ({@code s3://BUCKET/KEY}), {@code image} is a staging file that is uploaded
-   * there once complete, then removed.
+   * One library and the image it is saved to; {@code name} keys it through the pipeline. {@code
+   * root} is the library directory, as a {@code file:} URI (which keeps every byte of a path that
+   * is not UTF-8) or a plain path. With {@code uploadTo} ({@code s3://BUCKET/KEY}), {@code image}
+   * is a staging file that is uploaded there once complete, then removed.
    */
   public record Library(String name, String root, String image, String uploadTo)
       implements Serializable {
     /** Where the finished image ends up. */
     public String destination() {
       return uploadTo != null ? uploadTo : image;
+    }
+
+    /** The library directory. */
+    public java.nio.file.Path rootPath() {
+      return root.startsWith("file:")
+          ? java.nio.file.Path.of(java.net.URI.create(root))
+          : java.nio.file.Path.of(root);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.image.PathBytes;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -18,7 +19,7 @@ public record ShardResult(
     long storedLength,
     int[] blockLengths,
     List<byte[]> digests,
-    List<String> changedPaths) {
+    List<PathBytes> changedPaths) {
 
   public static final DataCoder<ShardResult> CODER =
       new DataCoder<>() {
@@ -38,8 +39,8 @@ public record ShardResult(
             out.write(d);
           }
           out.writeInt(r.changedPaths.size());
-          for (String p : r.changedPaths) {
-            writeString(out, p);
+          for (PathBytes p : r.changedPaths) {
+            writeBytes(out, p);
           }
         }
 
@@ -61,9 +62,9 @@ public record ShardResult(
             digests.add(d);
           }
           int c = in.readInt();
-          List<String> changed = new ArrayList<>(c);
+          List<PathBytes> changed = new ArrayList<>(c);
           for (int i = 0; i < c; i++) {
-            changed.add(readString(in));
+            changed.add(readBytes(in));
           }
           return new ShardResult(shard, offset, raw, stored, blocks, digests, changed);
         }

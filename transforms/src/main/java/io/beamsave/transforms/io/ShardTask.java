@@ -1,5 +1,7 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.PathBytes;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -8,13 +10,29 @@ import java.util.List;
 
 /**
  * The work of compressing one shard: the file pieces that make up its raw bytes, in order, each
- * with the size and mtime the listing saw so a change during the save is noticed.
+ * with what the listing saw of its file (size, mtime, ctime, inode) so that a change during the
+ * save is noticed.
  */
 public record ShardTask(String library, int shard, List<Piece> pieces) {
 
   /** {@code length} bytes of the file at {@code path} (relative), from {@code fileOffset}. */
   public record Piece(
-      String path, long fileOffset, long length, long fileSize, long mtimeSeconds, int mtimeNanos) {}
+      PathBytes path,
+      long fileOffset,
+      long length,
+      long fileSize,
+      long mtimeSeconds,
+      int mtimeNanos,
+      long ctimeSeconds,
+      int ctimeNanos,
+      long inode) {
+
+    /** The piece of {@code e} (as listed) at {@code fileOffset}. */
+    public static Piece of(Entry e, long fileOffset, long length) {
+      return new Piece(e.path(), fileOffset, length, e.size(), e.mtimeSeconds(), e.mtimeNanos(),
+          e.ctimeSeconds(), e.ctimeNanos(), e.inode());
+    }
+  }
 
   public long rawBytes() {
     long n = 0;
@@ -32,12 +50,15 @@ public record ShardTask(String library, int shard, List<Piece> pieces) {
           out.writeInt(t.shard);
           out.writeInt(t.pieces.size());
           for (Piece p : t.pieces) {
-            writeString(out, p.path);
+            writeBytes(out, p.path);
             out.writeLong(p.fileOffset);
             out.writeLong(p.length);
             out.writeLong(p.fileSize);
             out.writeLong(p.mtimeSeconds);
             out.writeInt(p.mtimeNanos);
+            out.writeLong(p.ctimeSeconds);
+            out.writeInt(p.ctimeNanos);
+            out.writeLong(p.inode);
           }
         }
 
@@ -50,12 +71,15 @@ public record ShardTask(String library, int shard, List<Piece> pieces) {
           for (int i = 0; i < n; i++) {
             pieces.add(
                 new Piece(
-                    readString(in),
+                    readBytes(in),
                     in.readLong(),
                     in.readLong(),
                     in.readLong(),
                     in.readLong(),
-                    in.readInt()));
+                    in.readInt(),
+                    in.readLong(),
+                    in.readInt(),
+                    in.readLong()));
           }
           return new ShardTask(library, shard, pieces);
         }

@@ -8,7 +8,7 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Lays a library's files, sorted by path, end to end as one virtual stream and cuts it every
+ * Lays a library's files, sorted by path (unsigned bytes), end to end as one virtual stream and cuts it every
  * {@code shardSize} bytes: small files are packed together, large files split, and every shard
  * but the last holds exactly {@code shardSize} raw bytes. Deterministic: the same entries and
  * shard size always give the same plan, so the plan can be recomputed instead of shipped.

@@ -3,6 +3,10 @@ package io.beamsave.transforms.image;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import static io.beamsave.testing.Entries.dir;
+import static io.beamsave.testing.Entries.file;
+
+import io.beamsave.testing.Entries;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -10,35 +14,29 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class CatalogCodecTest {
-  static final byte[] DIGEST = new byte[ImageFormat.DIGEST_SIZE];
-
-  static Entry file(String path, long size, Extent... extents) {
-    return new Entry(path, EntryType.FILE, 0, 0644, 0, 0, 5, 6, size, null, List.of(extents));
-  }
-
-  static Entry dir(String path) {
-    return new Entry(path, EntryType.DIRECTORY, 0, 0755, 0, 0, 5, 6, 0, null, List.of());
-  }
+  /** The library root's record: mode, uid, gid, mtime, ctime, inode. */
+  static final int ROOT_BYTES = 4 + 4 + 4 + 12 + 12 + 8;
+  static final byte[] DIGEST = Entries.DIGEST;
 
   static Catalog catalog(List<Entry> entries) {
     ShardInfo shard = new ShardInfo(16, 116, 100, new int[] {116});
-    return new Catalog("lib", "zstd:3", 1, 4096, 1 << 20, entries, List.of(shard));
+    return Entries.catalog("zstd:3", 4096, entries, List.of(shard));
   }
 
   static Catalog decode(Catalog c) throws ImageException {
-    return CatalogCodec.decode("img", CatalogCodec.encode(c), 16 + 116);
+    return CatalogCodec.decode("img", CatalogCodec.encode(c), 16 + 116, ImageFormat.VERSION);
   }
 
   @Test
   void roundTripsEntriesAndShards() throws Exception {
     Entry f = file("d/ünïcødé 文件", 100, new Extent(0, 0, 100, DIGEST));
-    Entry link =
-        new Entry("d/link", EntryType.SYMLINK, 0, 0777, 1, 1, 0, 0, 0, "/etc/passwd", List.of());
+    Entry link = Entries.link("d/link", "/etc/passwd");
     Catalog back = decode(catalog(List.of(dir("d"), f, link)));
-    assertThat(back.entries()).extracting(Entry::path)
-        .containsExactly("d", "d/ünïcødé 文件", "d/link");
+    assertThat(Entries.paths(back.entries())).containsExactly("d", "d/ünïcødé 文件", "d/link");
     assertThat(back.entries().get(1).extents().get(0).length()).isEqualTo(100);
-    assertThat(back.entries().get(2).linkTarget()).isEqualTo("/etc/passwd");
+    assertThat(back.entries().get(2).linkTarget()).isEqualTo(PathBytes.of("/etc/passwd"));
+    assertThat(back.entries()).isEqualTo(catalog(List.of(dir("d"), f, link)).entries());
+    assertThat(back.root()).isEqualTo(Entries.root());
     assertThat(back.shards().get(0).blockLengths()).containsExactly(116);
     assertThat(back.rawBytes()).isEqualTo(100);
   }
@@ -54,7 +52,7 @@ class CatalogCodecTest {
 
   @Test
   void rejectsFilesInsideASymlink() {
-    Entry link = new Entry("out", EntryType.SYMLINK, 0, 0777, 0, 0, 0, 0, 0, "/tmp", List.of());
+    Entry link = Entries.link("out", "/tmp");
     Catalog c = catalog(List.of(link, file("out/x", 100, new Extent(0, 0, 100, DIGEST))));
     assertThatThrownBy(() -> decode(c)).hasMessageContaining("not inside a directory entry");
   }
@@ -72,9 +70,9 @@ class CatalogCodecTest {
   @Test
   void absurdCountsFailFastInsteadOfAllocating() {
     byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
-    int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8;
+    int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES;
     ByteBuffer.wrap(raw).putInt(countAt, 0x7fffffff);
-    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132))
+    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132, ImageFormat.VERSION))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("entry count 2147483647 exceeds");
   }
@@ -85,18 +83,18 @@ class CatalogCodecTest {
     ShardInfo b = new ShardInfo(132, 116, 100, new int[] {116});
     ShardInfo overlapping = new ShardInfo(100, 116, 100, new int[] {116});
     // Any order is fine: shards are appended as they finish.
-    assertThat(CatalogCodec.decode("img", encode(List.of(b, a)), 248).shards()).hasSize(2);
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, overlapping)), 248))
+    assertThat(CatalogCodec.decode("img", encode(List.of(b, a)), 248, 2).shards()).hasSize(2);
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, overlapping)), 248, 2))
         .hasMessageContaining("overlaps");
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, b)), 200))
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, b)), 200, 2))
         .hasMessageContaining("shard 1 at 132 overlaps");
     ShardInfo inHeader = new ShardInfo(8, 116, 100, new int[] {116});
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(inHeader)), 248))
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(inHeader)), 248, 2))
         .hasMessageContaining("overlaps");
   }
 
   private static byte[] encode(List<ShardInfo> shards) {
-    return CatalogCodec.encode(new Catalog("lib", "none", 1, 4096, 1 << 20, List.of(), shards));
+    return CatalogCodec.encode(Entries.catalog("none", 4096, List.of(), shards));
   }
 
   @Test
@@ -105,7 +103,7 @@ class CatalogCodecTest {
         CatalogCodec.encode(catalog(List.of(dir("d"), file("d/f", 100, new Extent(0, 0, 100, DIGEST)))));
     for (int len = 0; len < raw.length; len++) {
       byte[] cut = java.util.Arrays.copyOf(raw, len);
-      assertThatThrownBy(() -> CatalogCodec.decode("img", cut, 132))
+      assertThatThrownBy(() -> CatalogCodec.decode("img", cut, 132, ImageFormat.VERSION))
           .as("truncated to %d", len)
           .isInstanceOf(ImageException.class);
     }

@@ -50,7 +50,7 @@ class ImagePipeTest {
   }
 
   static Catalog catalog(List<ShardInfo> shards) {
-    return new Catalog("p", "none", 0, 4096, 1 << 20, List.of(), shards);
+    return io.beamsave.testing.Entries.catalog("none", 4096, List.of(), shards);
   }
 
   @Test
@@ -171,11 +171,11 @@ class ImagePipeTest {
     Path image = dir.resolve("bad.bsave");
     ImagePipe pipe = ImagePipe.open(image, 1 << 20);
     long at = ImageWriter.appendShard(image, new byte[5000], 5000);
-    List<ShardInfo> gap = List.of(new ShardInfo(at + 100, 4900, 4900, new int[] {4900}));
+    List<ShardInfo> beyond = List.of(new ShardInfo(at + 100, 5000, 5000, new int[] {5000}));
     try (ImageWriter w = ImageWriter.open(image)) {
-      assertThatThrownBy(() -> w.finish(catalog(gap), Codecs.parse("none")))
-          .hasMessageContaining("bad.bsave: a shard at")
-          .hasMessageContaining("leaves a gap");
+      assertThatThrownBy(() -> w.finish(catalog(beyond), Codecs.parse("none")))
+          .hasMessageContaining("bad.bsave: holds")
+          .hasMessageContaining("its shards end at");
     }
     assertThatThrownBy(() -> readAll(pipe, 1 << 20))
         .hasMessage("bad.bsave: the image could not be finished");

@@ -93,6 +93,46 @@ class ImageWriterTest {
     assertThat((long) file.length).isEqualTo(expected);
   }
 
+  /**
+   * A task that ran twice (a retried worker, a job restarted after a lost TaskManager) appended
+   * its shard twice; the catalog names one copy and the image reads back, the other copy being
+   * dead space.
+   */
+  @Test
+  void aShardAppendedTwiceStillMakesAnImageThatReadsBack() throws Exception {
+    Path image = dir.resolve("twice.bsave");
+    byte[] data = "written by a task that ran twice\n".repeat(200).getBytes();
+    java.io.ByteArrayOutputStream blocks = new java.io.ByteArrayOutputStream();
+    int len;
+    try (BlockEncoder enc = new BlockEncoder(io.beamsave.transforms.codec.Codecs.parse("zstd:3"),
+        8192)) {
+      len = enc.write(data, data.length, blocks);
+    }
+    byte[] shard = blocks.toByteArray();
+    ImageWriter.appendShard(image, shard, shard.length);
+    long second = ImageWriter.appendShard(image, shard, shard.length);
+    byte[] digest;
+    try (ExtentDigest d = new ExtentDigest()) {
+      d.update(data, 0, data.length);
+      digest = d.digest();
+    }
+    Entry file = io.beamsave.testing.Entries.file("f", data.length,
+        new Extent(0, 0, data.length, digest));
+    try (ImageWriter w = ImageWriter.open(image)) {
+      w.finish(io.beamsave.testing.Entries.catalog("zstd:3", 8192, List.of(file),
+              List.of(new ShardInfo(second, shard.length, data.length, new int[] {len}))),
+          io.beamsave.transforms.codec.Codecs.parse("zstd:3"));
+    }
+    Catalog c = ImageReader.readCatalog(image);
+    byte[] back = new byte[data.length];
+    try (ImageSource src = FileImageSource.open(image); ShardReader r = new ShardReader(8192)) {
+      r.read(src, "twice", 0, c.shards().get(0),
+          List.of(new ShardReader.Piece(file.path(), 0, c.entries().get(0).extents().get(0), 0)),
+          (p, pos, buf, off, n, zero) -> System.arraycopy(buf, off, back, (int) pos, n));
+    }
+    assertThat(back).isEqualTo(data);
+  }
+
   @Test
   void aShardTableThatDoesNotTileTheFileIsRefusedAndLeavesNoImage() throws Exception {
     Path image = dir.resolve("bad.bsave");
@@ -106,7 +146,7 @@ class ImageWriterTest {
     try (ImageWriter w = ImageWriter.open(image)) {
       org.assertj.core.api.Assertions.assertThatThrownBy(
               () -> w.finish(
-                  new Catalog("b", "none", 0, 4096, 1 << 20, List.of(), overlapping),
+                  io.beamsave.testing.Entries.catalog("none", 4096, List.of(), overlapping),
                   io.beamsave.transforms.codec.Codecs.parse("none")))
           .isInstanceOf(java.io.IOException.class)
           .hasMessageContaining("bad.bsave.partial")
@@ -121,7 +161,7 @@ class ImageWriterTest {
     Path image = dir.resolve("empty.bsave");
     try (ImageWriter w = ImageWriter.open(image)) {
       w.finish(
-          new Catalog("e", "none", 0, 4096, 1 << 20, List.of(), List.of()),
+          io.beamsave.testing.Entries.catalog("none", 4096, List.of(), List.of()),
           io.beamsave.transforms.codec.Codecs.parse("none"));
     }
     assertThat(ImageReader.readCatalog(image).entries()).isEmpty();

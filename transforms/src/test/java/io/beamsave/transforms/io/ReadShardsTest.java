@@ -3,7 +3,11 @@ package io.beamsave.transforms.io;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageException;
 import io.beamsave.transforms.image.ImageReader;
@@ -55,20 +59,59 @@ public class ReadShardsTest {
   }
 
   @Test
-  public void restoresEveryPieceIntoPreparedFiles() throws Exception {
+  public void restoresEveryPieceIntoTheFilesCreatedForThem() throws Exception {
     saveLibrary();
     Path target = tmp.newFolder("target").toPath();
-    for (Entry e : catalog.entries()) {
-      Files.write(target.resolve(e.path()), new byte[(int) e.size()]);
+    List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
+    long[] ids = new long[files.size()];
+    RestoreTarget to;
+    try (Dir dir = Dir.open(target)) {
+      FileStat s = dir.stat();
+      to = new RestoreTarget(target.toRealPath().toUri().toString(), s.device(), s.inode(), "t1");
+      for (int i = 0; i < ids.length; i++) {
+        try (OpenFile f = dir.create(to.temporaryName(files.get(i).path()), 0600)) {
+          f.truncate(files.get(i).size());
+          ids[i] = f.stat().inode();
+        }
+      }
     }
     PAssert.thatSingleton(
-            read.apply(Create.of(allTasks()).withCoder(ReadTask.CODER))
-                .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), target.toString(), null))
+            read.apply(Create.of(ReadTask.forEntries(catalog, files, ids)).withCoder(ReadTask.CODER))
+                .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null))
                 .apply(Sum.longsGlobally()))
         .isEqualTo(250_000L + 11 * 20_000);
     read.run().waitUntilFinish();
-    assertThat(target.resolve("random.bin")).hasSameBinaryContentAs(tmp.getRoot().toPath().resolve("lib/random.bin"));
-    assertThat(target.resolve("text.txt")).hasSameTextualContentAs(tmp.getRoot().toPath().resolve("lib/text.txt"));
+    Path lib = tmp.getRoot().toPath().resolve("lib");
+    assertThat(temporary(target, to, "random.bin")).hasSameBinaryContentAs(lib.resolve("random.bin"));
+    assertThat(temporary(target, to, "text.txt")).hasSameBinaryContentAs(lib.resolve("text.txt"));
+  }
+
+  static Path temporary(Path target, RestoreTarget to, String name) {
+    return target.resolve(new String(to.temporaryName(PathBytes.of(name)),
+        java.nio.charset.StandardCharsets.US_ASCII));
+  }
+
+  @Test
+  public void aRestoreWritesIntoNoFileButTheOneCreatedForIt() throws Exception {
+    saveLibrary();
+    Path target = tmp.newFolder("target2").toPath();
+    List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
+    RestoreTarget to;
+    try (Dir dir = Dir.open(target)) {
+      FileStat s = dir.stat();
+      to = new RestoreTarget(target.toRealPath().toUri().toString(), s.device(), s.inode(), "t2");
+    }
+    // Files under the temporary names, but not the ones the restore created (other inodes).
+    for (Entry e : files) {
+      Files.write(temporary(target, to, e.path().toString()), new byte[0]);
+    }
+    read.apply(Create.of(ReadTask.forEntries(catalog, files, new long[] {1, 2}))
+            .withCoder(ReadTask.CODER))
+        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+    assertThatThrownBy(() -> read.run().waitUntilFinish())
+        .rootCause()
+        .hasMessageContaining("was replaced during the restore");
+    assertThat(temporary(target, to, "random.bin")).isEmptyFile();
   }
 
   @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ImageReader;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -84,7 +85,7 @@ public class SaveTransformsTest {
     pipeline.run().waitUntilFinish();
 
     Catalog c = ImageReader.readCatalog(tmp.getRoot().toPath().resolve("lib.bsave"));
-    assertThat(c.entries()).extracting(Entry::path)
+    assertThat(io.beamsave.testing.Entries.paths(c.entries()))
         .containsExactly("a", "a/b", "a/b/big.bin", "a/small.txt", "z.txt");
     assertThat(c.shards()).hasSize(4);
     Entry big = c.entries().get(2);
@@ -104,7 +105,7 @@ public class SaveTransformsTest {
     SaveSpec spec = spec(root);
     Path changed = root.resolve("z.txt");
     ShardTask task =
-        new ShardTask("lib", 0, List.of(new ShardTask.Piece("z.txt", 0, 1, 1, 1, 0)));
+        new ShardTask("lib", 0, List.of(new ShardTask.Piece(PathBytes.of("z.txt"), 0, 1, 1, 1, 0, 0, 0, 0)));
     Files.setLastModifiedTime(changed, FileTime.fromMillis(5_000));
     pipeline.apply(Create.of(task).withCoder(ShardTask.CODER)).apply(CompressShards.of(spec));
     assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
@@ -119,14 +120,14 @@ public class SaveTransformsTest {
     SaveSpec spec = spec(root).withAllowChanging(true);
     // The listing saw 10 bytes; the file now has 1, so 9 bytes are padded with zeros.
     ShardTask task =
-        new ShardTask("lib", 0, List.of(new ShardTask.Piece("z.txt", 0, 10, 10, 1, 0)));
+        new ShardTask("lib", 0, List.of(new ShardTask.Piece(PathBytes.of("z.txt"), 0, 10, 10, 1, 0, 0, 0, 0)));
     PCollection<KV<String, ShardResult>> out =
         pipeline.apply(Create.of(task).withCoder(ShardTask.CODER)).apply(CompressShards.of(spec));
     PAssert.that(out)
         .satisfies(
             results -> {
               ShardResult r = results.iterator().next().getValue();
-              assertThat(r.changedPaths()).containsExactly("z.txt");
+              assertThat(r.changedPaths()).containsExactly(PathBytes.of("z.txt"));
               assertThat(r.rawLength()).isEqualTo(10);
               return null;
             });

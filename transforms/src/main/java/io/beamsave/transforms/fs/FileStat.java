@@ -1,0 +1,62 @@
+package io.beamsave.transforms.fs;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * What {@code statx} says of a file, to the nanosecond: its type and permission bits ({@code
+ * st_mode}), owner, size, modification and status-change times, inode, device and link count.
+ */
+public record FileStat(
+    int mode,
+    int uid,
+    int gid,
+    long size,
+    long mtimeSeconds,
+    int mtimeNanos,
+    long ctimeSeconds,
+    int ctimeNanos,
+    long inode,
+    long device,
+    int links) {
+
+  public boolean isDirectory() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFDIR;
+  }
+
+  public boolean isRegularFile() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFREG;
+  }
+
+  public boolean isSymlink() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFLNK;
+  }
+
+  /** The permission bits, set-id and sticky bits ({@code 07777}). */
+  public int permissions() {
+    return mode & 07777;
+  }
+
+  /** Whether this is the same file as {@code other}: the same inode on the same device. */
+  public boolean sameFile(FileStat other) {
+    return inode == other.inode && device == other.device;
+  }
+
+  /** Reads {@code struct statx}, laid out the same on every 64-bit Linux architecture. */
+  static FileStat fromStatx(byte[] raw) {
+    ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.nativeOrder());
+    int links = b.getInt(16);
+    int uid = b.getInt(20);
+    int gid = b.getInt(24);
+    int mode = Short.toUnsignedInt(b.getShort(28));
+    long inode = b.getLong(32);
+    long size = b.getLong(40);
+    long ctime = b.getLong(96);
+    int ctimeNanos = b.getInt(104);
+    long mtime = b.getLong(112);
+    int mtimeNanos = b.getInt(120);
+    long device = ((long) b.getInt(136) << 32) | Integer.toUnsignedLong(b.getInt(140));
+    return new FileStat(
+        mode, uid, gid, size, mtime, mtimeNanos, ctime, ctimeNanos, inode, device, links);
+  }
+}

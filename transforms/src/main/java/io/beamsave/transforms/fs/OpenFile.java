@@ -1,0 +1,60 @@
+package io.beamsave.transforms.fs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import jnr.constants.platform.Errno;
+
+/** An open regular file: positional reads and writes, size, sync. Safe to use from several threads. */
+public final class OpenFile extends Handle {
+  OpenFile(int fd, String name) {
+    super(fd, name);
+  }
+
+  /**
+   * Reads up to {@code len} bytes at {@code pos} into {@code b[off..]}; returns how many, 0 at
+   * the end of the file.
+   */
+  public int read(long pos, byte[] b, int off, int len) throws IOException {
+    java.util.Objects.checkFromIndexSize(off, len, b.length);
+    while (true) {
+      long n = Posix.c().pread(fd(), ByteBuffer.wrap(b, off, len), len, pos);
+      if (n >= 0) {
+        return (int) n;
+      }
+      if (Posix.errno() != Errno.EINTR.intValue()) {
+        throw fail(null);
+      }
+    }
+  }
+
+  /** Writes all of {@code b[off, off+len)} at {@code pos}. */
+  public void write(long pos, byte[] b, int off, int len) throws IOException {
+    java.util.Objects.checkFromIndexSize(off, len, b.length);
+    while (len > 0) {
+      long n = Posix.c().pwrite(fd(), ByteBuffer.wrap(b, off, len), len, pos);
+      if (n < 0) {
+        if (Posix.errno() == Errno.EINTR.intValue()) {
+          continue;
+        }
+        throw fail(null);
+      }
+      off += (int) n;
+      len -= (int) n;
+      pos += n;
+    }
+  }
+
+  /** Sets the file's size; growing it leaves a hole. */
+  public void truncate(long size) throws IOException {
+    if (Posix.c().ftruncate(fd(), size) != 0) {
+      throw fail(null);
+    }
+  }
+
+  /** Forces the file's data and metadata to disk. */
+  public void sync() throws IOException {
+    if (Posix.c().fsync(fd()) != 0) {
+      throw fail(null);
+    }
+  }
+}

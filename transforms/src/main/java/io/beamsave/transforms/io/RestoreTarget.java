@@ -1,0 +1,96 @@
+package io.beamsave.transforms.io;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.image.PathBytes;
+import java.io.IOException;
+import java.io.Serializable;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import net.jpountz.xxhash.XXHashFactory;
+
+/**
+ * Where a restore writes, as every worker needs to know it: the target directory, resolved once
+ * by the launcher ({@code uri} keeps every byte of its path) and identified by device and
+ * inode, and the token that names this restore's files while they are being written. A file
+ * is written under a temporary name ({@link #temporaryName}) in its final directory and renamed
+ * only once complete, so an unfinished file never looks finished; a marker at the target's top
+ * ({@link #markerName}) says a restore is under way until it ends.
+ */
+public record RestoreTarget(String uri, long device, long inode, String token)
+    implements Serializable {
+
+  /** Temporary names and markers start with this. */
+  public static final String PREFIX = ".beamsave-";
+
+  public static final String MARKER_PREFIX = PREFIX + "restore-";
+
+  public Path path() {
+    return Path.of(URI.create(uri));
+  }
+
+  /**
+   * Opens the target from {@code /} without following a link, and checks it is still the
+   * directory the launcher resolved: a worker must not write into a directory put in its place.
+   */
+  public Dir openRoot() {
+    Dir root;
+    try {
+      root = Dir.openNoFollow(path());
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot open restore target", path(), e);
+    }
+    try {
+      FileStat s = root.stat();
+      if (s.inode() != inode || s.device() != device) {
+        throw new BeamsaveException("restore target " + path() + " was replaced during the"
+            + " restore; nothing more is written");
+      }
+      return root;
+    } catch (IOException | RuntimeException e) {
+      try {
+        root.close();
+      } catch (IOException ignored) {
+        // The failure below says what matters.
+      }
+      if (e instanceof IOException io) {
+        throw BeamsaveException.io("cannot open restore target", path(), io);
+      }
+      throw (RuntimeException) e;
+    }
+  }
+
+  /**
+   * The name, in its final directory, under which the file at {@code path} is written until it
+   * is complete: the token and a 64-bit hash of the path, short whatever the name's length.
+   */
+  public byte[] temporaryName(PathBytes path) {
+    long h = Holder.XXH.hash(path.bytes(), 0, path.length(), 0);
+    return (PREFIX + token + "-" + String.format("%016x", h)).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** The marker left at the target's top while this restore runs. */
+  public byte[] markerName() {
+    return (MARKER_PREFIX + token).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** Whether {@code name} is a temporary name of the restore whose token is {@code token}. */
+  public static boolean isTemporaryOf(byte[] name, String token) {
+    byte[] prefix = (PREFIX + token + "-").getBytes(StandardCharsets.US_ASCII);
+    if (name.length != prefix.length + 16) {
+      return false;
+    }
+    for (int i = 0; i < prefix.length; i++) {
+      if (name[i] != prefix[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static final class Holder {
+    static final net.jpountz.xxhash.XXHash64 XXH = XXHashFactory.fastestInstance().hash64();
+  }
+}

@@ -1,0 +1,175 @@
+package io.beamsave.transforms.image;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.transforms.codec.Codecs;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The images checked in under {@code golden/}, whose bytes docs/image-format.md dumps: the reader
+ * must read them as specified, and the writer must still write {@code v2.bsave} byte for byte,
+ * so that writer and reader cannot drift together. {@code v1.bsave} was written by beamsave
+ * before names became bytes (format version 1), and must stay readable.
+ */
+class GoldenImageTest {
+  @TempDir Path dir;
+
+  static final int BLOCK = 4096;
+  static final byte[] CAFE = {'c', 'a', 'f', (byte) 0xe9};
+
+  static byte[] resource(String name) throws IOException {
+    try (InputStream in = GoldenImageTest.class.getResourceAsStream("/golden/" + name)) {
+      return in.readAllBytes();
+    }
+  }
+
+  static byte[] digest(byte[] b) {
+    try (ExtentDigest d = new ExtentDigest()) {
+      d.update(b, 0, b.length);
+      return d.digest();
+    }
+  }
+
+  static final byte[] HELLO = "hello, world\n".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] X = {'x'};
+
+  /** The catalog of golden/v2.bsave, given where its one shard lies. */
+  static Catalog v2Catalog(ShardInfo shard) {
+    long t = 981_173_106L; // 2001-02-03T04:05:06Z
+    Entry root = new Entry(PathBytes.of(""), EntryType.DIRECTORY, 0, 0755, 0, 0, t, 123_456_789,
+        t + 1, 1, 2, 0, null, List.of());
+    Entry d = new Entry(PathBytes.of("d"), EntryType.DIRECTORY, 0, 0750, 1000, 100, -1,
+        500_000_000, t + 1, 2, 3, 0, null, List.of());
+    Entry cafe = new Entry(PathBytes.of(CAFE).withParent("d"), EntryType.FILE, 0, 0600, 1000,
+        100, 10_413_792_000L, 999_999_999, t + 1, 3, 4, 1, null,
+        List.of(new Extent(0, 13, 1, digest(X))));
+    Entry link = new Entry(PathBytes.of("d/link"), EntryType.SYMLINK, 0, 0777, 1000, 100, t, 0,
+        t + 1, 4, 5, 0, PathBytes.of("../hello.txt"), List.of());
+    Entry hello = new Entry(PathBytes.of("hello.txt"), EntryType.FILE, 0, 0644, 0, 0, t, 0,
+        t + 1, 5, 6, 13, null, List.of(new Extent(0, 0, 13, digest(HELLO))));
+    return new Catalog("golden", "none", 1_764_547_200_000L, BLOCK, 1 << 20, root,
+        List.of(d, cafe, link, hello), List.of(shard));
+  }
+
+  /** Writes golden/v2.bsave afresh with today's writer. */
+  Path writeV2() throws IOException {
+    Path image = dir.resolve("v2.bsave");
+    byte[] raw = new byte[14];
+    System.arraycopy(HELLO, 0, raw, 0, 13);
+    raw[13] = 'x';
+    ByteArrayOutputStream blocks = new ByteArrayOutputStream();
+    int len;
+    try (BlockEncoder enc = new BlockEncoder(Codecs.parse("none"), BLOCK)) {
+      len = enc.write(raw, raw.length, blocks);
+    }
+    long at = ImageWriter.appendShard(image, blocks.toByteArray(), blocks.size());
+    try (ImageWriter w = ImageWriter.open(image)) {
+      w.finish(v2Catalog(new ShardInfo(at, len, raw.length, new int[] {len})),
+          Codecs.parse("none"));
+    }
+    return image;
+  }
+
+  /**
+   * With {@code -Dbeamsave.golden.write=DIR}, writes the image to DIR instead: how a new format
+   * version's golden image is made (the old one stays, for the reader).
+   */
+  @Test
+  void theWriterStillWritesTheGoldenImageByteForByte() throws Exception {
+    byte[] written = Files.readAllBytes(writeV2());
+    String out = System.getProperty("beamsave.golden.write");
+    if (out != null) {
+      Files.write(Path.of(out, "v2.bsave"), written);
+      return;
+    }
+    byte[] golden = resource("v2.bsave");
+    assertThat(HexFormat.of().formatHex(written))
+        .as("the writer drifted from golden/v2.bsave (docs/image-format.md dumps it); a format"
+            + " change needs a new version")
+        .isEqualTo(HexFormat.of().formatHex(golden));
+  }
+
+  @Test
+  void theReaderReadsTheGoldenImageAsSpecified() throws Exception {
+    Path image = dir.resolve("golden.bsave");
+    Files.write(image, resource("v2.bsave"));
+    Catalog c = ImageReader.readCatalog(image);
+    assertThat(c).usingRecursiveComparison()
+        .withEqualsForType(PathBytes::equals, PathBytes.class)
+        .isEqualTo(v2Catalog(new ShardInfo(16, 30, 14, new int[] {30})));
+    assertThat(c.entries().get(1).path().bytes()).isEqualTo(
+        new byte[] {'d', '/', 'c', 'a', 'f', (byte) 0xe9});
+    assertThat(contents(image, c)).containsExactly(
+        HexFormat.of().formatHex(X), HexFormat.of().formatHex(HELLO));
+  }
+
+  @Test
+  void aVersion1ImageStillReads() throws Exception {
+    Path image = dir.resolve("v1.bsave");
+    Files.write(image, resource("v1.bsave"));
+    Catalog c = ImageReader.readCatalog(image);
+    assertThat(c.root()).as("version 1 recorded no root").isNull();
+    assertThat(c.codecSpec()).isEqualTo("zstd:3");
+    List<String> listing = new ArrayList<>();
+    for (Entry e : c.entries()) {
+      listing.add(e.type() + " " + Integer.toOctalString(e.mode()) + " " + e.size() + " "
+          + e.mtimeSeconds() + "." + e.mtimeNanos() + " " + e.path()
+          + (e.linkTarget() == null ? "" : " -> " + e.linkTarget()));
+    }
+    assertThat(listing).containsExactly(
+        "DIRECTORY 755 0 1015218367.500000000 d",
+        "SYMLINK 777 0 981173106.123456789 d/link -> ../hello.txt",
+        "FILE 600 6000 981173106.123456789 d/random.bin",
+        "FILE 644 8192 981173106.123456789 d/zeros.bin",
+        "FILE 644 0 981173106.123456789 empty",
+        "FILE 640 13 981173106.123456789 hello.txt",
+        "FILE 644 3 981173106.123456789 unicode-ü.txt");
+    assertThat(contents(image, c)).containsExactly(
+        "e6aab2a8bf2ff7326dd7e839f58a4f63e091d076400bcfdb9c2bab1805b7e686",
+        sha256(new byte[8192]),
+        HexFormat.of().formatHex(HELLO),
+        HexFormat.of().formatHex("ü\n".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /**
+   * Each non-empty file's bytes as read through the shard reader: as hex when small, else as
+   * its SHA-256.
+   */
+  static List<String> contents(Path image, Catalog c) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (ImageSource src = FileImageSource.open(image);
+        ShardReader r = new ShardReader(c.blockSize())) {
+      for (Entry e : c.entries()) {
+        if (!e.isFile() || e.size() == 0) {
+          continue;
+        }
+        byte[] back = new byte[(int) e.size()];
+        long fileOffset = 0;
+        for (Extent x : e.extents()) {
+          long base = fileOffset;
+          r.read(src, "golden", x.shard(), c.shards().get(x.shard()),
+              List.of(new ShardReader.Piece(e.path(), base, x, 0)),
+              (p, pos, buf, off, len, zero) -> System.arraycopy(buf, off, back, (int) pos, len));
+          fileOffset += x.length();
+        }
+        out.add(back.length < 32 ? HexFormat.of().formatHex(back) : sha256(back));
+      }
+    }
+    return out;
+  }
+
+  static String sha256(byte[] b) throws Exception {
+    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+  }
+}
