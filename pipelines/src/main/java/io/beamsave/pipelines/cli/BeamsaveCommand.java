@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
@@ -55,7 +56,10 @@ public final class BeamsaveCommand implements Runnable {
   }
 
   public static void main(String[] args) {
-    System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    Interrupts.install(System.err);
+    int code = execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
+    Interrupts.awaitExitIfInterrupted();
+    System.exit(code);
   }
 
   /** Runs the command line and returns its exit code; the tests call this in-process. */
@@ -68,6 +72,10 @@ public final class BeamsaveCommand implements Runnable {
     cli.setErr(err);
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
+          if (Interrupts.interrupted()) {
+            // What broke was broken on purpose; the signal handler reports and exits.
+            return EXIT_FAILURE;
+          }
           RuntimeException shown = e instanceof BeamsaveException ? (BeamsaveException) e
               : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
               : Job.translate(e);

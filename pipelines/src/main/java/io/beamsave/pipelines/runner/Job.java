@@ -35,8 +35,17 @@ public final class Job {
     PipelineResult result;
     MetricResults finalMetrics = null;
     FlinkProgressPrinter flink = FlinkProgressPrinter.start(p.getOptions(), progress, err);
+    Interrupts.Registration cancel = null;
     try {
       result = p.run();
+      PipelineResult running = result;
+      cancel = Interrupts.onInterrupt(() -> {
+        try {
+          running.cancel();
+        } catch (java.io.IOException | RuntimeException e) {
+          // Stopping the process stops an in-process job anyway.
+        }
+      });
       boolean tty = System.console() != null;
       boolean detachedFlink = DetachedFlinkJob.is(result);
       long lastPrint = System.nanoTime();
@@ -69,6 +78,9 @@ public final class Job {
       }
       throw shown;
     } finally {
+      if (cancel != null) {
+        cancel.close();
+      }
       if (flink != null) {
         flink.stop();
       }
@@ -142,6 +154,12 @@ public final class Job {
       line.append(String.format(", ETA %.0f s", etaSeconds));
     }
     return line.toString();
+  }
+
+  /** Prints a line that stays, clearing a progress line on a terminal first. */
+  public static void printNote(PrintWriter err, String line, boolean tty) {
+    err.println((tty ? "\r\033[K" : "") + Printable.text(line));
+    err.flush();
   }
 
   /** Overwrites the progress line on a terminal; prints one line per call elsewhere. */

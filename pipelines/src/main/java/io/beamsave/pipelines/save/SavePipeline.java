@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.save;
 
+import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
@@ -133,13 +134,7 @@ public final class SavePipeline {
         throw new BeamsaveException(e.getMessage());
       }
     }
-    if (!stagingInStore) {
-      try {
-        Files.createDirectories(Path.of(stagingRoot));
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot create staging directory", Path.of(stagingRoot), e);
-      }
-    }
+    // run() creates a local staging directory, with its lock.
     return spec;
   }
 
@@ -276,28 +271,36 @@ public final class SavePipeline {
       SaveSpec spec, PipelineOptions options, PrintWriter progress, ImageUpload.Options upload) {
     long start = System.nanoTime();
     boolean whileSaving = spec.uploads() && !spec.stagesInStore() && runsInThisJvm(options);
-    Pipeline p = Pipeline.create(options);
-    build(p, spec, !whileSaving);
-    // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
-    removePartialImages(spec);
-    UploadsWhileSaving uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
+    // Refuses a second save of the same image, and clears what killed runs left.
+    StagingLock lock = spec.stagesInStore() ? null
+        : StagingLock.acquire(spec, progress != null ? progress : new PrintWriter(System.err, true));
+    UploadsWhileSaving uploads = null;
     try {
-      JobResult job = Job.run(p, progress(spec), progress);
-      List<ImageUpload.Result> uploaded = List.of();
-      if (uploads != null) {
-        if (progress != null) {
-          progress.println("finishing the upload" + (spec.libraries().size() > 1 ? "s" : "")
-              + " begun while saving");
-          progress.flush();
+      Pipeline p = Pipeline.create(options);
+      build(p, spec, !whileSaving);
+      // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
+      removePartialImages(spec);
+      uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
+      UploadsWhileSaving started = uploads;
+      try (Interrupts.Registration undo =
+          Interrupts.onInterrupt(() -> abandon(spec, started))) {
+        JobResult job = Job.run(p, progress(spec), progress);
+        List<ImageUpload.Result> uploaded = List.of();
+        if (uploads != null) {
+          if (progress != null) {
+            progress.println("finishing the upload" + (spec.libraries().size() > 1 ? "s" : "")
+                + " begun while saving");
+            progress.flush();
+          }
+          uploaded = uploads.finish();
+          uploads = null;
         }
-        uploaded = uploads.finish();
-        uploads = null;
+        List<ImageSummary> saved = new ArrayList<>();
+        for (String library : spec.libraries().keySet()) {
+          saved.add(ImageSummary.read(spec, library));
+        }
+        return new Outcome(spec, saved, job, uploaded, (System.nanoTime() - start) / 1e9);
       }
-      List<ImageSummary> saved = new ArrayList<>();
-      for (String library : spec.libraries().keySet()) {
-        saved.add(ImageSummary.read(spec, library));
-      }
-      return new Outcome(spec, saved, job, uploaded, (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new BeamsaveException("cannot read the summary of an image just written: " + e, e);
     } catch (RuntimeException e) {
@@ -314,7 +317,30 @@ public final class SavePipeline {
         System.err.println("beamsave: warning: cannot remove staging " + spec.staging() + ": "
             + e.getMessage());
       }
+      if (lock != null) {
+        lock.close();
+      }
     }
+  }
+
+  /**
+   * Undoes an interrupted save: aborts its uploads, removes its partial images and its
+   * staging, each so that workers still running cannot make them again.
+   */
+  private static void abandon(SaveSpec spec, UploadsWhileSaving uploads) {
+    if (uploads != null) {
+      uploads.abort("the save was interrupted");
+    }
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      if (!spec.stagesInStore()) {
+        try {
+          ImageWriter.abandon(Path.of(lib.image()));
+        } catch (IOException e) {
+          System.err.println("beamsave: warning: cannot remove " + lib.image() + ": " + e);
+        }
+      }
+    }
+    Staging.abandon(spec);
   }
 
   /**

@@ -50,6 +50,9 @@ public final class ImageWriter implements AutoCloseable {
 
   private static final Set<Path> FLUSH_PENDING = ConcurrentHashMap.newKeySet();
 
+  /** Partial images of saves that were interrupted: no worker may create them again. */
+  private static final Set<Path> ABANDONED = ConcurrentHashMap.newKeySet();
+
   private final Path target;
   private final Path partial;
   /** Where the image goes: exactly one of these is set. */
@@ -100,6 +103,9 @@ public final class ImageWriter implements AutoCloseable {
     }
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
+      if (ABANDONED.contains(partial)) {
+        throw new IOException("the save was interrupted");
+      }
       try (FileChannel ch =
               FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
           FileLock lock = ch.lock()) {
@@ -116,6 +122,18 @@ public final class ImageWriter implements AutoCloseable {
         flushSoon(partial);
         return end;
       }
+    }
+  }
+
+  /**
+   * Removes the partial image of {@code target} for good, for a save that was interrupted:
+   * workers still running cannot append to it again, which would create it anew.
+   */
+  public static void abandon(Path target) throws IOException {
+    Path partial = partialPath(target).toAbsolutePath().normalize();
+    synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
+      ABANDONED.add(partial);
+      Files.deleteIfExists(partial);
     }
   }
 

@@ -21,7 +21,6 @@ import java.util.TreeMap;
 import java.util.Set;
 import java.util.function.Function;
 import io.beamsave.transforms.store.ObjectUri;
-import java.util.stream.Stream;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -148,15 +147,41 @@ public final class AssembleImage
     return out;
   }
 
-  /** Removes a directory tree if it exists. */
+  /**
+   * Removes a directory tree if it exists, without following links, and without failing when
+   * something in it is removed meanwhile (an interrupted run is cleaned up from two threads).
+   */
   public static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
+    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
       return;
     }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) walk.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
+    Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+      @Override
+      public java.nio.file.FileVisitResult visitFile(Path f,
+          java.nio.file.attribute.BasicFileAttributes a) throws IOException {
+        Files.deleteIfExists(f);
+        return java.nio.file.FileVisitResult.CONTINUE;
       }
-    }
+
+      @Override
+      public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e)
+          throws IOException {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+        throw e;
+      }
+
+      @Override
+      public java.nio.file.FileVisitResult postVisitDirectory(Path d, IOException e)
+          throws IOException {
+        if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) {
+          throw e;
+        }
+        Files.deleteIfExists(d);
+        return java.nio.file.FileVisitResult.CONTINUE;
+      }
+    });
   }
+
 }

@@ -19,8 +19,15 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 public final class Staging {
   private Staging() {}
 
+  /** Staging of runs that were interrupted: nothing more is written there. */
+  private static final java.util.Set<String> ABANDONED =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /** Writes {@code data[0, len)} as {@code name}. */
   public static void write(SaveSpec spec, String name, byte[] data, int len) {
+    if (ABANDONED.contains(spec.staging())) {
+      throw new BeamsaveException("the save was interrupted");
+    }
     if (spec.stagesInStore()) {
       S3Store.of(spec.store()).put(object(spec, name), data, len, "application/octet-stream");
       return;
@@ -48,6 +55,12 @@ public final class Staging {
     } catch (IOException e) {
       throw BeamsaveException.io("cannot read from staging", file, e);
     }
+  }
+
+  /** Removes the run's staging for good: an interrupted run's workers write no more there. */
+  public static void abandon(SaveSpec spec) {
+    ABANDONED.add(spec.staging());
+    remove(spec, "");
   }
 
   /** Removes everything under {@code prefix} (a library's directory: {@code "NAME/"}). */
