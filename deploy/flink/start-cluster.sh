@@ -30,9 +30,12 @@ if [ ! -s "$dir/classpath" ] || [ "$here/pom.xml" -nt "$dir/classpath" ]; then
   mvn -q -B -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$dir/classpath" >&2
 fi
 cp=$(cat "$dir/classpath")
+rm -f "$dir/extra-classpath"
 if [ -n "${BEAMSAVE_JAR:-}" ]; then
   [ -f "$BEAMSAVE_JAR" ] || { echo "start-cluster: BEAMSAVE_JAR $BEAMSAVE_JAR: no such file" >&2; exit 1; }
   cp="$cp:$(realpath "$BEAMSAVE_JAR")"
+  # add-taskmanager.sh starts further TaskManagers with the same jar.
+  realpath "$BEAMSAVE_JAR" >"$dir/extra-classpath"
 fi
 
 cat >"$dir/conf/config.yaml" <<YAML
@@ -51,6 +54,15 @@ rest.port: $rest_port
 cluster.evenly-spread-out-slots: true
 metrics.fetcher.update-interval: 1000
 parallelism.default: $((2 * taskmanagers))
+# A lost TaskManager fails the running job; Flink then runs it again on the TaskManagers left.
+# The attempts must outlast the heartbeat timeout that declares the lost one dead: 5 attempts
+# 2 s apart ran out first; 10 attempts 5 s apart with a 10 s timeout restarted an 800 MiB save
+# once and finished it (beamsave's shards are safe to write twice).
+restart-strategy.type: fixed-delay
+restart-strategy.fixed-delay.attempts: 10
+restart-strategy.fixed-delay.delay: 5 s
+heartbeat.interval: 2000
+heartbeat.timeout: 10000
 io.tmp.dirs: $dir/tmp
 web.tmpdir: $dir/web
 web.upload.dir: $dir/web
@@ -66,30 +78,8 @@ appender.main.layout.type = PatternLayout
 appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
 LOG4J
 
-# What Flink's own scripts pass on Java 17 (the beamsave launcher uses the same list).
-mapfile -t opens <"$here/jvm-opens"
-
-# Flink derives the JVM memory flags and its dynamic properties from the config, as its
-# scripts do: line 1 of the result is JVM flags, line 2 the -D properties for the entrypoint.
-memory() {
-  java -cp "$cp" org.apache.flink.runtime.util.bash.BashJavaUtils "$1" --configDir "$dir/conf" \
-    2>/dev/null | sed -n 's/^BASH_JAVA_UTILS_EXEC_RESULT://p'
-}
-
-start() { # NAME MAIN-CLASS RESOURCE-QUERY ARGS...
-  local name=$1 main=$2 query=$3 jvm props
-  shift 3
-  mapfile -t lines < <(memory "$query")
-  [ "${#lines[@]}" -ge 2 ] || { echo "start-cluster: Flink gave no memory settings for $name" >&2; exit 1; }
-  read -r -a jvm <<<"${lines[0]}"
-  read -r -a props <<<"${lines[1]}"
-  # shellcheck disable=SC2086
-  nohup java "${jvm[@]}" "${opens[@]}" -Djava.io.tmpdir="$dir/tmp" \
-    -Dlog.file="$dir/log/$name.log" -Dlog4j.configurationFile="file:$dir/conf/log4j.properties" \
-    -cp "$cp" "$main" --configDir "$dir/conf" "$@" "${props[@]}" \
-    >"$dir/log/$name.out" 2>&1 </dev/null &
-  echo $! >>"$dir/pids"
-}
+# shellcheck source=deploy/flink/processes.sh
+. "$here/processes.sh"
 
 start jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint \
   GET_JM_RESOURCE_PARAMS --executionMode cluster

@@ -113,4 +113,49 @@ class DeployManifestsTest {
     assertTimestampedImage(args);
     assertThat(args).contains("--flinkMaster=127.0.0.1:8081");
   }
+
+  /**
+   * Every cluster deploy/ starts restarts a job that lost a TaskManager, for longer than the
+   * heartbeat timeout that declares the TaskManager dead: otherwise the attempts run out first.
+   */
+  static void assertRestartsOutlastAHeartbeat(java.util.Map<String, String> conf, String where) {
+    assertThat(conf.get("restart-strategy.type")).as(where).isEqualTo("fixed-delay");
+    long attempts = Long.parseLong(conf.get("restart-strategy.fixed-delay.attempts"));
+    long delayMs = Long.parseLong(conf.get("restart-strategy.fixed-delay.delay")
+        .replace(" s", "").trim()) * 1000;
+    long timeoutMs = Long.parseLong(conf.get("heartbeat.timeout"));
+    assertThat(attempts * delayMs).as(where + ": attempts x delay").isGreaterThan(2 * timeoutMs);
+  }
+
+  static java.util.Map<String, String> flatConfig(String text) {
+    java.util.Map<String, String> conf = new java.util.HashMap<>();
+    for (String line : text.split("\n")) {
+      String l = line.strip();
+      int colon = l.indexOf(": ");
+      if (!l.startsWith("#") && colon > 0) {
+        conf.put(l.substring(0, colon), l.substring(colon + 2).replace("\"", ""));
+      }
+    }
+    return conf;
+  }
+
+  @Test
+  void everyClusterRestartsAJobThatLostATaskManager() throws Exception {
+    JsonNode k8s = documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")).get(0);
+    java.util.Map<String, String> conf = new java.util.HashMap<>();
+    k8s.at("/spec/flinkConfiguration").fields()
+        .forEachRemaining(f -> conf.put(f.getKey(), f.getValue().asText()));
+    assertRestartsOutlastAHeartbeat(conf, "k8s/flink-session-cluster.yaml");
+
+    JsonNode services = documents(DEPLOY.resolve("compose.yaml")).get(0).get("services");
+    assertRestartsOutlastAHeartbeat(
+        flatConfig(services.at("/jobmanager/environment/FLINK_PROPERTIES").asText()),
+        "compose.yaml jobmanager");
+    assertThat(flatConfig(services.at("/taskmanager/environment/FLINK_PROPERTIES").asText()))
+        .containsEntry("heartbeat.timeout", "10000");
+
+    String script = Files.readString(DEPLOY.resolve("flink/start-cluster.sh"));
+    assertRestartsOutlastAHeartbeat(flatConfig(script.substring(script.indexOf("<<YAML"),
+        script.indexOf("\nYAML"))), "flink/start-cluster.sh");
+  }
 }

@@ -3,17 +3,11 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.FlinkProgress;
 import io.beamsave.pipelines.transfer.LocalS3Server;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,7 +16,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,74 +28,47 @@ import org.junit.jupiter.api.io.TempDir;
  * the image and the run's staging on S3 (S3Proxy as its own process).
  */
 class FlinkClusterIT {
-  static final ObjectMapper JSON = new ObjectMapper();
   // Kept when a test fails, for the cluster's logs under flink/log; otherwise removed (the
   // library, its restore and the store hold about 500 MB).
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
-  static Path cluster;
+  static LoopbackFlinkCluster cluster;
   static LocalS3Server s3;
-  static int restPort;
   static Map<String, String> env;
 
   @BeforeAll
   static void start() throws Exception {
     s3 = LocalS3Server.start(Files.createDirectories(dir.resolve("s3")), "vault");
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      restPort = s.getLocalPort();
-    }
     env = new HashMap<>();
     env.put("AWS_ACCESS_KEY_ID", LocalS3Server.ACCESS_KEY);
     env.put("AWS_SECRET_ACCESS_KEY", LocalS3Server.SECRET_KEY);
     env.put("AWS_REGION", "us-east-1");
     // The client builds and submits the Flink job; Flink needs these opened on Java 17.
     env.put("JDK_JAVA_OPTIONS", System.getProperty("flink.java.opens"));
-    cluster = dir.resolve("flink");
     // The TaskManagers inherit the credentials and read and write s3:// with them. The jar on
     // their classpath lets jobs submitted with --jarOnCluster ship none.
-    int exit = script(Map.of("BEAMSAVE_JAR",
-            Path.of("target", "beamsave.jar").toAbsolutePath().toString()),
-        "start-cluster.sh", cluster.toString(), "2", Integer.toString(restPort));
-    assertThat(exit).as("start-cluster.sh; see " + cluster.resolve("log")).isZero();
+    cluster = LoopbackFlinkCluster.start(dir.resolve("flink"), 2, env);
   }
 
   @AfterAll
   static void stop() throws Exception {
     if (cluster != null) {
-      script(Map.of(), "stop-cluster.sh", cluster.toString());
+      cluster.close();
     }
     if (s3 != null) {
       s3.close();
     }
   }
 
-  static int script(Map<String, String> extraEnv, String name, String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of("..", "deploy", "flink", name).toAbsolutePath().normalize().toString()));
-    cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
-    pb.environment().putAll(env);
-    pb.environment().putAll(extraEnv);
-    Process p = pb.start();
-    if (!p.waitFor(10, TimeUnit.MINUTES)) {
-      p.destroyForcibly();
-      throw new AssertionError(name + " did not finish in 10 minutes");
-    }
-    return p.exitValue();
-  }
-
   static JsonNode rest(String path) throws IOException, InterruptedException {
-    HttpResponse<String> r = HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(200);
-    return JSON.readTree(r.body());
+    return cluster.rest(path);
   }
 
   Object[] onCluster(Object... args) {
     List<Object> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--", "--runner=FlinkRunner", "--flinkMaster=127.0.0.1:" + restPort,
-        "--parallelism=4"));
+    all.add("--");
+    all.addAll(cluster.beamOptions());
+    all.add("--parallelism=4");
     return all.toArray();
   }
 
@@ -125,7 +91,7 @@ class FlinkClusterIT {
     // What progress lines are read from: the cluster's REST API finds the job by its name and
     // counts the shards planned and compressed (200 MiB in 16 MiB shards is at least 13).
     FlinkProgress.Shards shards =
-        new FlinkProgress(URI.create("http://127.0.0.1:" + restPort), "beamsave-it-save",
+        new FlinkProgress(URI.create("http://127.0.0.1:" + cluster.restPort), "beamsave-it-save",
             "CompressShard", "PlanShards", 0).poll();
     assertThat(shards).isNotNull();
     assertThat(shards.total()).isGreaterThanOrEqualTo(13);

@@ -21,7 +21,8 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
  * for tests and cost about a third of the run time), one worker thread per core, a non-blocking
  * run so progress can be shown, and on Flink no defensive copies between operators and, for the
  * embedded cluster, a REST port to read progress from; with {@code --jarOnCluster}, no jar shipped
- * with the job ({@link ClusterJarOptions}).
+ * with the job ({@link ClusterJarOptions}); with {@code --numberOfExecutionRetries}, the
+ * DataStream translation, the only one Beam gives the retries to.
  */
 public final class BeamOptions {
   private BeamOptions() {}
@@ -35,6 +36,13 @@ public final class BeamOptions {
     if (args.stream().anyMatch(a -> a.matches("--runner=(org\\.apache\\.beam\\.runners\\.flink\\.)?FlinkRunner"))) {
       // Elements are never changed after output, so Flink's defensive copies are waste.
       defaultTo(args, "fasterCopy", "true");
+      if (has(args, "numberOfExecutionRetries")) {
+        // Beam 2.62 applies --numberOfExecutionRetries and --executionRetryDelay to jobs it
+        // translates to Flink's DataStream API only. Its default for batch pipelines, the
+        // DataSet API, leaves the restart strategy to the cluster: Flink 1.19 reads a DataSet
+        // job's own strategy only from the ExecutionConfig calls Beam makes for DataStream jobs.
+        defaultTo(args, "useDataStreamForBatch", "true");
+      }
       if (!embeddedFlink(args)) {
         // Job.run polls a cluster's job itself, faster than Flink's client would.
         defaultTo(args, "attachedMode", "false");

@@ -28,8 +28,16 @@ import java.util.Map;
  * API reads as "nothing known yet": progress must never fail a job.
  */
 public final class FlinkProgress {
-  /** Shards done of shards in all ({@code total} 0 while unknown). */
-  public record Shards(long done, long total) {}
+  /**
+   * Shards done of shards in all ({@code total} 0 while unknown), and how many times the job
+   * has restarted (after a lost TaskManager, say: Flink runs it again from the start, and the
+   * shards done count again from 0).
+   */
+  public record Shards(long done, long total, long restarts) {
+    public Shards(long done, long total) {
+      this(done, total, 0);
+    }
+  }
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -84,13 +92,21 @@ public final class FlinkProgress {
           done = finished ? 0 : recordsOut(v.path("id").asText());
         }
       }
-      return new Shards(shardsFinished ? total : done, total);
+      return new Shards(shardsFinished ? total : done, total, restarts());
     } catch (IOException | RuntimeException e) {
       return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
     }
+  }
+
+  /** The job's {@code numRestarts} metric, 0 while unknown. */
+  private long restarts() throws IOException, InterruptedException {
+    for (JsonNode m : get("/jobs/" + jobId + "/metrics?get=numRestarts")) {
+      return m.path("value").asLong();
+    }
+    return 0;
   }
 
   private String findJob() throws IOException, InterruptedException {

@@ -32,6 +32,7 @@ final class FlinkProgressPrinter {
       FlinkProgress.Shards first = null;
       long firstNanos = 0;
       long bytes = progress.knownTotal();
+      long restarts = 0;
       while (!stopped) {
         try {
           Thread.sleep(1000);
@@ -40,6 +41,17 @@ final class FlinkProgressPrinter {
         }
         FlinkProgress.Shards s = poller.poll();
         long now = System.nanoTime();
+        if (s != null && s.restarts() > restarts) {
+          restarts = s.restarts();
+          // A restart is progress, not failure: Flink runs the job again while its restart
+          // strategy allows, and beamsave fails only when Flink gives up.
+          synchronized (err) {
+            Job.printNote(err, "Flink restarted the job (restart " + restarts + ") after a"
+                + " failure, such as a lost TaskManager; it runs again from the start", tty);
+          }
+          first = null;
+          last = null;
+        }
         if (s != null && first == null && s.done() > 0) {
           first = s;
           firstNanos = now;

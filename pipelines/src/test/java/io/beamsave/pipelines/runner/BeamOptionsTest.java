@@ -1,0 +1,31 @@
+package io.beamsave.pipelines.runner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.apache.beam.runners.flink.FlinkPipelineOptions;
+import org.junit.jupiter.api.Test;
+
+class BeamOptionsTest {
+  static FlinkPipelineOptions flink(String... args) {
+    return BeamOptions.parse(List.of(args)).as(FlinkPipelineOptions.class);
+  }
+
+  @Test
+  void numberOfExecutionRetriesRunsTheJobWithTheTranslationBeamGivesThemTo() {
+    FlinkPipelineOptions o = flink("--runner=FlinkRunner", "--flinkMaster=127.0.0.1:8081",
+        "--numberOfExecutionRetries=4", "--executionRetryDelay=2500");
+    assertThat(o.getUseDataStreamForBatch()).isTrue();
+    assertThat(o.getNumberOfExecutionRetries()).isEqualTo(4);
+    assertThat(o.getExecutionRetryDelay()).isEqualTo(2500);
+  }
+
+  @Test
+  void withoutRetriesBatchJobsKeepTheDataSetTranslationAndTheClustersStrategy() {
+    assertThat(flink("--runner=FlinkRunner", "--flinkMaster=127.0.0.1:8081")
+        .getUseDataStreamForBatch()).isFalse();
+    assertThat(flink("--runner=FlinkRunner", "--numberOfExecutionRetries=2",
+        "--useDataStreamForBatch=false").getUseDataStreamForBatch())
+        .as("the operator's choice stands").isFalse();
+  }
+}
