@@ -40,7 +40,8 @@ final class RestoreCommand implements Callable<Integer> {
       paramLabel = "GLOB",
       description =
           "Restore only entries whose relative path, or a parent directory's, matches GLOB"
-              + " (e.g. 'bin/*', '**/*.conf'); repeat for several.")
+              + " (e.g. 'bin/*', '**/*.conf'); repeat for several. A byte of a name that is not"
+              + " UTF-8 is written \\xNN, as 'list' prints it.")
   List<String> includes = new ArrayList<>();
 
   @Option(
@@ -59,6 +60,7 @@ final class RestoreCommand implements Callable<Integer> {
     try (ImageRef ref = image.open(progress)) {
       o = RestorePipeline.run(ref, target, includes, overwrite, pipeline.options(), progress);
     }
+    o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));
     spec.commandLine()
         .getOut()
         .println(

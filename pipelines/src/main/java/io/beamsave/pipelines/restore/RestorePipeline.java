@@ -36,7 +36,9 @@ public final class RestorePipeline {
         verb, StageMetrics.BYTES_CHECKED, null, bytes, READ_STEP, null, shards, null);
   }
 
-  public record Outcome(Path target, long files, long entries, long bytes, double seconds) {}
+  /** What a restore did; {@code warnings} say what did not come back exactly, and why. */
+  public record Outcome(
+      Path target, long files, long entries, long bytes, double seconds, List<String> warnings) {}
 
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
@@ -62,6 +64,7 @@ public final class RestorePipeline {
     chosen.sort(ShardPlanner.BY_PATH);
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
     long bytes = files.stream().mapToLong(Entry::size).sum();
+    List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       boolean finished = false;
       try {
@@ -76,6 +79,9 @@ public final class RestorePipeline {
         }
         tree.finish(chosen, ids, catalog.root());
         finished = true;
+        if (tree.clampedTimes() != null) {
+          warnings.add(tree.clampedTimes());
+        }
       } finally {
         if (!finished) {
           tree.abandon();
@@ -85,6 +91,6 @@ public final class RestorePipeline {
       throw BeamsaveException.io("cannot close restore target", target, e);
     }
     return new Outcome(
-        target, files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9);
+        target, files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9, warnings);
   }
 }

@@ -45,6 +45,9 @@ final class TargetTree implements AutoCloseable {
   private final boolean asRoot = Dir.effectiveUid() == 0;
   private final Beneath tree;
   private boolean markerLeft;
+  /** Entries whose mtime the target's filesystem could not hold: how many, and the first. */
+  private long clamped;
+  private String firstClamped;
 
   private TargetTree(Path given, Dir root, RestoreTarget target, boolean overwrite) {
     this.given = given;
@@ -310,6 +313,7 @@ final class TargetTree implements AutoCloseable {
       dir.setLinkOwner(temp, e.uid(), e.gid());
     }
     dir.setLinkModified(temp, e.mtimeSeconds(), e.mtimeNanos());
+    checkTime(dir.stat(temp), e);
     dir.rename(temp, e.path().fileName());
   }
 
@@ -320,6 +324,27 @@ final class TargetTree implements AutoCloseable {
     }
     h.setPermissions(e.mode());
     h.setModified(e.mtimeSeconds(), e.mtimeNanos());
+    checkTime(h.stat(), e);
+  }
+
+  /**
+   * Notes an mtime the filesystem did not keep as given: the kernel clamps what a filesystem
+   * cannot hold (ext4 ends in 2446, some keep no nanoseconds), and the operator should know.
+   */
+  private void checkTime(FileStat s, Entry e) {
+    if (s.mtimeSeconds() != e.mtimeSeconds() || s.mtimeNanos() != e.mtimeNanos()) {
+      if (clamped++ == 0) {
+        firstClamped = (e.path().isEmpty() ? given.toString() : show(e.path())) + ": saved "
+            + e.mtimeSeconds() + "." + String.format("%09d", e.mtimeNanos()) + " s, restored "
+            + s.mtimeSeconds() + "." + String.format("%09d", s.mtimeNanos()) + " s";
+      }
+    }
+  }
+
+  /** A warning if the target could not hold some mtime exactly, else null. */
+  String clampedTimes() {
+    return clamped == 0 ? null : "the target's filesystem could not hold the exact mtime of "
+        + clamped + " entr" + (clamped == 1 ? "y" : "ies") + " (" + firstClamped + ")";
   }
 
   /**
