@@ -153,5 +153,8 @@ class NamesAndTimesTest {
         "--include", "d\\x80r/*", "--quiet");
     assertThat(TreeSnapshot.of(target).entries().keySet()).containsExactlyInAnyOrder(
         ".", "caf\\xe9", "d\\x80r", "d\\x80r/inside", "d\\x80r/link-to-latin1");
+    assertThat(TreeSnapshot.of(target).entries().get("."))
+        .as("a partial restore leaves the target's own metadata alone")
+        .doesNotContain("mtime=946684799.999999999");
   }
 }

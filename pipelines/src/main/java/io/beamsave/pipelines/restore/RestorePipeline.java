@@ -77,7 +77,10 @@ public final class RestorePipeline {
                   image.s3()));
           Job.run(p, progress("restored", bytes, tasks.size()), progress);
         }
-        tree.finish(chosen, ids, catalog.root());
+        // The library root's metadata goes to the target in a whole restore; one of chosen
+        // entries leaves the target as it was.
+        boolean whole = includes == null || includes.isEmpty();
+        tree.finish(chosen, ids, whole ? catalog.root() : null);
         finished = true;
         if (tree.clampedTimes() != null) {
           warnings.add(tree.clampedTimes());
