@@ -22,7 +22,10 @@ public class BeamsaveException extends RuntimeException {
 
   /** Wraps an I/O failure on {@code path} as "{@code action path: cause}". */
   public static BeamsaveException io(String action, Object path, IOException e) {
-    return new BeamsaveException(action + " " + path + ": " + describe(e), e);
+    // A failure on a directory on the way (a symlink swapped in, say) names that directory.
+    String on = e instanceof FileSystemException f && f.getFile() != null
+        && !f.getFile().equals(String.valueOf(path)) ? f.getFile() + ": " : "";
+    return new BeamsaveException(action + " " + path + ": " + on + describe(e), e);
   }
 
   /** The cause of an I/O failure in words, without repeating the path NIO puts in messages. */
