@@ -105,4 +105,25 @@ class CraftedImageTest {
         + " hold the exact mtime of 1 entry (" + tmp.resolve("far-restored/far")
         + ": saved 9223372036854775807.000000000 s, restored");
   }
+
+  @Test
+  void aCatalogNestingDeeperThanAThousandDirectoriesIsRefused() throws IOException {
+    List<Entry> entries = new java.util.ArrayList<>();
+    StringBuilder path = new StringBuilder("d");
+    for (int i = 0; i < 1100; i++) {
+      entries.add(Entries.dir(path.toString()));
+      path.append("/d");
+    }
+    Path image = craft(entries);
+    assertEveryCommandRefuses(image, "nests deeper than 1024 directories");
+  }
+
+  @Test
+  void anOwnerThatChownCannotSetIsRefused() throws IOException {
+    Entry nobody = new Entry(io.beamsave.transforms.image.PathBytes.of("x"),
+        io.beamsave.transforms.image.EntryType.DIRECTORY, 0, 0755, -1, 0, 0, 0, 0, 0, 0, 0, null,
+        List.of());
+    assertEveryCommandRefuses(craft(List.of(nobody)), "entry 0 (x): owner 4294967295:0 cannot"
+        + " be restored");
+  }
 }

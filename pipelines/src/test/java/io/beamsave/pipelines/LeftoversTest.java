@@ -4,15 +4,13 @@ import static io.beamsave.pipelines.BadInputTest.assertOneLineError;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.ImageWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Properties;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,52 +36,93 @@ class LeftoversTest {
     Files.createDirectories(image.getParent());
   }
 
-  /** A staging directory as a save run leaves it, with its lock file naming {@code image}. */
-  static FileChannel stagingOf(Path dir, Path image, long pid) throws IOException {
-    Files.createDirectories(dir.resolve("lib"));
-    Files.writeString(dir.resolve("lib/listing"), "the whole listing of the library");
+  /**
+   * What a save run leaves for {@code image}: its lock file, naming its pid and its staging
+   * directory (which holds the run's id and the listing). The channel is the lock's, open.
+   */
+  static OpenFile runOf(Path image, Path staging, long pid) throws IOException {
+    Files.createDirectories(staging.resolve("lib"));
+    Files.writeString(staging.resolve("lib/listing"), "the whole listing of the library");
+    Files.writeString(staging.resolve("run"), "r" + pid);
     Properties p = new Properties();
     p.setProperty("pid", Long.toString(pid));
     p.setProperty("host", "here");
     p.setProperty("started", "2026-11-30T02:15:00Z");
-    p.setProperty("image.0", image.toString());
-    p.setProperty("destination.0", image.toString());
+    p.setProperty("image", image.toString());
+    p.setProperty("staging", staging.toString());
+    p.setProperty("run", "r" + pid);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     p.store(out, null);
-    FileChannel ch = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE);
-    ch.write(ByteBuffer.wrap(out.toByteArray()));
-    return ch;
+    try (Dir dir = Dir.open(image.getParent())) {
+      OpenFile f = dir.openOrCreate((image.getFileName() + ".lock").getBytes(), 0644);
+      f.write(0, out.toByteArray(), 0, out.size());
+      return f;
+    }
   }
 
   @Test
-  void whatAKilledSaveLeftIsRemovedByTheNextSaveOfTheSameImage() throws IOException {
+  void whatAKilledSaveLeftIsRemovedByTheNextSaveBesideIt() throws IOException {
     Path stale = image.resolveSibling(".beamsave-staging-20261130T021500-4242");
-    stagingOf(stale, image, 4242).close();
+    runOf(image, stale, 4242).close();
     Files.writeString(ImageWriter.partialPath(image), "shards appended by the killed run");
-    Cli save = Cli.ok("save", "--library", library, "--image", image);
+    // A save of another image in the same place finds it (as a scheduled {utc} save would).
+    Path today = image.resolveSibling("lib-today.bsave");
+    Cli save = Cli.ok("save", "--library", library, "--image", today);
     assertThat(save.err()).contains("removed what a killed save (pid 4242, started"
-        + " 2026-11-30T02:15:00Z) left: " + stale + ", " + ImageWriter.partialPath(image));
+        + " 2026-11-30T02:15:00Z) left: " + ImageWriter.partialPath(image) + ", " + stale);
     try (Stream<Path> s = Files.list(image.getParent())) {
       assertThat(s.map(p -> p.getFileName().toString()))
-          .containsExactlyInAnyOrder("lib.bsave", "beamsave-ledger");
+          .containsExactlyInAnyOrder("lib-today.bsave", "beamsave-ledger");
     }
-    Cli.ok("verify", "--image", image, "--quiet");
+    Cli.ok("verify", "--image", today, "--quiet");
   }
 
   @Test
-  void aSaveOfAnImageAnotherSaveIsWritingRefusesNamingIt() throws IOException {
+  void aSaveOfAnImageAnotherSaveIsWritingRefusesNamingItHoweverThePathIsSpelled()
+      throws IOException {
     Path live = image.resolveSibling(".beamsave-staging-20261130T021500-777");
-    try (FileChannel ch = stagingOf(live, image, 777); FileLock held = ch.lock()) {
+    try (OpenFile lock = runOf(image, live, 777)) {
+      assertThat(lock.tryLock()).isTrue();
+      String refusal = "another save of %s is running (pid 777 on here, started"
+          + " 2026-11-30T02:15:00Z)";
       assertOneLineError(Cli.run("save", "--library", library, "--image", image),
-          "another save of " + image + " is running (pid 777 on here, started"
-              + " 2026-11-30T02:15:00Z)");
+          String.format(refusal, image));
+      Path spelled = tmp.resolve("out/../out/./lib.bsave");
+      assertOneLineError(Cli.run("save", "--library", library, "--image", spelled,
+          "--staging", Files.createDirectories(tmp.resolve("elsewhere"))), "another save of",
+          "is running (pid 777");
+      Path link = Files.createSymbolicLink(tmp.resolve("out-link"), image.getParent());
+      assertOneLineError(Cli.run("save", "--library", library, "--image",
+          link.resolve("lib.bsave")), "is running (pid 777");
       assertThat(live.resolve("lib/listing")).as("the running save's staging is untouched")
           .exists();
       // Another image in the same place is another matter.
       Cli.ok("save", "--library", library, "--image", image.resolveSibling("other.bsave"),
           "--quiet");
+      assertThat(live.resolve("lib/listing")).exists();
     }
+  }
+
+  @Test
+  void aLockFileNeverRemovesWhatIsNotItsOwnRunsToRemove() throws IOException {
+    // A lock file without a run beside it, naming a partial image and a staging directory
+    // elsewhere (as a library holding its own image directory would carry into a restore).
+    Path elsewhere = Files.createDirectories(tmp.resolve("live"));
+    Path livePartial = Files.writeString(elsewhere.resolve("live.bsave.partial"), "live");
+    Path liveStaging = Files.createDirectories(elsewhere.resolve(".beamsave-staging-1-1"));
+    Files.writeString(liveStaging.resolve("run"), "the live run");
+    Path fake = Files.createDirectories(tmp.resolve("fake"));
+    Properties p = new Properties();
+    p.setProperty("image", elsewhere.resolve("live.bsave").toString());
+    p.setProperty("staging", liveStaging.toString());
+    p.setProperty("run", "not the live run");
+    try (var out = Files.newOutputStream(fake.resolve("x.bsave.lock"))) {
+      p.store(out, null);
+    }
+    Cli.ok("save", "--library", library, "--image", fake.resolve("y.bsave"), "--quiet");
+    assertThat(livePartial).hasContent("live");
+    assertThat(liveStaging.resolve("run")).exists();
+    assertThat(fake.resolve("x.bsave.lock")).as("the stale lock itself is gone").doesNotExist();
   }
 
   @Test
@@ -121,6 +160,82 @@ class LeftoversTest {
       assertThat(all.filter(Files::isRegularFile).map(p -> p.getFileName().toString()))
           .as("no file was moved into place, no temporary or marker is left")
           .isEmpty();
+    }
+  }
+
+  @Test
+  void onlyBeamsavesOwnMarkerCounts() throws IOException {
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+    Path outside = Files.writeString(tmp.resolve("secret"), "beamsave restore of a secret\n");
+    Path target = Files.createDirectories(tmp.resolve("target"));
+    // A directory by a marker's name, and a hard link to a file elsewhere: neither is a marker.
+    Files.createDirectories(target.resolve(".beamsave-restore-0000000a"));
+    Files.createLink(target.resolve(".beamsave-restore-0000000b"), outside);
+    Files.writeString(target.resolve(".beamsave-0000000b-0123456789abcdef"), "a user's file");
+    Cli restore = Cli.ok("restore", "--image", image, "--target", target, "--overwrite");
+    assertThat(restore.err()).doesNotContain("secret").doesNotContain("unfinished");
+    assertThat(target.resolve(".beamsave-0000000b-0123456789abcdef")).hasContent("a user's file");
+    assertThat(target.resolve(".beamsave-restore-0000000a")).isDirectory();
+    assertThat(outside).hasContent("beamsave restore of a secret\n");
+  }
+
+  /** Makes {@code depth} directories {@code name} nested in {@code top}, through handles. */
+  static void nest(Path top, byte[] name, int depth) throws IOException {
+    io.beamsave.transforms.fs.Dir at = io.beamsave.transforms.fs.Dir.open(top);
+    for (int i = 0; i < depth; i++) {
+      at.mkdir(name, 0700);
+      io.beamsave.transforms.fs.Dir next = at.openDir(name);
+      at.close();
+      at = next;
+    }
+    at.close();
+  }
+
+  /** Removes what {@link #nest} made: deeper than Java's file API can remove. */
+  static void unnest(Path top, byte[] name) throws IOException {
+    java.util.ArrayDeque<io.beamsave.transforms.fs.Dir> chain = new java.util.ArrayDeque<>();
+    chain.push(io.beamsave.transforms.fs.Dir.open(top));
+    while (true) {
+      try {
+        chain.push(chain.peek().openDir(name));
+      } catch (java.nio.file.NoSuchFileException bottom) {
+        break;
+      }
+    }
+    while (chain.size() > 1) {
+      chain.pop().close();
+      chain.peek().deleteDirectory(name);
+    }
+    chain.pop().close();
+  }
+
+  @Test
+  void aTreeNestedThousandsDeepInTheTargetDoesNotStopAnOverwrite() throws IOException {
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+    Path target = Files.createDirectories(tmp.resolve("deep-target"));
+    nest(target, new byte[] {'a'}, 1500);
+    try {
+      Files.writeString(target.resolve(".beamsave-restore-0badf00d"),
+          "beamsave restore of an image into " + target + ", started then by pid 1\n");
+      Cli restore = Cli.ok("restore", "--image", image, "--target", target, "--overwrite");
+      assertThat(restore.err()).contains("completing an unfinished restore");
+      assertThat(target.resolve(".beamsave-restore-0badf00d")).doesNotExist();
+      assertThat(target.resolve("data/log.txt")).exists();
+    } finally {
+      unnest(target, new byte[] {'a'});
+    }
+  }
+
+  @Test
+  void aLibraryNestingDeeperThanAThousandDirectoriesFailsTheSaveNamingWhere() throws IOException {
+    Path deep = Files.createDirectories(tmp.resolve("deep-lib"));
+    nest(deep, new byte[] {'d'}, 1030);
+    try {
+      assertOneLineError(Cli.run("save", "--library", deep, "--image",
+          tmp.resolve("deep.bsave")), "cannot save " + deep + "/d/d/",
+          "nests deeper than 1024 directories");
+    } finally {
+      unnest(deep, new byte[] {'d'});
     }
   }
 }

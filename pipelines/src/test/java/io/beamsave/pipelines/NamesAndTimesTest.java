@@ -157,4 +157,22 @@ class NamesAndTimesTest {
         .as("a partial restore leaves the target's own metadata alone")
         .doesNotContain("mtime=946684799.999999999");
   }
+
+  @Test
+  void anArgumentJavaCouldNotDecodeIsRefusedRatherThanTakenForAnotherPath() {
+    // What the JVM makes of a command-line argument holding "caf\xe9": the byte is gone.
+    BadInputTest.assertOneLineError(Cli.run("restore", "--image", tmp.resolve("x.bsave"),
+        "--target", tmp.resolve("caf\uFFFD")), "holds bytes that are not valid UTF-8");
+    assertThat(tmp.resolve("caf\uFFFD")).doesNotExist();
+  }
+
+  @Test
+  void aLibraryGivenThroughASymlinkIsNamedAfterTheLink() throws IOException {
+    Path link = Files.createSymbolicLink(tmp.resolve("current"), library);
+    Cli.ok("save", "--library", link, "--image", tmp.resolve("many"), "--library",
+        Files.createDirectories(tmp.resolve("other")), "--quiet");
+    assertThat(tmp.resolve("many/current.bsave")).exists();
+    assertThat(ImageReader.readCatalog(tmp.resolve("many/current.bsave")).library())
+        .isEqualTo("current");
+  }
 }

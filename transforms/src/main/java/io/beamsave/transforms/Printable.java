@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  * for every byte that is not (invalid UTF-8, control characters, escape sequences, line
  * separators and bidirectional overrides), with {@code \\} for a backslash, so the printed form
  * names exactly one byte string and can forge neither a line nor a terminal command. {@code
- * --include} patterns accept the same escapes.
+ * --include} patterns accept the same escapes (glob characters in a name want a backslash).
  */
 public final class Printable {
   private Printable() {}

@@ -70,6 +70,17 @@ public final class BeamsaveCommand implements Runnable {
     CommandLine cli = new CommandLine(new BeamsaveCommand());
     cli.setOut(out);
     cli.setErr(err);
+    for (String a : args) {
+      if (a.indexOf('\uFFFD') >= 0) {
+        // The JVM decodes its arguments with the locale's charset before beamsave sees them,
+        // replacing what is not valid: such a path would name another file, so it is refused.
+        err.println("beamsave: error: argument '" + Printable.text(a) + "' holds bytes that are"
+            + " not valid UTF-8, which Java cannot pass on exactly; name the file through a"
+            + " symlink or its parent directory");
+        err.flush();
+        return EXIT_FAILURE;
+      }
+    }
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           if (Interrupts.interrupted()) {
@@ -79,8 +90,9 @@ public final class BeamsaveCommand implements Runnable {
           RuntimeException shown = e instanceof BeamsaveException ? (BeamsaveException) e
               : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
               : Job.translate(e);
+          // Escaped before it is cut to one line: a name's newline must not end the message.
           commandLine.getErr().println(
-              "beamsave: error: " + Printable.text(oneLine(shown.getMessage())));
+              "beamsave: error: " + oneLine(Printable.text(shown.getMessage())));
           if (verbose) {
             StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));

@@ -41,7 +41,8 @@ final class RestoreCommand implements Callable<Integer> {
       description =
           "Restore only entries whose relative path, or a parent directory's, matches GLOB"
               + " (e.g. 'bin/*', '**/*.conf'); repeat for several. A byte of a name that is not"
-              + " UTF-8 is written \\xNN, as 'list' prints it.")
+              + " UTF-8 is written \\xNN, as 'list' prints it; the glob characters *?[]{},\\"
+              + " in a name need a backslash before them.")
   List<String> includes = new ArrayList<>();
 
   @Option(
@@ -70,7 +71,7 @@ final class RestoreCommand implements Callable<Integer> {
                 o.files(),
                 Sizes.human(o.bytes()),
                 o.entries() - o.files(),
-                o.target(),
+                io.beamsave.transforms.Printable.text(o.target().toString()),
                 o.seconds()));
     return 0;
   }

@@ -7,6 +7,7 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.SaveSpec;
 import java.io.IOException;
@@ -163,7 +164,7 @@ final class SaveCommand implements Callable<Integer> {
     report.rows().forEach(out::println);
     out.println(report.stagesLine());
     for (ImageSummary s : outcome.images()) {
-      out.println("image: " + s.image());
+      out.println("image: " + Printable.text(s.image()));
     }
     for (ImageUpload.Result r : outcome.uploadedWhileSaving()) {
       out.printf(Locale.ROOT, "uploaded while saving: %s, %s in %d parts; saved in %.2fs, stored"

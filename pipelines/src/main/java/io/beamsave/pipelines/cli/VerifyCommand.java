@@ -37,7 +37,7 @@ final class VerifyCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "OK %s: %d files, %s in %d shards; every block and digest checked in %.2fs",
-            image.image,
+            io.beamsave.transforms.Printable.text(image.image),
             o.catalog().fileCount(),
             Sizes.human(o.bytesChecked()),
             o.catalog().shards().size(),

@@ -85,6 +85,12 @@ public final class RestorePipeline {
         if (tree.clampedTimes() != null) {
           warnings.add(tree.clampedTimes());
         }
+        long changed = files.stream().filter(Entry::changed).count();
+        if (changed > 0) {
+          warnings.add(changed + " restored file" + (changed == 1 ? "" : "s") + " changed while"
+              + " being saved (marked f! in 'list'): what was read then came back, which may"
+              + " not be a whole version of the file");
+        }
       } finally {
         if (!finished) {
           tree.abandon();

@@ -9,6 +9,7 @@ import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.io.RestoreTarget;
 import java.io.IOException;
@@ -145,11 +146,11 @@ final class TargetTree implements AutoCloseable {
   private void clearUnfinished(PrintWriter notes) throws IOException {
     for (byte[] name : root.list()) {
       String n = new String(name, StandardCharsets.ISO_8859_1);
-      if (!n.startsWith(RestoreTarget.MARKER_PREFIX)) {
+      String what = n.startsWith(RestoreTarget.MARKER_PREFIX) ? marker(name) : null;
+      if (what == null) {
         continue;
       }
       String token = n.substring(RestoreTarget.MARKER_PREFIX.length());
-      String what = describeMarker(name);
       if (!overwrite) {
         throw new BeamsaveException("target " + given + " holds an unfinished restore (" + what
             + "); use --overwrite to complete it");
@@ -158,42 +159,73 @@ final class TargetTree implements AutoCloseable {
         notes.println("completing an unfinished restore in " + given + " (" + what + ")");
         notes.flush();
       }
-      removeTemporaries(root, token);
+      removeTemporaries(token);
       root.delete(name);
     }
   }
 
-  private String describeMarker(byte[] name) {
+  private static final String MARKER_TEXT = "beamsave restore of ";
+
+  /**
+   * What the marker {@code name} says, or null if it is not one of beamsave's: a regular file,
+   * with one link, of this user, starting as beamsave writes it. Anything else by that name
+   * (a library's own file, a hard link to a file elsewhere) is left alone and never read out.
+   */
+  private String marker(byte[] name) {
     try (OpenFile f = root.openRead(name)) {
-      byte[] b = new byte[1024];
+      FileStat s = f.stat();
+      if (!s.isRegularFile() || s.links() != 1 || s.uid() != Dir.effectiveUid()
+          || s.size() > 4096) {
+        return null;
+      }
+      byte[] b = new byte[(int) s.size()];
       int n = f.read(0, b, 0, b.length);
-      return io.beamsave.transforms.Printable.text(
-          new String(b, 0, n, StandardCharsets.UTF_8).strip());
+      String text = new String(b, 0, n, StandardCharsets.UTF_8).strip();
+      return text.startsWith(MARKER_TEXT) && text.lines().count() == 1
+          ? io.beamsave.transforms.Printable.text(text) : null;
     } catch (IOException e) {
-      return "marker " + new String(name, StandardCharsets.ISO_8859_1);
+      return null;
     }
   }
 
-  private static void removeTemporaries(Dir dir, String token) throws IOException {
-    for (byte[] name : dir.list()) {
-      FileStat s = dir.stat(name);
-      if (s.isDirectory()) {
-        try (Dir sub = dir.openDir(name)) {
-          removeTemporaries(sub, token);
+  /**
+   * Removes the temporary files of the restore whose token is {@code token} everywhere in the
+   * target, walking it through bounded handles and no deeper than a catalog may nest: a tree
+   * planted in the target nesting 30,000 deep overflowed a recursive walk.
+   */
+  private void removeTemporaries(String token) throws IOException {
+    java.util.ArrayDeque<PathBytes> todo = new java.util.ArrayDeque<>();
+    todo.push(PathBytes.of(new byte[0]));
+    try (Beneath walk = new Beneath(root)) {
+      while (!todo.isEmpty()) {
+        PathBytes rel = todo.pop();
+        Dir dir = walk.dir(rel.bytes(), rel.length());
+        for (byte[] name : dir.list()) {
+          FileStat s = dir.stat(name);
+          if (s.isDirectory()) {
+            if (CatalogCodec.depth(rel) < ImageFormat.MAX_DEPTH) {
+              todo.push(rel.child(name));
+            }
+          } else if (RestoreTarget.isTemporaryOf(name, token)) {
+            dir.delete(name);
+          }
         }
-      } else if (RestoreTarget.isTemporaryOf(name, token)) {
-        dir.delete(name);
       }
     }
   }
 
   private void leaveMarker(String image) throws IOException {
-    String text = "beamsave restore of " + image + " into " + given + ", started "
+    String text = MARKER_TEXT + image + " into " + given + ", started "
         + Instant.now() + " by pid " + ProcessHandle.current().pid() + "\n";
-    try (OpenFile f = root.create(target.markerName(), 0644)) {
+    // Written whole under another name, then renamed: a marker is never seen half-written.
+    byte[] name = target.markerName();
+    byte[] writing = java.util.Arrays.copyOf(name, name.length + 4);
+    System.arraycopy(".new".getBytes(StandardCharsets.US_ASCII), 0, writing, name.length, 4);
+    try (OpenFile f = root.create(writing, 0644)) {
       byte[] b = text.getBytes(StandardCharsets.UTF_8);
       f.write(0, b, 0, b.length);
     }
+    root.rename(writing, name);
     markerLeft = true;
   }
 
@@ -305,16 +337,34 @@ final class TargetTree implements AutoCloseable {
     dir.rename(temp, e.path().fileName());
   }
 
+  /**
+   * Creates a symlink with its owner and mtime. A symlink cannot be opened to set them through
+   * a handle, and by name someone who can write in its directory could swap it for a hard link
+   * to a file elsewhere between creating it and chowning it (nofollow does not stop a hard
+   * link): so it is made in a directory of its own that only this process's user may enter,
+   * and renamed into place from there.
+   */
   private void link(Entry e) throws IOException {
     Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
     byte[] temp = target.temporaryName(e.path());
-    dir.symlink(e.linkTarget().bytes(), temp);
-    if (asRoot) {
-      dir.setLinkOwner(temp, e.uid(), e.gid());
+    dir.mkdir(temp, 0700);
+    try (Dir own = dir.openDir(temp)) {
+      FileStat s = own.stat();
+      if (s.uid() != Dir.effectiveUid() || (s.permissions() & 077) != 0) {
+        throw new BeamsaveException("refusing to restore " + show(e.path()) + ": the directory"
+            + " made for it was replaced during the restore");
+      }
+      byte[] name = e.path().fileName();
+      own.symlink(e.linkTarget().bytes(), name);
+      if (asRoot) {
+        own.setLinkOwner(name, e.uid(), e.gid());
+      }
+      own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
+      checkTime(own.stat(name), e);
+      own.renameTo(name, dir, name);
+    } finally {
+      dir.deleteDirectory(temp);
     }
-    dir.setLinkModified(temp, e.mtimeSeconds(), e.mtimeNanos());
-    checkTime(dir.stat(temp), e);
-    dir.rename(temp, e.path().fileName());
   }
 
   private void setMetadata(Handle h, Entry e) throws IOException {
@@ -355,7 +405,7 @@ final class TargetTree implements AutoCloseable {
     try {
       tree.close();
       if (markerLeft) {
-        removeTemporaries(root, target.token());
+        removeTemporaries(target.token());
         root.delete(target.markerName());
         markerLeft = false;
       }

@@ -31,6 +31,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.transforms.Reshuffle;
@@ -107,6 +108,7 @@ public final class SavePipeline {
     boolean perLibrary = image.contains(LIBRARY);
     ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
+    List<String> names = libraries.stream().map(SavePipeline::libraryName).toList();
     S3Store.of(s3).checkBucket(to);
     String stagingRoot;
     if (stagingInStore) {
@@ -120,8 +122,9 @@ public final class SavePipeline {
       stagingRoot = base.resolve(STAGING_PREFIX + runId()).toAbsolutePath().toString();
     }
     SaveSpec spec = SaveSpec.of(stagingRoot).withStore(s3);
-    for (Path root : roots) {
-      String name = libraryName(root);
+    for (int i = 0; i < roots.size(); i++) {
+      Path root = roots.get(i);
+      String name = names.get(i);
       ObjectUri target =
           perLibrary ? ObjectUri.parse(image.replace(LIBRARY, name), false)
               : roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
@@ -139,17 +142,21 @@ public final class SavePipeline {
   }
 
   /**
-   * A library's name: its directory's name, printable ({@code \xNN} for bytes that are not
-   * UTF-8), as it names the image and keys the library through the pipeline.
+   * A library's name: the name of the directory as the operator gave it (a symlink's own name,
+   * not its target's), printable ({@code \xNN} for bytes that are not UTF-8), as it names the
+   * image and keys the library through the pipeline.
    */
-  private static String libraryName(Path root) {
-    byte[] path = Dir.bytesOf(root);
+  private static String libraryName(Path given) {
+    Path p = given.toAbsolutePath().normalize();
+    if (p.getFileName() == null) {
+      return "root";
+    }
+    byte[] path = Dir.bytesOf(p);
     int slash = path.length - 1;
     while (slash >= 0 && path[slash] != '/') {
       slash--;
     }
-    return slash == path.length - 1 ? "root"
-        : Printable.bytes(Arrays.copyOfRange(path, slash + 1, path.length));
+    return Printable.bytes(Arrays.copyOfRange(path, slash + 1, path.length));
   }
 
   /**
@@ -164,19 +171,21 @@ public final class SavePipeline {
       throw new BeamsaveException("no library given: use --library DIR");
     }
     List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
+    List<String> names = libraries.stream().map(SavePipeline::libraryName).toList();
     String template = image.toString().replace(UTC, utcStamp());
     boolean perLibrary = template.contains(LIBRARY);
     image = Path.of(template);
     boolean many = libraries.size() > 1 && !perLibrary;
-    Path imageDir = many ? image : Path.of(template.replace(LIBRARY, libraryName(roots.get(0))))
+    Path imageDir = many ? image : Path.of(template.replace(LIBRARY, names.get(0)))
         .toAbsolutePath().getParent();
     if (many && Files.exists(image) && !Files.isDirectory(image)) {
       throw new BeamsaveException(
           "--image " + image + " must be a directory when saving several libraries");
     }
     List<Path> targets = new ArrayList<>();
-    for (Path root : roots) {
-      String name = libraryName(root);
+    for (int i = 0; i < roots.size(); i++) {
+      Path root = roots.get(i);
+      String name = names.get(i);
       targets.add(perLibrary ? Path.of(template.replace(LIBRARY, name))
           : many ? image.resolve(name + ImageFormat.EXTENSION) : image);
     }
@@ -198,7 +207,7 @@ public final class SavePipeline {
     SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
     for (int i = 0; i < roots.size(); i++) {
       Path root = roots.get(i);
-      String name = libraryName(root);
+      String name = names.get(i);
       Path target = targets.get(i);
       try {
         spec = spec.withLibrary(name, root.toUri().toString(), target.toAbsolutePath().toString());
@@ -271,65 +280,71 @@ public final class SavePipeline {
       SaveSpec spec, PipelineOptions options, PrintWriter progress, ImageUpload.Options upload) {
     long start = System.nanoTime();
     boolean whileSaving = spec.uploads() && !spec.stagesInStore() && runsInThisJvm(options);
-    // Refuses a second save of the same image, and clears what killed runs left.
-    StagingLock lock = spec.stagesInStore() ? null
-        : StagingLock.acquire(spec, progress != null ? progress : new PrintWriter(System.err, true));
-    UploadsWhileSaving uploads = null;
-    try {
+    AtomicReference<SaveLock> lock = new AtomicReference<>();
+    AtomicReference<UploadsWhileSaving> uploads = new AtomicReference<>();
+    // Undone on Ctrl-C from the first moment, before anything is made.
+    try (Interrupts.Registration undo =
+        Interrupts.onInterrupt(() -> abandon(spec, uploads.get(), lock.get()))) {
+      // Refuses a second save of the same image, and clears what killed runs left.
+      lock.set(SaveLock.acquire(spec,
+          progress != null ? progress : new PrintWriter(System.err, true)));
       Pipeline p = Pipeline.create(options);
       build(p, spec, !whileSaving);
       // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
       removePartialImages(spec);
-      uploads = whileSaving ? UploadsWhileSaving.start(spec, upload) : null;
-      UploadsWhileSaving started = uploads;
-      try (Interrupts.Registration undo =
-          Interrupts.onInterrupt(() -> abandon(spec, started))) {
-        JobResult job = Job.run(p, progress(spec), progress);
-        List<ImageUpload.Result> uploaded = List.of();
-        if (uploads != null) {
-          if (progress != null) {
-            progress.println("finishing the upload" + (spec.libraries().size() > 1 ? "s" : "")
-                + " begun while saving");
-            progress.flush();
-          }
-          uploaded = uploads.finish();
-          uploads = null;
-        }
-        List<ImageSummary> saved = new ArrayList<>();
-        for (String library : spec.libraries().keySet()) {
-          saved.add(ImageSummary.read(spec, library));
-        }
-        return new Outcome(spec, saved, job, uploaded, (System.nanoTime() - start) / 1e9);
+      if (whileSaving) {
+        uploads.set(UploadsWhileSaving.start(spec, upload));
       }
+      JobResult job = Job.run(p, progress(spec), progress);
+      List<ImageUpload.Result> uploaded = List.of();
+      if (uploads.get() != null) {
+        if (progress != null) {
+          progress.println("finishing the upload" + (spec.libraries().size() > 1 ? "s" : "")
+              + " begun while saving");
+          progress.flush();
+        }
+        uploaded = uploads.getAndSet(null).finish();
+      }
+      List<ImageSummary> saved = new ArrayList<>();
+      for (String library : spec.libraries().keySet()) {
+        saved.add(ImageSummary.read(spec, library));
+      }
+      return new Outcome(spec, saved, job, uploaded, (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new BeamsaveException("cannot read the summary of an image just written: " + e, e);
     } catch (RuntimeException e) {
-      if (uploads != null) {
-        uploads.abort("the save failed");
+      if (uploads.get() != null) {
+        uploads.get().abort("the save failed");
       }
-      removePartialImages(spec);
+      if (lock.get() != null) {
+        // Another live save's partial image is not this run's to remove.
+        removePartialImages(spec);
+      }
       throw e;
     } finally {
       ListLibrary.forgetAhead(spec);
-      try {
-        Staging.remove(spec, "");
-      } catch (RuntimeException e) {
-        System.err.println("beamsave: warning: cannot remove staging " + spec.staging() + ": "
-            + e.getMessage());
-      }
-      if (lock != null) {
-        lock.close();
+      if (lock.get() != null) {
+        try {
+          Staging.remove(spec, "");
+        } catch (RuntimeException e) {
+          System.err.println("beamsave: warning: cannot remove staging " + spec.staging() + ": "
+              + e.getMessage());
+        }
+        lock.get().close();
       }
     }
   }
 
   /**
-   * Undoes an interrupted save: aborts its uploads, removes its partial images and its
-   * staging, each so that workers still running cannot make them again.
+   * Undoes an interrupted save: aborts its uploads, removes its partial images, its staging and
+   * its locks, each so that workers still running cannot make them again.
    */
-  private static void abandon(SaveSpec spec, UploadsWhileSaving uploads) {
+  private static void abandon(SaveSpec spec, UploadsWhileSaving uploads, SaveLock lock) {
     if (uploads != null) {
       uploads.abort("the save was interrupted");
+    }
+    if (lock == null) {
+      return; // Nothing was made yet, or what there is belongs to another save.
     }
     for (SaveSpec.Library lib : spec.libraries().values()) {
       if (!spec.stagesInStore()) {
@@ -341,6 +356,7 @@ public final class SavePipeline {
       }
     }
     Staging.abandon(spec);
+    lock.close();
   }
 
   /**

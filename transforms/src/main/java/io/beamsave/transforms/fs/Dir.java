@@ -183,6 +183,11 @@ public final class Dir extends Handle {
     return open(name, Posix.createFlags(), permissions & 07777);
   }
 
+  /** Opens file {@code name} to read and write, creating it if missing; a symlink there fails. */
+  public OpenFile openOrCreate(byte[] name, int permissions) throws IOException {
+    return open(name, Posix.openOrCreateFlags(), permissions & 07777);
+  }
+
   private OpenFile open(byte[] name, int flags, int mode) throws IOException {
     int fd = Posix.c().openat(fd(), checked(name), flags, mode);
     if (fd < 0) {
@@ -216,6 +221,13 @@ public final class Dir extends Handle {
     }
   }
 
+  /** Moves {@code from} in this directory to {@code to} in {@code dir}, replacing a file there. */
+  public void renameTo(byte[] from, Dir dir, byte[] to) throws IOException {
+    if (Posix.c().renameat(fd(), checked(from), dir.fd(), checked(to)) != 0) {
+      throw fail(dir.child(to));
+    }
+  }
+
   /** Removes file or symlink {@code name}. */
   public void delete(byte[] name) throws IOException {
     if (Posix.c().unlinkat(fd(), checked(name), 0) != 0) {
@@ -243,21 +255,6 @@ public final class Dir extends Handle {
         Posix.AT_SYMLINK_NOFOLLOW) != 0) {
       throw fail(child(name));
     }
-  }
-
-  /** Removes what is at {@code name}: a file, a link, or a directory tree (never followed). */
-  public void deleteTree(byte[] name) throws IOException {
-    FileStat s = stat(name);
-    if (!s.isDirectory()) {
-      delete(name);
-      return;
-    }
-    try (Dir d = openDir(name)) {
-      for (byte[] child : d.list()) {
-        d.deleteTree(child);
-      }
-    }
-    deleteDirectory(name);
   }
 
   /** The effective user id of this process. */

@@ -51,6 +51,22 @@ public final class OpenFile extends Handle {
     }
   }
 
+  /**
+   * Takes an exclusive {@code flock} on the file without waiting; returns whether it was had.
+   * Unlike the {@code fcntl} locks Java's {@code FileLock} takes, it belongs to this open file
+   * and is not dropped when the process closes another descriptor of the same file; like them,
+   * the kernel drops it when the process ends, however it ends.
+   */
+  public boolean tryLock() throws IOException {
+    if (Posix.c().flock(fd(), Posix.LOCK_EX | Posix.LOCK_NB) == 0) {
+      return true;
+    }
+    if (Posix.errno() == Errno.EWOULDBLOCK.intValue()) {
+      return false;
+    }
+    throw fail(null);
+  }
+
   /** Forces the file's data and metadata to disk. */
   public void sync() throws IOException {
     if (Posix.c().fsync(fd()) != 0) {

@@ -92,6 +92,9 @@ final class Posix {
     @SaveError
     int fsync(int fd);
 
+    @SaveError
+    int flock(int fd, int operation);
+
     int geteuid();
 
     String strerror(int errnum);
@@ -106,6 +109,8 @@ final class Posix {
   static final int STATX_SIZE_BYTES = 256;
   static final long UTIME_OMIT = (1L << 30) - 2;
   static final int R_OK = 4;
+  static final int LOCK_EX = 2;
+  static final int LOCK_NB = 4;
 
   static final int S_IFMT = 0170000;
   static final int S_IFDIR = 0040000;
@@ -179,6 +184,10 @@ final class Posix {
 
   static int createFlags() {
     return writeFlags() | Holder.O_CREAT | Holder.O_EXCL;
+  }
+
+  static int openOrCreateFlags() {
+    return (writeFlags() & ~Holder.O_WRONLY) | OpenFlags.O_RDWR.intValue() | Holder.O_CREAT;
   }
 
   /** Whether the native calls can be made here (64-bit Linux with a C library jnr-ffi loads). */

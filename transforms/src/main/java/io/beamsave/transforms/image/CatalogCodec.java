@@ -210,8 +210,9 @@ public final class CatalogCodec {
     long ctime = in.int64Signed("root ctime");
     int cnanos = in.int32("root ctime");
     long inode = in.int64Signed("root inode");
-    if ((mode & ~07777) != 0 || !validNanos(nanos) || !validNanos(cnanos)) {
-      throw in.fail("library root: invalid mode or time");
+    if ((mode & ~07777) != 0 || !validNanos(nanos) || !validNanos(cnanos) || uid == -1
+        || gid == -1) {
+      throw in.fail("library root: invalid mode, owner or time");
     }
     return new Entry(PathBytes.wrap(new byte[0]), EntryType.DIRECTORY, 0, mode, uid, gid, mtime,
         nanos, ctime, cnanos, inode, 0, null, List.of());
@@ -247,6 +248,11 @@ public final class CatalogCodec {
     if ((flags & ~Entry.FLAG_CHANGED) != 0 || (mode & ~07777) != 0 || !validNanos(nanos)
         || !validNanos(cnanos) || (type != EntryType.FILE && size != 0)) {
       throw in.fail(where + ": invalid flags, mode, time or size");
+    }
+    if (uid == -1 || gid == -1) {
+      // chown(2) reads (uid_t) -1 as "leave unchanged": such an owner cannot be restored.
+      throw in.fail(where + ": owner " + Integer.toUnsignedString(uid) + ":"
+          + Integer.toUnsignedString(gid) + " cannot be restored");
     }
     PathBytes target = null;
     List<Extent> extents = List.of();
@@ -328,6 +334,10 @@ public final class CatalogCodec {
       }
       if (types.put(e.path(), e.type()) != null) {
         throw new ImageException(image + ": catalog: duplicate path '" + e.path() + "'");
+      }
+      if (depth(e.path()) > ImageFormat.MAX_DEPTH) {
+        throw new ImageException(image + ": catalog: '" + e.path() + "' nests deeper than "
+            + ImageFormat.MAX_DEPTH + " directories");
       }
     }
     for (Entry e : entries) {
@@ -446,6 +456,15 @@ public final class CatalogCodec {
       start = end + 1;
     }
     return null;
+  }
+
+  /** How many components {@code path} has. */
+  public static int depth(PathBytes path) {
+    int n = path.isEmpty() ? 0 : 1;
+    for (byte b : path.bytes()) {
+      n += b == '/' ? 1 : 0;
+    }
+    return n;
   }
 
   private static int indexOf(byte[] b, byte v) {

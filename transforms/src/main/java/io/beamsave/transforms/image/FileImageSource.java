@@ -18,10 +18,17 @@ public final class FileImageSource implements ImageSource {
   }
 
   public static FileImageSource open(Path path) throws IOException {
+    if (java.nio.file.Files.isDirectory(path)) {
+      throw new ImageException(path + ": is a directory, not an image");
+    }
     try {
       return new FileImageSource(path.toString(), FileChannel.open(path, StandardOpenOption.READ));
     } catch (NoSuchFileException e) {
       throw new ImageException(path + ": no such image");
+    } catch (java.nio.file.FileSystemException e) {
+      throw new ImageException(path + ": cannot open image: "
+          + (java.nio.file.Files.isDirectory(path) ? "is a directory"
+              : io.beamsave.transforms.BeamsaveException.describe(e)));
     }
   }
 

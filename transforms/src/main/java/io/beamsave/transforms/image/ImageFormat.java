@@ -29,6 +29,14 @@ public final class ImageFormat {
   public static final int MAX_CATALOG_EXPANSION = 256;
 
   public static final long CATALOG_SLACK = 1L << 20;
+
+  /**
+   * How deep directories may nest in a library: deeper ones are refused by a save and by the
+   * validator, which bounds the stack and descriptors every walk of a tree may need (a crafted
+   * image nesting 15,000 deep overflowed the restore's stack). The kernel's PATH_MAX allows
+   * 2,048 levels of one-letter names; real trees are far shallower.
+   */
+  public static final int MAX_DEPTH = 1024;
   /** Bytes of an extent digest ({@link ExtentDigest}). */
   public static final int DIGEST_SIZE = 8;
   /** Image files end in this; partially written ones add {@link #PARTIAL_SUFFIX}. */

@@ -8,6 +8,7 @@ import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ExtentDigest;
+import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -19,7 +20,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.RecursiveAction;
+import java.util.concurrent.CountedCompleter;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.List;
@@ -151,8 +152,13 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     }
     pool.execute(
         () -> {
-          Codecs.parse(spec.codec()).newCompressor().close();
-          new ExtentDigest().close();
+          try {
+            Codecs.parse(spec.codec()).newCompressor().close();
+            new ExtentDigest().close();
+          } catch (Throwable exiting) {
+            // Only a warm-up: a run that fails early exits while native libraries load, and
+            // whatever that throws here is not the operator's concern.
+          }
         });
     pool.shutdown();
   }
@@ -181,7 +187,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     Walk walk = new Walk();
     try (Dir dir = Dir.open(root)) {
       walk.root = entry(dir.stat(), PathBytes.of(new byte[0]), null);
-      pool.invoke(new WalkDirectory(walk, new SharedDir(walk, dir, false), null, EMPTY));
+      pool.invoke(new WalkDirectory(null, walk, new SharedDir(walk, dir, false), null, EMPTY, 0));
     } catch (IOException e) {
       throw BeamsaveException.io("cannot list", root, e);
     } finally {
@@ -259,23 +265,34 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     }
   }
 
-  /** Lists one directory, records its children and walks its subdirectories in parallel. */
-  private static final class WalkDirectory extends RecursiveAction {
+  /**
+   * Lists one directory, records its children and forks the walks of its subdirectories. A
+   * counted completer, not a recursive action: a task ends before its subdirectories' run, so
+   * the stack stays flat however deep the tree nests (a thousand levels overflowed the other).
+   */
+  private static final class WalkDirectory extends CountedCompleter<Void> {
     private final Walk walk;
     private final SharedDir parent;
     private final byte[] name;
     private final PathBytes rel;
+    private final int depth;
 
-    /** The walk of {@code parent}'s child {@code name}, or of the root when name is null. */
-    WalkDirectory(Walk walk, SharedDir parent, byte[] name, PathBytes rel) {
+    /**
+     * The walk of {@code parent}'s child {@code name} at {@code depth} components, or of the
+     * root when name is null.
+     */
+    WalkDirectory(CountedCompleter<?> completer, Walk walk, SharedDir parent, byte[] name,
+        PathBytes rel, int depth) {
+      super(completer);
       this.walk = walk;
       this.parent = parent;
       this.name = name;
       this.rel = rel;
+      this.depth = depth;
     }
 
     @Override
-    protected void compute() {
+    public void compute() {
       SharedDir self;
       if (name == null) {
         self = parent;
@@ -303,6 +320,10 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
             throw new BeamsaveException("cannot save " + dir.child(child) + ": its path in the"
                 + " library is longer than " + CatalogCodec.MAX_NAME_BYTES + " bytes");
           }
+          if (depth + 1 > ImageFormat.MAX_DEPTH) {
+            throw new BeamsaveException("cannot save " + dir.child(child) + ": it nests deeper"
+                + " than " + ImageFormat.MAX_DEPTH + " directories");
+          }
           Entry e;
           try {
             FileStat s = dir.stat(child);
@@ -317,7 +338,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           }
           if (e.type() == EntryType.DIRECTORY) {
             self.retain();
-            subdirectories.add(new WalkDirectory(walk, self, child, childRel));
+            subdirectories.add(new WalkDirectory(this, walk, self, child, childRel, depth + 1));
           } else if (e.isFile() && (e.mode() & 0444) != 0444 && !dir.canRead(child)) {
             // A file everyone's bits may read skips the access() call: an ACL that still denies
             // this user makes the read fail later, naming the file the same way.
@@ -328,7 +349,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       } finally {
         self.release();
       }
-      invokeAll(subdirectories);
+      setPendingCount(subdirectories.size());
+      subdirectories.forEach(WalkDirectory::fork);
+      tryComplete();
     }
   }
 

@@ -1,0 +1,304 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.io.AssembleImage;
+import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.store.ObjectUri;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Properties;
+
+/**
+ * The locks a save run holds for its whole life, one per image: {@code <image>.lock} beside a
+ * local image (its directory resolved, so every spelling of the path meets the same file), and
+ * for an {@code s3://} image a file in the temporary directory named by a hash of its URI (so
+ * saves on one host meet). Each is locked with {@code flock}, which the kernel drops however the
+ * process ends and which, unlike Java's {@code fcntl}-based {@code FileLock}, no other descriptor
+ * of the file can drop by closing; each names the run's pid, host, start and staging directory.
+ *
+ * <p>A lock that is held names a running save: a second save of that image refuses with one
+ * line naming it. A lock file that is there but free was left by a run that was killed: the
+ * next save beside it removes that run's {@code .partial} (the one beside the lock, never one
+ * named elsewhere) and its staging directory (only if it is a beamsave staging directory of that
+ * very run), and says so.
+ */
+final class SaveLock implements AutoCloseable {
+  static final String SUFFIX = ".lock";
+  static final String TEMP_PREFIX = ".beamsave-lock-";
+  /** In a staging directory: the run's id, which its lock names too. */
+  static final String RUN_FILE = "run";
+
+  private record Held(Dir dir, byte[] name, OpenFile file) {}
+
+  private final List<Held> held;
+
+  private SaveLock(List<Held> held) {
+    this.held = held;
+  }
+
+  /**
+   * Clears what killed runs left beside each image, refuses if a live run writes one of them,
+   * locks them all, and creates the run's local staging directory.
+   */
+  static SaveLock acquire(SaveSpec spec, PrintWriter notes) {
+    String run = HexFormat.of().formatHex(new SecureRandom().generateSeed(8));
+    String staging = spec.stagesInStore() ? "" : Path.of(spec.staging()).toString();
+    List<Held> held = new ArrayList<>();
+    SaveLock lock = new SaveLock(held);
+    try {
+      for (SaveSpec.Library lib : spec.libraries().values()) {
+        Path file = lockFile(lib);
+        clearLeftovers(file.getParent(), notes);
+        held.add(take(file, lib.destination(), staging, run));
+      }
+      if (!spec.stagesInStore()) {
+        Path dir = Path.of(spec.staging());
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(RUN_FILE), run);
+      }
+      return lock;
+    } catch (IOException e) {
+      lock.close();
+      throw BeamsaveException.io("cannot lock the images of", spec.staging(), e);
+    } catch (RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+  }
+
+  /** Where the lock of {@code lib}'s image lives. */
+  static Path lockFile(SaveSpec.Library lib) throws IOException {
+    String to = lib.destination();
+    if (ObjectUri.isObject(to)) {
+      return Path.of(System.getProperty("java.io.tmpdir"), TEMP_PREFIX + sha256(to));
+    }
+    Path image = Path.of(to).toAbsolutePath();
+    return image.getParent().toRealPath().resolve(image.getFileName() + SUFFIX);
+  }
+
+  private static String sha256(String s) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+          .digest(s.getBytes(StandardCharsets.UTF_8)), 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static byte[] utf8(Path name) {
+    return name.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Locks {@code file} for this run, or refuses naming the run that holds it. */
+  private static Held take(Path file, String image, String staging, String run)
+      throws IOException {
+    byte[] ours = content(image, staging, run);
+    byte[] name = utf8(file.getFileName());
+    Dir dir = Dir.open(file.getParent());
+    try {
+      for (int attempt = 0; attempt < 5; attempt++) {
+        OpenFile f = dir.openOrCreate(name, 0644);
+        if (!f.tryLock()) {
+          Properties p = read(f);
+          f.close();
+          throw new BeamsaveException("another save of " + image + " is running (pid "
+              + p.getProperty("pid", "?") + " on " + p.getProperty("host", "?") + ", started "
+              + p.getProperty("started", "?") + "); wait for it to end");
+        }
+        f.truncate(0);
+        f.write(0, ours, 0, ours.length);
+        // A run that ended just now may have removed the file after it was opened here: then
+        // this lock is on a file no one else will find, and must be taken again.
+        FileStat there = statOrNull(dir, name);
+        if (there != null && there.sameFile(f.stat())) {
+          return new Held(dir, name, f);
+        }
+        f.close();
+      }
+      throw new BeamsaveException("cannot lock " + file + ": it keeps being replaced");
+    } catch (IOException | RuntimeException e) {
+      dir.close();
+      throw e;
+    }
+  }
+
+  private static FileStat statOrNull(Dir dir, byte[] name) throws IOException {
+    try {
+      return dir.stat(name);
+    } catch (NoSuchFileException gone) {
+      return null;
+    }
+  }
+
+  private static byte[] content(String image, String staging, String run) throws IOException {
+    Properties p = new Properties();
+    p.setProperty("pid", Long.toString(ProcessHandle.current().pid()));
+    p.setProperty("host", host());
+    p.setProperty("started", Instant.now().toString());
+    p.setProperty("image", image);
+    p.setProperty("staging", staging);
+    p.setProperty("run", run);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    p.store(out, "beamsave save; removed when the save ends");
+    return out.toByteArray();
+  }
+
+  /**
+   * Removes what killed runs left in {@code dir}: each lock file there that nobody holds, its
+   * partial image, and its staging directory.
+   */
+  static void clearLeftovers(Path dir, PrintWriter notes) throws IOException {
+    byte[] suffix = (ImageFormat.EXTENSION + SUFFIX).getBytes(StandardCharsets.US_ASCII);
+    byte[] prefix = TEMP_PREFIX.getBytes(StandardCharsets.US_ASCII);
+    try (Dir d = Dir.open(dir)) {
+      for (byte[] name : d.list()) {
+        boolean local = endsWith(name, suffix);
+        if (local || startsWith(name, prefix)) {
+          clear(d, name, local, notes);
+        }
+      }
+    }
+  }
+
+  private static void clear(Dir d, byte[] name, boolean local, PrintWriter notes)
+      throws IOException {
+    try {
+      if (!d.stat(name).isRegularFile()) {
+        return;
+      }
+      try (OpenFile f = d.openRead(name)) {
+        if (!f.tryLock()) {
+          return; // A live run's.
+        }
+        Properties p = read(f);
+        List<String> removed = new ArrayList<>();
+        if (local) {
+          byte[] partial = (new String(name, 0, name.length - SUFFIX.length(),
+              StandardCharsets.ISO_8859_1) + ImageFormat.PARTIAL_SUFFIX)
+              .getBytes(StandardCharsets.ISO_8859_1);
+          if (statOrNull(d, partial) != null) {
+            d.delete(partial);
+            removed.add(d.child(partial));
+          }
+        }
+        Path staging = stagingOf(p);
+        if (staging != null) {
+          AssembleImage.deleteTree(staging);
+          removed.add(staging.toString());
+        }
+        d.delete(name);
+        if (notes != null && !removed.isEmpty()) {
+          notes.println("beamsave: removed what a killed save (pid "
+              + p.getProperty("pid", "?") + ", started " + p.getProperty("started", "?")
+              + ") left: " + String.join(", ", removed));
+          notes.flush();
+        }
+      }
+    } catch (NoSuchFileException raced) {
+      // Another save cleared it meanwhile.
+    }
+  }
+
+  /**
+   * The staging directory a killed run's lock names, if it is one: a directory named as a
+   * run's staging is, holding that very run's id. A lock file says what it likes; only what is
+   * a dead run's own staging is removed on its word.
+   */
+  private static Path stagingOf(Properties p) throws IOException {
+    String s = p.getProperty("staging", "");
+    String run = p.getProperty("run", "");
+    if (s.isEmpty() || run.isEmpty()) {
+      return null;
+    }
+    Path dir = Path.of(s);
+    String n = dir.getFileName() == null ? "" : dir.getFileName().toString();
+    if (!(n.startsWith(SavePipeline.STAGING_PREFIX) || n.startsWith(SavePipeline.RUN_PREFIX))
+        || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+      return null;
+    }
+    Path id = dir.resolve(RUN_FILE);
+    return Files.isRegularFile(id, LinkOption.NOFOLLOW_LINKS)
+        && Files.readString(id).strip().equals(run) ? dir : null;
+  }
+
+  private static Properties read(OpenFile f) throws IOException {
+    byte[] b = new byte[(int) Math.min(f.stat().size(), 1 << 16)];
+    int n = f.read(0, b, 0, b.length);
+    Properties p = new Properties();
+    p.load(new ByteArrayInputStream(b, 0, n));
+    return p;
+  }
+
+  private static boolean endsWith(byte[] b, byte[] suffix) {
+    if (b.length < suffix.length) {
+      return false;
+    }
+    for (int i = 0; i < suffix.length; i++) {
+      if (b[b.length - suffix.length + i] != suffix[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean startsWith(byte[] b, byte[] prefix) {
+    if (b.length < prefix.length) {
+      return false;
+    }
+    for (int i = 0; i < prefix.length; i++) {
+      if (b[i] != prefix[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String host() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "this host";
+    }
+  }
+
+  /** Removes the lock files and releases them; the run removes its staging. Idempotent. */
+  @Override
+  public synchronized void close() {
+    for (Held h : held) {
+      try {
+        FileStat there = statOrNull(h.dir(), h.name());
+        if (there != null && there.sameFile(h.file().stat())) {
+          h.dir().delete(h.name());
+        }
+      } catch (IOException ignored) {
+        // The lock goes with the descriptor below; a file left is cleared by the next save.
+      }
+      try {
+        h.file().close();
+        h.dir().close();
+      } catch (IOException ignored) {
+        // Nothing was left unwritten.
+      }
+    }
+    held.clear();
+  }
+}
