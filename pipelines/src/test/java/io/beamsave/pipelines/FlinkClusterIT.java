@@ -11,7 +11,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -39,14 +38,8 @@ class FlinkClusterIT {
   @BeforeAll
   static void start() throws Exception {
     s3 = LocalS3Server.start(Files.createDirectories(dir.resolve("s3")), "vault");
-    env = new HashMap<>();
-    env.put("AWS_ACCESS_KEY_ID", LocalS3Server.ACCESS_KEY);
-    env.put("AWS_SECRET_ACCESS_KEY", LocalS3Server.SECRET_KEY);
-    env.put("AWS_REGION", "us-east-1");
-    // The client builds and submits the Flink job; Flink needs these opened on Java 17.
-    env.put("JDK_JAVA_OPTIONS", System.getProperty("flink.java.opens"));
-    // The TaskManagers inherit the credentials and read and write s3:// with them. The jar on
-    // their classpath lets jobs submitted with --jarOnCluster ship none.
+    env = LoopbackFlinkCluster.environment(s3);
+    // The jar on the TaskManagers' classpath lets jobs submitted with --jarOnCluster ship none.
     cluster = LoopbackFlinkCluster.start(dir.resolve("flink"), 2, env);
   }
 

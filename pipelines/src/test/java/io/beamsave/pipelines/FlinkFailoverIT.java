@@ -8,7 +8,6 @@ import io.beamsave.pipelines.transfer.LocalS3Server;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -40,11 +39,7 @@ class FlinkFailoverIT {
   @BeforeAll
   static void start() throws Exception {
     s3 = LocalS3Server.start(Files.createDirectories(dir.resolve("s3")), "vault");
-    env = new HashMap<>();
-    env.put("AWS_ACCESS_KEY_ID", LocalS3Server.ACCESS_KEY);
-    env.put("AWS_SECRET_ACCESS_KEY", LocalS3Server.SECRET_KEY);
-    env.put("AWS_REGION", "us-east-1");
-    env.put("JDK_JAVA_OPTIONS", System.getProperty("flink.java.opens"));
+    env = LoopbackFlinkCluster.environment(s3);
     cluster = LoopbackFlinkCluster.start(dir.resolve("flink"), 2, env);
     library = Files.createDirectories(dir.resolve("lib"));
     Trees.mixedData(library, 192L << 20);

@@ -75,6 +75,19 @@ final class LoopbackFlinkCluster implements AutoCloseable {
     return JSON.readTree(r.body());
   }
 
+  /**
+   * The environment of the cluster and of the commands submitting to it: the credentials of
+   * {@code s3}, which the TaskManagers inherit to read and write {@code s3://}, and what Flink
+   * needs opened on Java 17 for the client that builds and submits the job.
+   */
+  static Map<String, String> environment(io.beamsave.pipelines.transfer.LocalS3Server s3) {
+    return Map.of(
+        "AWS_ACCESS_KEY_ID", io.beamsave.pipelines.transfer.LocalS3Server.ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY", io.beamsave.pipelines.transfer.LocalS3Server.SECRET_KEY,
+        "AWS_REGION", "us-east-1",
+        "JDK_JAVA_OPTIONS", System.getProperty("flink.java.opens"));
+  }
+
   /** Beam options that run a job on this cluster. */
   List<String> beamOptions() {
     return List.of("--runner=FlinkRunner", "--flinkMaster=127.0.0.1:" + restPort);

@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import jnr.constants.platform.Errno;
 
-/** An open regular file: positional reads and writes, size, sync. Safe to use from several threads. */
+/**
+ * An open regular file: positional reads and writes, its size, a lock. Safe to use from several
+ * threads.
+ */
 public final class OpenFile extends Handle {
   OpenFile(int fd, String name) {
     super(fd, name);
@@ -65,12 +68,5 @@ public final class OpenFile extends Handle {
       return false;
     }
     throw fail(null);
-  }
-
-  /** Forces the file's data and metadata to disk. */
-  public void sync() throws IOException {
-    if (Posix.c().fsync(fd()) != 0) {
-      throw fail(null);
-    }
   }
 }

@@ -90,9 +90,6 @@ final class Posix {
     int ftruncate(int fd, long length);
 
     @SaveError
-    int fsync(int fd);
-
-    @SaveError
     int flock(int fd, int operation);
 
     int geteuid();
@@ -188,11 +185,6 @@ final class Posix {
 
   static int openOrCreateFlags() {
     return (writeFlags() & ~Holder.O_WRONLY) | OpenFlags.O_RDWR.intValue() | Holder.O_CREAT;
-  }
-
-  /** Whether the native calls can be made here (64-bit Linux with a C library jnr-ffi loads). */
-  static void check() {
-    c();
   }
 
   /** {@code name} with the NUL the kernel expects after it. */

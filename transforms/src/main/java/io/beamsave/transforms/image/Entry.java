@@ -45,10 +45,4 @@ public record Entry(
     return new Entry(path, type, newFlags, mode, uid, gid, mtimeSeconds, mtimeNanos,
         ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents);
   }
-
-  /** The same entry under another path (the library root is saved under the empty path). */
-  public Entry withPath(PathBytes newPath) {
-    return new Entry(newPath, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos,
-        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents);
-  }
 }

@@ -64,11 +64,6 @@ public final class PathBytes implements Comparable<PathBytes>, Serializable {
     return new PathBytes(b);
   }
 
-  /** This path (one component) inside directory {@code parent} (UTF-8). */
-  public PathBytes withParent(String parent) {
-    return of(parent).child(bytes);
-  }
-
   /** The index of the last {@code /}, or -1 for a path of one component. */
   public int lastSlash() {
     for (int i = bytes.length - 1; i >= 0; i--) {
@@ -88,20 +83,6 @@ public final class PathBytes implements Comparable<PathBytes>, Serializable {
   /** The last component. */
   public byte[] fileName() {
     return Arrays.copyOfRange(bytes, lastSlash() + 1, bytes.length);
-  }
-
-  /** Whether the bytes are valid UTF-8 (every path a version 1 image could hold was). */
-  public boolean isUtf8() {
-    try {
-      StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
-          .decode(java.nio.ByteBuffer.wrap(bytes));
-      return true;
-    } catch (java.nio.charset.CharacterCodingException e) {
-      return false;
-    }
   }
 
   /** The printable form: UTF-8 where harmless, {@code \xNN} for other bytes. */

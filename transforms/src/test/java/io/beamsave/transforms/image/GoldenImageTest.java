@@ -51,7 +51,7 @@ class GoldenImageTest {
         t + 1, 1, 2, 0, null, List.of());
     Entry d = new Entry(PathBytes.of("d"), EntryType.DIRECTORY, 0, 0750, 1000, 100, -1,
         500_000_000, t + 1, 2, 3, 0, null, List.of());
-    Entry cafe = new Entry(PathBytes.of(CAFE).withParent("d"), EntryType.FILE, 0, 0600, 1000,
+    Entry cafe = new Entry(PathBytes.of("d").child(CAFE), EntryType.FILE, 0, 0600, 1000,
         100, 10_413_792_000L, 999_999_999, t + 1, 3, 4, 1, null,
         List.of(new Extent(0, 13, 1, digest(X))));
     Entry link = new Entry(PathBytes.of("d/link"), EntryType.SYMLINK, 0, 0777, 1000, 100, t, 0,
