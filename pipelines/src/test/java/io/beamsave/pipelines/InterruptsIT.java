@@ -164,7 +164,8 @@ class InterruptsIT {
 
   static Path marker(Path target) {
     try (Stream<Path> s = Files.list(target)) {
-      return s.filter(p -> p.getFileName().toString().startsWith(".beamsave-restore-"))
+      // The marker in place, not the one still being written under a temporary name.
+      return s.filter(p -> p.getFileName().toString().matches("\\.beamsave-restore-[0-9a-f]+"))
           .findFirst().orElse(null);
     } catch (IOException notYet) {
       return null;

@@ -148,6 +148,26 @@ class LeftoversTest {
   }
 
   @Test
+  void aMarkerLeftHalfWrittenByAKilledRestoreIsRemovedAndTheRestoreGoesOn() throws IOException {
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+    Path target = Files.createDirectories(tmp.resolve("target"));
+    // Killed after creating its marker's temporary file: empty, or a beginning of the line.
+    Path empty = Files.createFile(target.resolve(".beamsave-restore-0badf00d.new"));
+    Path begun = Files.writeString(target.resolve(".beamsave-restore-0badf00e.new"), "beamsave re");
+    Cli.ok("restore", "--image", image, "--target", target, "--quiet");
+    assertThat(empty).doesNotExist();
+    assertThat(begun).doesNotExist();
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
+
+    // A user's file that merely has such a name is not removed: the restore refuses instead.
+    Path other = Files.createDirectories(tmp.resolve("other"));
+    Path users = Files.writeString(other.resolve(".beamsave-restore-0badf00f.new"), "my notes");
+    assertOneLineError(Cli.run("restore", "--image", image, "--target", other),
+        "is not empty; use --overwrite");
+    assertThat(users).hasContent("my notes");
+  }
+
+  @Test
   void aRestoreThatFailsLeavesNoFileThatLooksFinishedAndNoMarker() throws IOException {
     Cli.ok("save", "--library", library, "--image", image, "--quiet");
     byte[] b = Files.readAllBytes(image);

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -30,9 +31,9 @@ import java.util.List;
  * nothing is written, chowned, chmodded or touched outside it, whatever is swapped for a link
  * inside it meanwhile.
  *
- * <p>Before the data is written, {@link #prepare} leaves a marker at the top, creates every
- * directory and, for every file, an empty file of the right size under a temporary name in its
- * directory, remembering its inode. Afterwards {@link #finish} sets each file's owner (as
+ * <p>Before the data is written, {@link #prepare} leaves a marker at the top, and {@link #create}
+ * makes every directory (owner-only) and, for every file, an empty file of the right size under
+ * a temporary name in its directory, remembering its inode. Afterwards {@link #finish} sets each file's owner (as
  * root), mode and mtime through its handle and renames it into place, creates the symlinks the
  * same way, sets the directories' metadata deepest first, then the top's, and removes the
  * marker. A restore that is killed leaves the marker and its temporary files, never a file that
@@ -63,11 +64,11 @@ final class TargetTree implements AutoCloseable {
    * checks it is empty unless {@code overwrite}, and leaves this restore's marker.
    */
   static TargetTree prepare(Path target, String image, boolean overwrite, PrintWriter notes) {
-    Dir root = open(target);
+    Path real = resolve(target);
+    Dir root = open(target, real);
     TargetTree t;
     try {
       FileStat s = root.stat();
-      Path real = target.toRealPath();
       t = new TargetTree(target, root, new RestoreTarget(real.toUri().toString(), s.device(),
           s.inode(), token()), overwrite);
     } catch (IOException e) {
@@ -96,28 +97,38 @@ final class TargetTree implements AutoCloseable {
    * temporary names; returns the inode of each file created, in order.
    */
   long[] create(List<Entry> entries) {
-    List<Long> ids = new ArrayList<>();
+    long[] ids = new long[entries.size()];
+    int n = 0;
     for (Entry e : entries) {
       try {
-        Long id = create(e);
-        if (id != null) {
-          ids.add(id);
+        long id = create(e);
+        if (id != NO_FILE) {
+          ids[n++] = id;
         }
       } catch (IOException x) {
         throw BeamsaveException.io("cannot restore", show(e.path()), x);
       }
     }
-    return ids.stream().mapToLong(Long::longValue).toArray();
+    return Arrays.copyOf(ids, n);
   }
 
-  private static Dir open(Path target) {
+  /** The target, created if need be, with the links in the path given followed. */
+  private static Path resolve(Path target) {
     try {
       if (Files.exists(target) && !Files.isDirectory(target)) {
         throw new BeamsaveException("target " + target + " is not a directory");
       }
       Files.createDirectories(target);
-      // Re-opened without following anything: a link swapped in since it was resolved fails.
-      return Dir.openNoFollow(target.toRealPath());
+      return target.toRealPath();
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot prepare target", target, e);
+    }
+  }
+
+  private static Dir open(Path target, Path real) {
+    try {
+      // Opened without following anything: a link swapped in since it was resolved fails.
+      return Dir.openNoFollow(real);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot prepare target", target, e);
     }
@@ -131,10 +142,6 @@ final class TargetTree implements AutoCloseable {
     return target;
   }
 
-  Path path() {
-    return given;
-  }
-
   private String show(PathBytes rel) {
     return given + "/" + rel;
   }
@@ -146,7 +153,15 @@ final class TargetTree implements AutoCloseable {
   private void clearUnfinished(PrintWriter notes) throws IOException {
     for (byte[] name : root.list()) {
       String n = new String(name, StandardCharsets.ISO_8859_1);
-      String what = n.startsWith(RestoreTarget.MARKER_PREFIX) ? marker(name) : null;
+      if (!n.startsWith(RestoreTarget.MARKER_PREFIX)) {
+        continue;
+      }
+      if (n.endsWith(MARKER_WRITING) && ownMarkerText(name, true) != null) {
+        // A restore killed while it wrote its marker had not yet written anything else.
+        root.delete(name);
+        continue;
+      }
+      String what = marker(name);
       if (what == null) {
         continue;
       }
@@ -165,6 +180,8 @@ final class TargetTree implements AutoCloseable {
   }
 
   private static final String MARKER_TEXT = "beamsave restore of ";
+  /** The suffix of a marker's name while it is written, before it is renamed into place. */
+  private static final String MARKER_WRITING = ".new";
 
   /**
    * What the marker {@code name} says, or null if it is not one of beamsave's: a regular file,
@@ -172,6 +189,16 @@ final class TargetTree implements AutoCloseable {
    * (a library's own file, a hard link to a file elsewhere) is left alone and never read out.
    */
   private String marker(byte[] name) {
+    String text = ownMarkerText(name, false);
+    return text == null ? null : io.beamsave.transforms.Printable.text(text);
+  }
+
+  /**
+   * The text of {@code name} if it is a regular file of this user with one link holding one
+   * line as beamsave writes a marker, else null; with {@code partial}, any beginning of such a
+   * line (empty too) counts, as a marker still being written holds.
+   */
+  private String ownMarkerText(byte[] name, boolean partial) {
     try (OpenFile f = root.openRead(name)) {
       FileStat s = f.stat();
       if (!s.isRegularFile() || s.links() != 1 || s.uid() != Dir.effectiveUid()
@@ -181,8 +208,9 @@ final class TargetTree implements AutoCloseable {
       byte[] b = new byte[(int) s.size()];
       int n = f.read(0, b, 0, b.length);
       String text = new String(b, 0, n, StandardCharsets.UTF_8).strip();
-      return text.startsWith(MARKER_TEXT) && text.lines().count() == 1
-          ? io.beamsave.transforms.Printable.text(text) : null;
+      boolean begins = text.startsWith(MARKER_TEXT)
+          || partial && MARKER_TEXT.startsWith(text);
+      return begins && text.lines().count() <= 1 ? text : null;
     } catch (IOException e) {
       return null;
     }
@@ -219,8 +247,8 @@ final class TargetTree implements AutoCloseable {
         + Instant.now() + " by pid " + ProcessHandle.current().pid() + "\n";
     // Written whole under another name, then renamed: a marker is never seen half-written.
     byte[] name = target.markerName();
-    byte[] writing = java.util.Arrays.copyOf(name, name.length + 4);
-    System.arraycopy(".new".getBytes(StandardCharsets.US_ASCII), 0, writing, name.length, 4);
+    byte[] writing = (new String(name, StandardCharsets.US_ASCII) + MARKER_WRITING)
+        .getBytes(StandardCharsets.US_ASCII);
     try (OpenFile f = root.create(writing, 0644)) {
       byte[] b = text.getBytes(StandardCharsets.UTF_8);
       f.write(0, b, 0, b.length);
@@ -229,8 +257,11 @@ final class TargetTree implements AutoCloseable {
     markerLeft = true;
   }
 
-  /** Creates {@code e}; returns the inode of the file created for a file, else null. */
-  private Long create(Entry e) throws IOException {
+  /** What {@link #create(Entry)} returns for an entry that is not a file. */
+  private static final long NO_FILE = -1;
+
+  /** Creates {@code e}; returns the inode of the file created for a file, else NO_FILE. */
+  private long create(Entry e) throws IOException {
     String problem = CatalogCodec.pathProblem(e.path());
     if (problem != null) {
       throw new BeamsaveException("refusing to restore '" + e.path() + "': path " + problem);
@@ -240,7 +271,7 @@ final class TargetTree implements AutoCloseable {
     FileStat existing = statOrNull(dir, name);
     if (e.type() == EntryType.DIRECTORY) {
       if (existing != null && existing.isDirectory()) {
-        return null;
+        return NO_FILE;
       }
       if (existing != null) {
         refuseUnlessOverwrite(e);
@@ -248,7 +279,7 @@ final class TargetTree implements AutoCloseable {
       }
       // Owner-only until finish() sets its mode, so no one else can use it meanwhile.
       dir.mkdir(name, 0700);
-      return null;
+      return NO_FILE;
     }
     if (existing != null && existing.isDirectory()) {
       throw new BeamsaveException("cannot restore " + show(e.path()) + ": a directory is in the"
@@ -258,7 +289,7 @@ final class TargetTree implements AutoCloseable {
       refuseUnlessOverwrite(e);
     }
     if (e.type() != EntryType.FILE) {
-      return null;
+      return NO_FILE;
     }
     try (OpenFile f = dir.create(target.temporaryName(e.path()), 0600)) {
       if (e.size() > 0) {

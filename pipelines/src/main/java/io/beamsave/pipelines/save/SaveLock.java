@@ -65,9 +65,12 @@ final class SaveLock implements AutoCloseable {
     List<Held> held = new ArrayList<>();
     SaveLock lock = new SaveLock(held);
     try {
+      java.util.Set<Path> cleared = new java.util.HashSet<>();
       for (SaveSpec.Library lib : spec.libraries().values()) {
         Path file = lockFile(lib);
-        clearLeftovers(file.getParent(), notes);
+        if (cleared.add(file.getParent())) {
+          clearLeftovers(file.getParent(), notes);
+        }
         held.add(take(file, lib.destination(), staging, run));
       }
       if (!spec.stagesInStore()) {

@@ -174,10 +174,13 @@ public final class CompressShards
     }
 
     /** Reads one piece into the block stream; returns whether the file changed meanwhile. */
+    private static String shown(Beneath tree, ShardTask.Piece p) {
+      return tree.root().name() + "/" + p.path();
+    }
+
     private boolean readPiece(Beneath tree, ShardTask.Piece p, ShardWriter w) throws IOException {
       byte[] path = p.path().bytes();
       int slash = p.path().lastSlash();
-      String file = tree.root().name() + "/" + p.path();
       boolean changed = false;
       long left = p.length();
       OpenFile f = null;
@@ -186,7 +189,7 @@ public final class CompressShards
       } catch (NoSuchFileException | NotDirectoryException | SymlinkException gone) {
         changed = true;
       } catch (IOException e) {
-        throw BeamsaveException.io("cannot read", file, e);
+        throw BeamsaveException.io("cannot read", shown(tree, p), e);
       }
       if (f != null) {
         try (OpenFile in = f) {
@@ -209,14 +212,14 @@ public final class CompressShards
           // Comparing with the listing after the read also catches changes made during it.
           changed |= !sameAsListed(in.stat(), p);
         } catch (IOException e) {
-          throw BeamsaveException.io("cannot read", file, e);
+          throw BeamsaveException.io("cannot read", shown(tree, p), e);
         }
       }
       if (changed) {
         filesChanged.inc();
         if (!spec.allowChanging()) {
           throw new BeamsaveException(
-              "file changed while it was being saved: " + file
+              "file changed while it was being saved: " + shown(tree, p)
                   + " (use --allow-changing to keep what was read)");
         }
         while (left > 0) {

@@ -36,29 +36,31 @@ public record RestoreTarget(String uri, long device, long inode, String token)
    * directory the launcher resolved: a worker must not write into a directory put in its place.
    */
   public Dir openRoot() {
-    Dir root;
+    Dir root = null;
+    boolean same = false;
     try {
       root = Dir.openNoFollow(path());
+      FileStat s = root.stat();
+      same = s.inode() == inode && s.device() == device;
     } catch (IOException e) {
+      closeQuietly(root);
       throw BeamsaveException.io("cannot open restore target", path(), e);
     }
-    try {
-      FileStat s = root.stat();
-      if (s.inode() != inode || s.device() != device) {
-        throw new BeamsaveException("restore target " + path() + " was replaced during the"
-            + " restore; nothing more is written");
-      }
-      return root;
-    } catch (IOException | RuntimeException e) {
+    if (!same) {
+      closeQuietly(root);
+      throw new BeamsaveException("restore target " + path() + " was replaced during the"
+          + " restore; nothing more is written");
+    }
+    return root;
+  }
+
+  private static void closeQuietly(Dir dir) {
+    if (dir != null) {
       try {
-        root.close();
+        dir.close();
       } catch (IOException ignored) {
-        // The failure below says what matters.
+        // The failure being reported says what matters.
       }
-      if (e instanceof IOException io) {
-        throw BeamsaveException.io("cannot open restore target", path(), io);
-      }
-      throw (RuntimeException) e;
     }
   }
 
