@@ -36,7 +36,8 @@ class ObjectStorageIT {
         "AWS_ENDPOINT_URL", server.endpoint());
     System.setProperty("aws.accessKeyId", LocalS3Server.ACCESS_KEY);
     System.setProperty("aws.secretAccessKey", LocalS3Server.SECRET_KEY);
-    store = S3Store.of(new S3Settings(server.endpoint(), true, "us-east-1", 4));
+    store = S3Store.at(new S3Settings(server.endpoint(), true, "us-east-1", 4),
+        new ObjectUri("vault", ""));
   }
 
   @AfterAll
@@ -69,18 +70,18 @@ class ObjectStorageIT {
         + Files.readString(err)).isTrue();
     upload.destroyForcibly().waitFor();
 
-    assertThat(store.head(key)).as("no object at the final key").isEmpty();
+    assertThat(store.stat(key.key())).as("no object at the final key").isEmpty();
     assertThat(mpuDirectories()).as("the interrupted upload, kept for --resume").hasSize(1);
-    assertThat(store.head(ImageUpload.stateObject(key))).isPresent();
+    assertThat(store.stat(ImageUpload.stateObject(key).key())).isPresent();
 
     LauncherIT.Run resume = LauncherIT.beamsave(env, List.of(), "upload", "--image", image,
         "--to", key, "--part-size", "5MiB", "--resume", "--quiet");
     assertThat(resume.exit()).as(resume.err()).isZero();
     assertThat(resume.out()).containsPattern("\\(\\d+ already stored, kept\\)");
     assertThat(Files.mismatch(dir.resolve("s3/vault/nightly/lib.bsave"), image)).isEqualTo(-1);
-    assertThat(store.uploadsInProgress(key)).as("no orphan multipart uploads").isEmpty();
+    assertThat(store.uploadsInProgress(key.key())).as("no orphan multipart uploads").isEmpty();
     assertThat(mpuDirectories()).as("no parts left on the server's disk").isEmpty();
-    assertThat(store.head(ImageUpload.stateObject(key))).isEmpty();
+    assertThat(store.stat(ImageUpload.stateObject(key).key())).isEmpty();
 
     LauncherIT.Run verify = LauncherIT.beamsave(env, List.of(), "verify", "--image", key, "--quiet");
     assertThat(verify.exit()).as(verify.err()).isZero();

@@ -7,6 +7,7 @@ import io.beamsave.testing.FaultProxy;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Store;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -70,9 +71,11 @@ class ObjectStorageTest {
     ok(port, "restore", "--image", "s3://backups/staged/payroll.bsave", "--target", target, "--quiet");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
     ok(port, "verify", "--image", "s3://backups/staged/payroll.bsave", "--quiet");
-    S3Store store = S3Store.of(server.settings());
-    assertThat(store.list(new ObjectUri(BUCKET, "work/"))).isEmpty();
-    assertThat(store.uploadsInProgress(new ObjectUri(BUCKET, "staged/payroll.bsave"))).isEmpty();
+    S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+    assertThat(store.list("work/")).isEmpty();
+    assertThat(store.list("staged/")).extracting(Store.Item::key)
+        .contains("staged/payroll.bsave").noneMatch(k -> k.contains(".beamsave-staging-"));
+    assertThat(store.uploadsInProgress("staged/payroll.bsave")).isEmpty();
   }
 
   @Test
@@ -80,8 +83,7 @@ class ObjectStorageTest {
     int port = server.port();
     Cli save = ok(port, "save", "--library", library, "--image", "s3://backups/direct/payroll.bsave",
         "--shard-size", "2MiB", "--quiet");
-    assertThat(save.out()).contains("image: s3://backups/direct/payroll.bsave")
-        .contains("uploaded while saving: s3://backups/direct/payroll.bsave");
+    assertThat(save.out()).contains("image: s3://backups/direct/payroll.bsave");
     assertThat(server.file(BUCKET, "direct/payroll.bsave")).exists();
     Path target = dir.resolve("restored-direct");
     ok(port, "restore", "--image", "s3://backups/direct/payroll.bsave", "--target", target, "--quiet");
@@ -107,11 +109,11 @@ class ObjectStorageTest {
       assertThat(save.err().strip()).isEqualTo("beamsave: error: s3://backups/failing/payroll.bsave"
           + " part 1: HTTP 500 InternalError: injected (gave up after 8 attempts)");
     }
-    S3Store store = S3Store.of(server.settings());
-    ObjectUri to = new ObjectUri(BUCKET, "failing/payroll.bsave");
-    assertThat(store.head(to)).isEmpty();
-    assertThat(store.uploadsInProgress(to)).isEmpty();
-    assertThat(store.list(new ObjectUri(BUCKET, "failing/"))).isEmpty();
+    S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+    assertThat(store.stat("failing/payroll.bsave")).isEmpty();
+    assertThat(store.uploadsInProgress("failing/payroll.bsave")).isEmpty();
+    assertThat(store.list("failing/")).as("no staged shard is left")
+        .extracting(Store.Item::key).noneMatch(k -> k.contains(".beamsave-staging-"));
     try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
       assertThat(s.map(p -> p.getFileName().toString()))
           .noneMatch(n -> n.startsWith(".beamsave-staging-"));

@@ -104,7 +104,7 @@ class PruneTest {
 
   @Test
   void pruneOnS3KeepsTheNewestAndAnyImageWhoseUploadIsInProgress() throws Exception {
-    S3Store store = S3Store.of(server.settings());
+    S3Store store = S3Store.at(server.settings(), new ObjectUri("keep", ""));
     String[] stamps = {"20261101T020000Z", "20261102T020000Z", "20261103T020000Z"};
     for (String s : stamps) {
       Cli.ok("upload", "--image", image, "--to", "s3://keep/n/payroll-" + s + ".bsave", "--quiet",
@@ -112,15 +112,16 @@ class PruneTest {
     }
     // Someone is re-uploading the oldest image right now.
     ObjectUri busy = new ObjectUri("keep", "n/payroll-20261101T020000Z.bsave");
-    store.put(ImageUpload.stateObject(busy), "uploadId=x\n".getBytes(), "text/plain");
+    byte[] state = "uploadId=x\n".getBytes();
+    store.put(ImageUpload.stateObject(busy).key(), state, state.length, "text/plain", null);
 
     Cli c = Cli.ok("prune", "--at", "s3://keep/n", "--keep-last", "1", "--yes",
         "--s3-endpoint", server.endpoint());
     assertThat(c.out()).contains("deleted 1 image(s)")
         .containsPattern("keep .*payroll-20261101T020000Z.bsave  \\(upload in progress\\)");
-    assertThat(store.head(busy)).isPresent();
-    assertThat(store.head(new ObjectUri("keep", "n/payroll-20261102T020000Z.bsave"))).isEmpty();
-    assertThat(store.head(new ObjectUri("keep", "n/payroll-20261103T020000Z.bsave"))).isPresent();
+    assertThat(store.stat(busy.key())).isPresent();
+    assertThat(store.stat("n/payroll-20261102T020000Z.bsave")).isEmpty();
+    assertThat(store.stat("n/payroll-20261103T020000Z.bsave")).isPresent();
     assertThat(Ledger.read("s3://keep/n", server.settings())).extracting(Ledger.Record::where)
         .doesNotContain("s3://keep/n/payroll-20261102T020000Z.bsave")
         .contains("s3://keep/n/payroll-20261103T020000Z.bsave");

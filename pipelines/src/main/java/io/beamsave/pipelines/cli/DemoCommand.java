@@ -9,7 +9,7 @@ import io.beamsave.pipelines.transfer.LocalS3Server;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.store.TransferCodec;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.verify.VerifyPipeline;
@@ -142,7 +142,7 @@ final class DemoCommand implements Callable<Integer> {
     ObjectUri to = new ObjectUri("demo", image.getFileName().toString());
     ImageUpload.Result r =
         ImageUpload.upload(
-            S3Store.of(settings), image, to,
+            Stores.bucketOf(to, settings), image, to,
             new ImageUpload.Options(
                 TransferCodec.parse(codec), ImageUpload.DEFAULT_PART, 4, 0, false),
             null);

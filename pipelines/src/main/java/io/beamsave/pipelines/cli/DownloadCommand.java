@@ -5,7 +5,7 @@ import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.ImageDownload;
 import io.beamsave.transforms.store.ObjectUri;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,7 +66,7 @@ final class DownloadCommand implements Callable<Integer> {
     ImageDownload.Result r;
     try (TransferProgress progress =
         new TransferProgress("downloaded", 0, quiet ? null : spec.commandLine().getErr())) {
-      r = ImageDownload.download(S3Store.of(s3.settings()), uri, incoming, parallel, progress);
+      r = ImageDownload.download(Stores.bucketOf(uri, s3.settings()), uri, incoming, parallel, progress);
     }
     if (incoming != target) {
       Files.move(incoming, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,

@@ -14,10 +14,10 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import org.apache.beam.sdk.options.PipelineOptions;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.TransferCodec;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -54,9 +54,9 @@ final class SaveCommand implements Callable<Integer> {
               + " (20261130T021500Z) and {library} each library's directory name, which gives"
               + " each run and library its own image (see 'beamsave prune')."
               + " s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"
-              + " libraries) uploads the image: on the DirectRunner while it is being written,"
-              + " shards going to the upload in memory (the image never touches the local disk);"
-              + " on other runners it is assembled in staging and uploaded from there.")
+              + " libraries) writes the image to object storage: each shard is uploaded as soon"
+              + " as it is compressed, and the image is assembled in the store from them (the"
+              + " image never touches the local disk), on every runner.")
   String image;
 
   @Option(
@@ -90,11 +90,12 @@ final class SaveCommand implements Callable<Integer> {
       names = "--staging",
       paramLabel = "DIR|s3://BUCKET/PREFIX",
       description =
-          "Where the run keeps its working files (each library's listing; shards go straight"
-              + " into <image>.partial), removed afterwards; every worker must reach it. Default:"
-              + " a hidden directory beside the image; for s3:// images the system's temporary"
-              + " directory on the DirectRunner, and on other runners a prefix beside the image,"
-              + " where shards are staged as objects and the image is assembled in the store.")
+          "Where the run keeps its working files (each library's listing and summary; shards"
+              + " go straight into <image>.partial, or for s3:// images to objects beside it),"
+              + " removed afterwards; every worker must reach it. Default: a hidden directory"
+              + " beside the image; for s3:// images the system's temporary directory on the"
+              + " DirectRunner, and on other runners a prefix beside the image. An s3:// staging"
+              + " (in the image's bucket) also holds the shards.")
   String staging;
 
   @Option(
@@ -110,9 +111,9 @@ final class SaveCommand implements Callable<Integer> {
       defaultValue = "0",
       description =
           "The speed in Mbit/s of the link the image will cross. Tunes --codec auto (the level"
-              + " that keeps the cores and the link equally busy) and throttles the upload of"
-              + " s3:// images to emulate such a link. Default: no link (auto picks its fastest"
-              + " level; uploads go as fast as they can).")
+              + " that keeps the cores and the link equally busy) and throttles what an s3://"
+              + " save sends, shared by the workers of each JVM, to emulate such a link. Default:"
+              + " no link (auto picks its fastest level; uploads go as fast as they can).")
   int linkMbps;
 
   @Option(
@@ -134,8 +135,10 @@ final class SaveCommand implements Callable<Integer> {
     boolean inThisJvm = SavePipeline.runsInThisJvm(options);
     SaveSpec save;
     try {
+      ImageUpload.Options upload =
+          new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, linkMbps, false);
       save =
-          SavePipeline.spec(libraries, image, staging, s3.settings(), inThisJvm)
+          SavePipeline.spec(libraries, image, staging, s3.settings(), inThisJvm, upload)
               .withCodec(Codecs.forLink(codec, linkMbps))
               .withShardSize(shardSize != null ? Sizes.parse(shardSize)
                   : SavePipeline.defaultShardSize(image))
@@ -149,15 +152,8 @@ final class SaveCommand implements Callable<Integer> {
       ListLibrary.walkAhead(save);
     }
     Instant start = Instant.now();
-    ImageUpload.Options upload;
-    try {
-      upload = new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, linkMbps, false);
-    } catch (IllegalArgumentException e) {
-      throw new BeamsaveException(e.getMessage());
-    }
     SavePipeline.Outcome outcome =
-        SavePipeline.run(
-            save, options, pipeline.progress(spec.commandLine().getErr()), upload);
+        SavePipeline.run(save, options, pipeline.progress(spec.commandLine().getErr()));
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     out.println(SaveReport.header());
@@ -166,12 +162,6 @@ final class SaveCommand implements Callable<Integer> {
     for (ImageSummary s : outcome.images()) {
       out.println("image: " + Printable.text(s.image()));
     }
-    for (ImageUpload.Result r : outcome.uploadedWhileSaving()) {
-      out.printf(Locale.ROOT, "uploaded while saving: %s, %s in %d parts; saved in %.2fs, stored"
-              + " %.2fs after the save began%n",
-          r.to(), Sizes.human(r.storedBytes()), r.parts(), outcome.job().seconds(),
-          outcome.seconds());
-    }
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
     if (changed > 0) {
       out.println("warning: " + changed + " file(s) changed while being saved; marked in the image");
@@ -179,19 +169,16 @@ final class SaveCommand implements Callable<Integer> {
     if (reportJson != null) {
       report.writeJson(reportJson);
     }
-    java.util.Map<String, ImageUpload.Result> uploaded = new java.util.HashMap<>();
-    outcome.uploadedWhileSaving().forEach(r -> uploaded.put(r.to().toString(), r));
     for (ImageSummary s : outcome.images()) {
-      ImageUpload.Result r = uploaded.get(s.image());
-      String kind = r == null ? "save" : "save-upload";
+      // An image in object storage was uploaded while it was saved.
+      String kind = ObjectUri.isObject(s.image()) ? "save-upload" : "save";
+      String codec = save.codec().spec();
       Ledger.append(
           Ledger.besideImage(s.image()),
           save.store(),
           new Ledger.Record(
-              kind, s.library(), save.codec(), "none",
-              Ledger.strategy(kind, save.codec(), "none"), start, end,
-              r == null ? outcome.job().seconds() : outcome.seconds(), s.rawBytes(),
-              r == null ? s.imageBytes() : r.storedBytes(), s.image()));
+              kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
+              outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image()));
     }
     return 0;
   }

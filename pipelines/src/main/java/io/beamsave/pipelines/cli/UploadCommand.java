@@ -8,7 +8,7 @@ import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.store.TransferCodec;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -108,7 +108,7 @@ final class UploadCommand implements Callable<Integer> {
     ImageUpload.Result r;
     try (TransferProgress progress =
         new TransferProgress("uploaded", Files.size(image), quiet ? null : spec.commandLine().getErr())) {
-      r = ImageUpload.upload(S3Store.of(settings), image, target, options, progress);
+      r = ImageUpload.upload(Stores.bucketOf(target, settings), image, target, options, progress);
     }
     Instant end = Instant.now();
     PrintWriter out = spec.commandLine().getOut();

@@ -8,7 +8,9 @@ import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.io.SaveSpec;
 import io.beamsave.transforms.store.TransferCodec;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -86,8 +88,8 @@ public final class Experiments {
    */
   public List<Measurement> compare(ObjectUri prefix, List<Integer> linksMbps, S3Settings s3)
       throws IOException {
-    S3Store store = S3Store.of(s3);
-    store.checkBucket(prefix);
+    Store store = Stores.bucketOf(prefix, s3);
+    store.check(prefix.key());
     // Elsewhere the workers send the shards to the store themselves, beyond the link emulation,
     // which throttles this process only: that strategy could not be measured at a link speed.
     boolean overlapped = SavePipeline.runsInThisJvm(options);
@@ -151,7 +153,7 @@ public final class Experiments {
    * save and upload left the C2 compiler busy through the first measured runs of the others,
    * most of all the overlapped saves. Nothing of it is kept in the store or the ledger.
    */
-  private void warmUp(S3Store store, S3Settings s3, ObjectUri prefix, int link,
+  private void warmUp(Store store, S3Settings s3, ObjectUri prefix, int link,
       boolean overlapped) throws IOException {
     say("warm-up (not measured): every save, transfer and codec once, unthrottled");
     ObjectUri warm = prefix.child("warm-up.bsave");
@@ -173,7 +175,7 @@ public final class Experiments {
         saveWhileUploading(s3, warm, Codecs.forLink(codec, link), 0);
       }
     }
-    store.delete(warm);
+    store.delete(warm.key());
     Files.deleteIfExists(raw.image);
   }
 
@@ -185,28 +187,31 @@ public final class Experiments {
     Instant start = Instant.now();
     SavePipeline.Outcome o = saveWhileUploading(s3, to, saveCodec, link);
     ImageSummary s = o.images().get(0);
-    ImageUpload.Result r = o.uploadedWhileSaving().get(0);
+    // The upload spans the save: shards leave as they are compressed, and the image is
+    // assembled in the store when the last has arrived.
+    double seconds = o.job().seconds();
     Ledger.append(prefix.toString(), s3,
         new Ledger.Record("save-upload", s.library(), saveCodec, "none",
             Ledger.strategy("save-upload", saveCodec, "none"), start, Instant.now(),
-            o.seconds(), s.rawBytes(), r.storedBytes(), to.toString()));
-    return new Measurement(link, Strategy.OVERLAPPED.id(), codec, run, o.job().seconds(),
-        r.seconds(), o.seconds(), s.rawBytes(), s.imageBytes(), r.storedBytes(), to.toString());
+            seconds, s.rawBytes(), s.imageBytes(), to.toString()));
+    return new Measurement(link, Strategy.OVERLAPPED.id(), codec, run, seconds, seconds,
+        seconds, s.rawBytes(), s.imageBytes(), s.imageBytes(), to.toString());
   }
 
   private SavePipeline.Outcome saveWhileUploading(
       S3Settings s3, ObjectUri to, String codec, int link) {
     return SavePipeline.run(
         SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3,
-                SavePipeline.runsInThisJvm(options))
+                SavePipeline.runsInThisJvm(options),
+                new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link,
+                    false))
             .withCodec(codec)
-            .withShardSize(SavePipeline.UPLOAD_WHILE_SAVING_SHARD_SIZE),
-        options, null,
-        new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link, false));
+            .withShardSize(SaveSpec.DEFAULT_OBJECT_SHARD_SIZE),
+        options, null);
   }
 
   private static ImageUpload.Result send(
-      S3Store store, Path image, ObjectUri to, TransferCodec transfer, int link) {
+      Store store, Path image, ObjectUri to, TransferCodec transfer, int link) {
     return ImageUpload.upload(store, image, to,
         new ImageUpload.Options(transfer, ImageUpload.DEFAULT_PART, 4, link, false), null);
   }
@@ -237,12 +242,12 @@ public final class Experiments {
         SavePipeline.run(
             SavePipeline.spec(List.of(library), image, null).withCodec(codec), options, null);
     ImageSummary s = o.images().get(0);
-    return new Saved(codec, image, o.seconds(), s.rawBytes(), s.imageBytes(), start,
+    return new Saved(codec, image, o.job().seconds(), s.rawBytes(), s.imageBytes(), start,
         Instant.now(), s.library());
   }
 
   private Measurement upload(
-      S3Store store, S3Settings s3, ObjectUri prefix, int link, Strategy strategy, String codec,
+      Store store, S3Settings s3, ObjectUri prefix, int link, Strategy strategy, String codec,
       int run, Saved saved, TransferCodec transfer) {
     ObjectUri to = objectFor(prefix, link, strategy, codec, run);
     say("run %d, %s: %s with %s", run, linkName(link), strategy.label(),

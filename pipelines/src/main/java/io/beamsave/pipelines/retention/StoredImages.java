@@ -6,7 +6,8 @@ import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -24,7 +25,6 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * The images stored under a directory or {@code s3://} prefix (at any depth), grouped into
@@ -57,7 +57,8 @@ public final class StoredImages {
   /** Deletes {@code image} and then its records in the ledger beside it. */
   public static void delete(Image image, S3Settings s3) {
     if (ObjectUri.isObject(image.uri())) {
-      S3Store.of(s3).delete(ObjectUri.parse(image.uri(), false));
+      ObjectUri uri = ObjectUri.parse(image.uri(), false);
+      Stores.bucketOf(uri, s3).delete(uri.key());
     } else {
       Path p = Path.of(image.uri());
       try {
@@ -71,18 +72,18 @@ public final class StoredImages {
 
   private static List<Image> listObjects(String at, S3Settings s3) {
     ObjectUri prefix = ObjectUri.parse(at, true);
-    List<S3Object> objects = S3Store.of(s3).list(prefix);
+    List<Store.Item> objects = Stores.bucketOf(prefix, s3).list(prefix.key());
     Set<String> busy = new HashSet<>();
-    for (S3Object o : objects) {
+    for (Store.Item o : objects) {
       if (o.key().endsWith(ImageFormat.EXTENSION + ImageUpload.STATE_SUFFIX)) {
         busy.add(o.key().substring(0, o.key().length() - ImageUpload.STATE_SUFFIX.length()));
       }
     }
     List<Image> out = new ArrayList<>();
-    for (S3Object o : objects) {
+    for (Store.Item o : objects) {
       if (o.key().endsWith(ImageFormat.EXTENSION)) {
         String uri = new ObjectUri(prefix.bucket(), o.key()).toString();
-        out.add(image(uri, o.lastModified(), o.size(), busy.contains(o.key())));
+        out.add(image(uri, o.modified(), o.size(), busy.contains(o.key())));
       }
     }
     return out;

@@ -50,6 +50,8 @@ final class SaveLock implements AutoCloseable {
   private record Held(Dir dir, byte[] name, OpenFile file) {}
 
   private final List<Held> held;
+  /** The run's local staging directory, which the lock removes when it ends; or null. */
+  private Path staging;
 
   private SaveLock(List<Held> held) {
     this.held = held;
@@ -61,7 +63,8 @@ final class SaveLock implements AutoCloseable {
    */
   static SaveLock acquire(SaveSpec spec, PrintWriter notes) {
     String run = HexFormat.of().formatHex(new SecureRandom().generateSeed(8));
-    String staging = spec.stagesInStore() ? "" : Path.of(spec.staging()).toString();
+    boolean localStaging = !ObjectUri.isObject(spec.staging());
+    String staging = localStaging ? Path.of(spec.staging()).toString() : "";
     List<Held> held = new ArrayList<>();
     SaveLock lock = new SaveLock(held);
     try {
@@ -73,9 +76,10 @@ final class SaveLock implements AutoCloseable {
         }
         held.add(take(file, lib.destination(), staging, run));
       }
-      if (!spec.stagesInStore()) {
+      if (localStaging) {
         Path dir = Path.of(spec.staging());
         Files.createDirectories(dir);
+        lock.staging = dir;
         Files.writeString(dir.resolve(RUN_FILE), run);
       }
       return lock;
@@ -283,9 +287,18 @@ final class SaveLock implements AutoCloseable {
     }
   }
 
-  /** Removes the lock files and releases them; the run removes its staging. Idempotent. */
+  /** Removes the run's local staging, then the lock files, and releases them. Idempotent. */
   @Override
   public synchronized void close() {
+    if (staging != null) {
+      try {
+        AssembleImage.deleteTree(staging);
+      } catch (IOException e) {
+        System.err.println("beamsave: warning: cannot remove staging " + staging + ": "
+            + e.getMessage());
+      }
+      staging = null;
+    }
     for (Held h : held) {
       try {
         FileStat there = statOrNull(h.dir(), h.name());

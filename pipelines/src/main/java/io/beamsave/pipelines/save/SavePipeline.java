@@ -6,13 +6,13 @@ import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Dir;
-import io.beamsave.transforms.io.UploadImages;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.sink.FileImageSink;
+import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
-import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.io.AssembleImage;
 import io.beamsave.transforms.io.CompressShards;
 import io.beamsave.transforms.io.ImageSummary;
@@ -40,9 +40,10 @@ import org.apache.beam.sdk.values.PCollection;
 
 /**
  * Saves libraries into images: {@code ListLibrary → PlanShards → Reshuffle → CompressShard →
- * AssembleImage}. {@link #build} only constructs the pipeline (tests and the command line share
- * it); {@link #run} also owns the staging directory and guarantees that a failed run leaves no
- * partial image or staging behind.
+ * AssembleImage}, each image through the {@link io.beamsave.transforms.sink.ImageSink} that
+ * {@link #spec} chose for it. {@link #build} only constructs the pipeline (tests and the
+ * command line share it); {@link #run} also owns the staging and guarantees that a failed run
+ * leaves no unfinished image or staging behind.
  */
 public final class SavePipeline {
   private SavePipeline() {}
@@ -60,39 +61,28 @@ public final class SavePipeline {
         PLAN_STEP, 0, () -> PlanShards.plannedBytes(spec));
   }
 
-  /** Adds the save to {@code p}; returns (library, image path) per library. */
+  /** Adds the save to {@code p}; returns (library, image location) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
-    return build(p, spec, true);
-  }
-
-  /**
-   * Like {@link #build(Pipeline, SaveSpec)}; without {@code uploadStage}, images with an upload
-   * target go to the uploads the driver runs beside the pipeline (see {@link
-   * UploadsWhileSaving}).
-   */
-  static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec, boolean uploadStage) {
-    PCollection<KV<String, String>> images =
-        p.apply("ListLibrary", ListLibrary.of(spec))
-            .apply(PLAN_STEP, PlanShards.of(spec))
-            .apply("Reshuffle", Reshuffle.viaRandomKey())
-            .apply(COMPRESS_STEP, CompressShards.of(spec))
-            .apply("AssembleImage", AssembleImage.of(spec));
-    // Assembled in the store, images are already where they belong.
-    return spec.uploads() && uploadStage && !spec.stagesInStore()
-        ? images.apply("UploadImage", UploadImages.of(spec))
-        : images;
+    return p.apply("ListLibrary", ListLibrary.of(spec))
+        .apply(PLAN_STEP, PlanShards.of(spec))
+        .apply("Reshuffle", Reshuffle.viaRandomKey())
+        .apply(COMPRESS_STEP, CompressShards.of(spec))
+        .apply("AssembleImage", AssembleImage.of(spec));
   }
 
   /**
    * Like {@link #spec(List, Path, Path)}, but {@code image} may be {@code s3://BUCKET/KEY} (a
-   * prefix with several libraries), and {@code staging} an {@code s3://} prefix. For an s3://
-   * image, images are assembled in local staging (default: the system's temporary directory) and
-   * uploaded; when the runner's workers do not run in this JVM and no local staging is given, or
-   * staging is s3://, the shards are staged in the store and each image is assembled there (so
-   * workers on several machines need share no disk).
+   * prefix with several libraries), and {@code staging} an {@code s3://} prefix. This is where
+   * each image's sink is chosen, once: a {@link FileImageSink} for a path, a {@link
+   * StoreImageSink} for {@code s3://}, whose shards are staged as objects beside the image (or
+   * under an {@code s3://} {@code --staging} in its bucket) and sent as {@code upload} says.
+   * The run's own working files go to local staging (default: the system's temporary
+   * directory) when the workers run in this JVM, else, unless {@code --staging} says otherwise,
+   * to a prefix beside the image, so workers on several machines need share no disk.
    */
   public static SaveSpec spec(
-      List<Path> libraries, String image, String staging, S3Settings s3, boolean runsInThisJvm) {
+      List<Path> libraries, String image, String staging, S3Settings s3, boolean runsInThisJvm,
+      ImageUpload.Options upload) {
     boolean stagingInStore = staging != null && ObjectUri.isObject(staging);
     if (!ObjectUri.isObject(image)) {
       if (stagingInStore) {
@@ -109,17 +99,18 @@ public final class SavePipeline {
     ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     List<Path> roots = libraries.stream().map(SavePipeline::checkLibrary).toList();
     List<String> names = libraries.stream().map(SavePipeline::libraryName).toList();
-    S3Store.of(s3).checkBucket(to);
+    Stores.bucketOf(to, s3).check(to.key());
+    String run = runId();
+    ObjectUri shardRoot = null;
     String stagingRoot;
     if (stagingInStore) {
-      stagingRoot = ObjectUri.parse(staging, true).child(STAGING_PREFIX + runId() + "/")
-          .toString();
+      shardRoot = ObjectUri.parse(staging, true).child(STAGING_PREFIX + run + "/");
+      stagingRoot = shardRoot.toString();
     } else if (staging == null && !runsInThisJvm) {
-      stagingRoot = to.parent().child(STAGING_PREFIX + runId() + "/").toString();
-      stagingInStore = true;
+      stagingRoot = to.parent().child(STAGING_PREFIX + run + "/").toString();
     } else {
       Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
-      stagingRoot = base.resolve(STAGING_PREFIX + runId()).toAbsolutePath().toString();
+      stagingRoot = base.resolve(STAGING_PREFIX + run).toAbsolutePath().toString();
     }
     SaveSpec spec = SaveSpec.of(stagingRoot).withStore(s3);
     for (int i = 0; i < roots.size(); i++) {
@@ -128,11 +119,11 @@ public final class SavePipeline {
       ObjectUri target =
           perLibrary ? ObjectUri.parse(image.replace(LIBRARY, name), false)
               : roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
-      // Assembled in the store, the image has no local copy.
-      String local = stagingInStore ? target.toString()
-          : Path.of(stagingRoot, name + ImageFormat.EXTENSION).toString();
+      ObjectUri shards = (shardRoot != null ? shardRoot
+          : target.parent().child(STAGING_PREFIX + run + "/")).child(name + "/shards/");
       try {
-        spec = spec.withLibrary(name, root.toUri().toString(), local, target.toString());
+        spec = spec.withLibrary(name, root.toUri().toString(), new StoreImageSink(target, shards,
+            s3, upload.linkMbps(), upload.parallelParts()));
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -210,7 +201,7 @@ public final class SavePipeline {
       String name = names.get(i);
       Path target = targets.get(i);
       try {
-        spec = spec.withLibrary(name, root.toUri().toString(), target.toAbsolutePath().toString());
+        spec = spec.withLibrary(name, root.toUri().toString(), new FileImageSink(target));
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -255,70 +246,39 @@ public final class SavePipeline {
         + "-" + ProcessHandle.current().pid();
   }
 
-  /**
-   * What a finished save produced: a summary of each image, the job, the uploads made while
-   * saving (empty when images were uploaded by the pipeline or not at all), and the seconds from
-   * the start of the run to the last upload's completion.
-   */
-  public record Outcome(
-      SaveSpec spec, List<ImageSummary> images, JobResult job,
-      List<ImageUpload.Result> uploadedWhileSaving, double seconds) {}
+  /** What a finished save produced: a summary of each image, and the job. */
+  public record Outcome(SaveSpec spec, List<ImageSummary> images, JobResult job) {}
 
-  /** {@link #run(SaveSpec, PipelineOptions, PrintWriter, ImageUpload.Options)} with default uploads. */
+  /**
+   * Runs the save to its end. On failure, removes the staging and every unfinished image of
+   * this run (its partial file, its staged shards, its multipart upload), then rethrows; images
+   * already completed stay (each is whole).
+   */
   public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
-    return run(spec, options, progress, ImageUpload.Options.defaults());
-  }
-
-  /**
-   * Runs the save to its end. Images with an upload target are uploaded with {@code upload}:
-   * on the DirectRunner while they are being written ({@link UploadsWhileSaving}), on other
-   * runners once each is complete. On failure, removes the staging directory and every partial
-   * image of this run, aborts uploads, then rethrows; images already completed stay (each is
-   * whole).
-   */
-  public static Outcome run(
-      SaveSpec spec, PipelineOptions options, PrintWriter progress, ImageUpload.Options upload) {
-    long start = System.nanoTime();
-    boolean whileSaving = spec.uploads() && !spec.stagesInStore() && runsInThisJvm(options);
     AtomicReference<SaveLock> lock = new AtomicReference<>();
-    AtomicReference<UploadsWhileSaving> uploads = new AtomicReference<>();
     // Undone on Ctrl-C from the first moment, before anything is made.
     try (Interrupts.Registration undo =
-        Interrupts.onInterrupt(() -> abandon(spec, uploads.get(), lock.get()))) {
+        Interrupts.onInterrupt(() -> abandon(spec, lock.get()))) {
       // Refuses a second save of the same image, and clears what killed runs left.
       lock.set(SaveLock.acquire(spec,
           progress != null ? progress : new PrintWriter(System.err, true)));
       Pipeline p = Pipeline.create(options);
-      build(p, spec, !whileSaving);
-      // Workers append shards to <image>.partial: one left by a crashed run must not be extended.
-      removePartialImages(spec);
-      if (whileSaving) {
-        uploads.set(UploadsWhileSaving.start(spec, upload));
+      build(p, spec);
+      for (SaveSpec.Library lib : spec.libraries().values()) {
+        lib.sink().prepare();
       }
       JobResult job = Job.run(p, progress(spec), progress);
-      List<ImageUpload.Result> uploaded = List.of();
-      if (uploads.get() != null) {
-        if (progress != null) {
-          progress.println("finishing the upload" + (spec.libraries().size() > 1 ? "s" : "")
-              + " begun while saving");
-          progress.flush();
-        }
-        uploaded = uploads.getAndSet(null).finish();
-      }
       List<ImageSummary> saved = new ArrayList<>();
       for (String library : spec.libraries().keySet()) {
         saved.add(ImageSummary.read(spec, library));
       }
-      return new Outcome(spec, saved, job, uploaded, (System.nanoTime() - start) / 1e9);
+      return new Outcome(spec, saved, job);
     } catch (IOException e) {
-      throw new BeamsaveException("cannot read the summary of an image just written: " + e, e);
+      throw new BeamsaveException("cannot prepare or summarise an image: " + e, e);
     } catch (RuntimeException e) {
-      if (uploads.get() != null) {
-        uploads.get().abort("the save failed");
-      }
       if (lock.get() != null) {
-        // Another live save's partial image is not this run's to remove.
-        removePartialImages(spec);
+        // Another live save's unfinished image is not this run's to remove.
+        spec.libraries().values().forEach(lib -> lib.sink().discard());
       }
       throw e;
     } finally {
@@ -336,56 +296,26 @@ public final class SavePipeline {
   }
 
   /**
-   * Undoes an interrupted save: aborts its uploads, removes its partial images, its staging and
-   * its locks, each so that workers still running cannot make them again.
+   * Undoes an interrupted save: removes its unfinished images, its staging and its locks, each
+   * so that workers still running cannot make them again.
    */
-  private static void abandon(SaveSpec spec, UploadsWhileSaving uploads, SaveLock lock) {
-    if (uploads != null) {
-      uploads.abort("the save was interrupted");
-    }
+  private static void abandon(SaveSpec spec, SaveLock lock) {
     if (lock == null) {
       return; // Nothing was made yet, or what there is belongs to another save.
     }
-    for (SaveSpec.Library lib : spec.libraries().values()) {
-      if (!spec.stagesInStore()) {
-        try {
-          ImageWriter.abandon(Path.of(lib.image()));
-        } catch (IOException e) {
-          System.err.println("beamsave: warning: cannot remove " + lib.image() + ": " + e);
-        }
-      }
-    }
+    spec.libraries().values().forEach(lib -> lib.sink().abandon());
     Staging.abandon(spec);
     lock.close();
   }
 
-  /**
-   * Shards of a save to object storage are smaller: an image uploaded while it is written can
-   * only send what has been appended, and a shard is appended whole once compressed; a shard
-   * staged in the store is one request, and stores cap those (S3Proxy at 32 MiB).
-   */
-  public static final long UPLOAD_WHILE_SAVING_SHARD_SIZE = 16L << 20;
-
   /** The shard size when the operator gives none. */
   public static long defaultShardSize(String image) {
-    return ObjectUri.isObject(image) ? UPLOAD_WHILE_SAVING_SHARD_SIZE : SaveSpec.DEFAULT_SHARD_SIZE;
+    return ObjectUri.isObject(image) ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
+        : SaveSpec.DEFAULT_SHARD_SIZE;
   }
 
   /** Whether the runner's workers run in this JVM and so write to this machine's disk. */
   public static boolean runsInThisJvm(PipelineOptions options) {
     return options.getRunner().getSimpleName().equals("DirectRunner");
-  }
-
-  private static void removePartialImages(SaveSpec spec) {
-    if (spec.stagesInStore()) {
-      return;
-    }
-    for (SaveSpec.Library lib : spec.libraries().values()) {
-      try {
-        Files.deleteIfExists(ImageWriter.partialPath(Path.of(lib.image())));
-      } catch (IOException ignored) {
-        // Best effort: the run has already failed with the error that matters.
-      }
-    }
   }
 }

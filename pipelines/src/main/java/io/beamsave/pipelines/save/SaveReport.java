@@ -58,7 +58,7 @@ public final class SaveReport {
 
   public Map<String, Object> json() {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("codec", outcome.spec().codec());
+    m.put("codec", outcome.spec().codec().spec());
     m.put("files", files());
     m.put("rawBytes", rawBytes());
     m.put("imageBytes", imageBytes());
@@ -118,7 +118,7 @@ public final class SaveReport {
         Locale.ROOT,
         "%-24s %-8s %9.2fs %12s %12s %7.2f %10.1f",
         library,
-        outcome.spec().codec(),
+        outcome.spec().codec().spec(),
         secs,
         Sizes.human(raw),
         Sizes.human(image),

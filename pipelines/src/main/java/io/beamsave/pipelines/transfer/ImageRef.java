@@ -8,7 +8,7 @@ import io.beamsave.transforms.store.ImageDownload;
 import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -48,7 +48,7 @@ public final class ImageRef implements AutoCloseable {
         progress.flush();
       }
       try {
-        ImageDownload.download(S3Store.of(s3), uri, local, 4, null);
+        ImageDownload.download(Stores.bucketOf(uri, s3), uri, local, 4, null);
       } catch (RuntimeException e) {
         Files.deleteIfExists(dir);
         throw e;

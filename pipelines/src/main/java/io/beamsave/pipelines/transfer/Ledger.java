@@ -4,20 +4,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * The run ledger, like IBM i's SAVE_TYPES table: one JSON record per save or upload, kept
@@ -103,20 +99,13 @@ public final class Ledger {
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
-    if (ObjectUri.isObject(at)) {
-      ObjectUri dir = ObjectUri.parse(at, true).child(DIRECTORY + "/");
-      S3Store.of(s3).put(dir.child(name), json, "application/json");
-      return;
-    }
-    Path dir = Path.of(at).resolve(DIRECTORY);
-    try {
-      Files.createDirectories(dir);
-      Path tmp = dir.resolve("." + name + ".tmp");
-      Files.write(tmp, json);
-      Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot write the run ledger in", dir, e);
-    }
+    store(at, s3).put(name, json, json.length, "application/json", null);
+  }
+
+  /** The ledger's store: the {@value #DIRECTORY} directory (or prefix) at {@code at}. */
+  private static Store store(String at, S3Settings s3) {
+    return Stores.open(ObjectUri.isObject(at) ? ObjectUri.parse(at, true).child(DIRECTORY + "/")
+        .toString() : Path.of(at).resolve(DIRECTORY).toString(), s3);
   }
 
   /** Every record at {@code at}, oldest first. */
@@ -144,32 +133,13 @@ public final class Ledger {
   /** The records at {@code at}, each with what deletes it. */
   private static Map<Record, Runnable> stored(String at, S3Settings s3) {
     Map<Record, Runnable> out = new java.util.IdentityHashMap<>();
-    if (ObjectUri.isObject(at)) {
-      ObjectUri dir = ObjectUri.parse(at, true).child(DIRECTORY + "/");
-      S3Store store = S3Store.of(s3);
-      for (S3Object o : store.list(dir)) {
-        if (o.key().endsWith(".json")) {
-          ObjectUri uri = new ObjectUri(dir.bucket(), o.key());
-          out.put(parse(store.get(uri), uri.toString()), () -> store.delete(uri));
-        }
+    Store store = store(at, s3);
+    for (Store.Item item : store.list("")) {
+      // Only records at the top: anything nested is not the ledger's.
+      if (item.key().endsWith(".json") && !item.key().contains("/")) {
+        out.put(parse(store.get(item.key()), store.where(item.key())),
+            () -> store.delete(item.key()));
       }
-      return out;
-    }
-    Path dir = Path.of(at).resolve(DIRECTORY);
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
-      for (Path p : ds) {
-        out.put(parse(Files.readAllBytes(p), p.toString()), () -> {
-          try {
-            Files.deleteIfExists(p);
-          } catch (IOException e) {
-            throw BeamsaveException.io("cannot remove ledger record", p, e);
-          }
-        });
-      }
-    } catch (NoSuchFileException e) {
-      // No run has been recorded here yet.
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot read the run ledger in", dir, e);
     }
     return out;
   }

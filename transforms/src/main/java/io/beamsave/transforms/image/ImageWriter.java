@@ -27,9 +27,6 @@ import java.util.zip.CRC32C;
  * copying overlaps with other workers' compression; then one {@link #open writer} adds the
  * catalog and the trailer, forces the file to disk and renames it to its final name. A
  * complete-looking image is therefore always complete.
- *
- * <p>An image with an open {@link ImagePipe} goes into the pipe instead, in the same order and
- * at the same offsets, and no file is written.
  */
 public final class ImageWriter implements AutoCloseable {
   /** One monitor per partial image: a FileLock guards other processes, not other threads. */
@@ -55,19 +52,12 @@ public final class ImageWriter implements AutoCloseable {
 
   private final Path target;
   private final Path partial;
-  /** Where the image goes: exactly one of these is set. */
   private final FileChannel channel;
-  private final ImagePipe pipe;
   private boolean done;
 
   private ImageWriter(Path target) throws IOException {
     this.target = target;
     this.partial = partialPath(target);
-    this.pipe = ImagePipe.of(target);
-    if (pipe != null) {
-      channel = null;
-      return;
-    }
     this.channel =
         FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     if (channel.size() == 0) {
@@ -78,7 +68,7 @@ public final class ImageWriter implements AutoCloseable {
 
   /**
    * Opens the partial image of {@code target} to finish it, creating it (header only) when no
-   * shard was appended; or the pipe that carries it.
+   * shard was appended.
    */
   public static ImageWriter open(Path target) throws IOException {
     return new ImageWriter(target);
@@ -97,10 +87,6 @@ public final class ImageWriter implements AutoCloseable {
    */
   @SuppressWarnings("try") // the lock is held for the try block's extent, never read
   public static long appendShard(Path target, byte[] blocks, int len) throws IOException {
-    ImagePipe pipe = ImagePipe.of(target);
-    if (pipe != null) {
-      return pipe.append(blocks, len);
-    }
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
       if (ABANDONED.contains(partial)) {
@@ -177,7 +163,7 @@ public final class ImageWriter implements AutoCloseable {
 
   /**
    * Writes the catalog and the trailer after the appended shards, forces the file to disk and
-   * renames it to its final name (or ends its pipe). The catalog's shard table must describe
+   * renames it to its final name. The catalog's shard table must describe
    * the appended shards.
    *
    * @return the image's length
@@ -188,7 +174,7 @@ public final class ImageWriter implements AutoCloseable {
   }
 
   private long end() throws IOException {
-    return pipe != null ? pipe.length() : channel.position();
+    return channel.position();
   }
 
   /**
@@ -223,21 +209,17 @@ public final class ImageWriter implements AutoCloseable {
   public long finish(byte[] raw, Codec codec, int blockSize) throws IOException {
     long catalogOffset = end();
     byte[] tail = tail(raw, codec, blockSize, catalogOffset);
-    if (pipe != null) {
-      pipe.end(tail);
-    } else {
-      writeFully(channel, ByteBuffer.wrap(tail), catalogOffset);
-      channel.force(true);
-      channel.close();
-      Files.move(
-          partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
+    writeFully(channel, ByteBuffer.wrap(tail), catalogOffset);
+    channel.force(true);
+    channel.close();
+    Files.move(
+        partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     done = true;
     return catalogOffset + tail.length;
   }
 
   private String where() {
-    return (pipe != null ? target : partial).getFileName().toString();
+    return partial.getFileName().toString();
   }
 
   /**
@@ -274,17 +256,13 @@ public final class ImageWriter implements AutoCloseable {
     }
   }
 
-  /** Closes and, unless {@link #finish} succeeded, deletes the partial file or fails the pipe. */
+  /** Closes and, unless {@link #finish} succeeded, deletes the partial file. */
   @Override
   public void close() throws IOException {
     if (done) {
       return;
     }
-    if (pipe != null) {
-      pipe.fail("the image could not be finished");
-    } else {
-      channel.close();
-      Files.deleteIfExists(partial);
-    }
+    channel.close();
+    Files.deleteIfExists(partial);
   }
 }

@@ -1,11 +1,10 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.shard.ShardPlanner;
@@ -20,7 +19,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.Set;
 import java.util.function.Function;
-import io.beamsave.transforms.store.ObjectUri;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -31,11 +29,11 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Per library, gathers the results of the compressed shards, which workers have already
- * appended to the partial image, and finishes the image: the catalog (entries with their extents
- * and digests, and the shard table) and the trailer. The image is renamed from {@code
- * <image>.partial} only when complete; the library's staging directory is then removed, and an
- * {@link ImageSummary} left in staging for the report. Emits (library, image path).
+ * Per library, gathers the results of the compressed shards, which workers have already handed
+ * to the library's {@link ImageSink}, and has the sink finish the image with the catalog
+ * (entries with their extents and digests, and the shard table) and the trailer; the image
+ * appears only when complete. The library's staging is then removed, and an {@link
+ * ImageSummary} left in staging for the report. Emits (library, image location).
  *
  * <p>The entries come from the listing {@link PlanShards} left in staging, and the plan is
  * recomputed from them ({@link ShardPlanner} is deterministic), so the listing crosses one
@@ -79,8 +77,8 @@ public final class AssembleImage
       SaveSpec.Library lib = spec.library(name);
       Listing listing = PlanShards.readListing(spec, name);
       ShardPlanner.Plan plan = ShardPlanner.plan(listing.entries(), spec.shardSize());
-      // One result per shard. A task that ran twice wrote its shard twice (the copies are
-      // identical but for where they lie); either copy is whole, and the last one is kept.
+      // One result per shard. A task that ran twice wrote its shard twice, each copy whole and
+      // kept apart by the sink; the last result is kept, and names its own copy.
       Map<Integer, ShardResult> byShard = new TreeMap<>();
       for (ShardResult r : shards.getValue()) {
         if (r.rawLength() > 0) {
@@ -95,28 +93,20 @@ public final class AssembleImage
       }
       List<Entry> entries = withDigests(plan.entries(), results);
       Function<List<ShardInfo>, Catalog> catalog =
-          infos -> new Catalog(name, spec.codec(), System.currentTimeMillis(), spec.blockSize(),
-              spec.shardSize(), listing.root(), entries, infos);
-      String image;
-      long imageBytes;
-      if (spec.stagesInStore()) {
-        image = lib.uploadTo();
-        imageBytes = AssembleInStore.assemble(spec, name, ObjectUri.parse(image, false), results,
-            catalog, Codecs.parse(spec.codec()));
-      } else {
-        Path file = Path.of(lib.image());
-        image = file.toString();
-        try (ImageWriter writer = ImageWriter.open(file)) {
-          List<ShardInfo> infos = new ArrayList<>(results.size());
-          for (ShardResult r : results) {
-            infos.add(
-                new ShardInfo(r.imageOffset(), r.storedLength(), r.rawLength(), r.blockLengths()));
-          }
-          imageBytes = writer.finish(catalog.apply(infos), Codecs.parse(spec.codec()));
-        } catch (IOException e) {
-          throw BeamsaveException.io("cannot write image", file, e);
-        }
+          infos -> new Catalog(name, spec.codec().spec(), System.currentTimeMillis(),
+              spec.blockSize(), spec.shardSize(), listing.root(), entries, infos);
+      List<ImageSink.WrittenShard> written = new ArrayList<>(results.size());
+      for (ShardResult r : results) {
+        written.add(new ImageSink.WrittenShard(r.shard(), r.where(), r.storedLength(),
+            r.rawLength(), r.blockLengths()));
       }
+      long imageBytes;
+      try {
+        imageBytes = lib.sink().finish(written, catalog, spec.codec(), spec.blockSize());
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot write image", lib.destination(), e);
+      }
+      String image = lib.destination();
       long files = entries.stream().filter(Entry::isFile).count();
       new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes, results.size())
           .writeTo(spec);

@@ -1,12 +1,11 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
@@ -34,7 +33,7 @@ import org.apache.beam.sdk.values.PCollection;
 
 /**
  * Reads each shard's file pieces, cuts them into checksummed blocks of the chosen codec, and
- * appends the shard to the library's partial image as soon as it is complete; emits a {@link
+ * hands the shard to the library's {@link ImageSink} as soon as it is complete; emits a {@link
  * ShardResult} (where it landed, its lengths and digests) keyed by library. Only these results,
  * never the bytes, go on through the pipeline, and every byte is written once.
  *
@@ -88,7 +87,7 @@ public final class CompressShards
 
     @Setup
     public void setup() {
-      encoder = new BlockEncoder(Codecs.parse(spec.codec()), spec.blockSize());
+      encoder = new BlockEncoder(spec.codec(), spec.blockSize());
       digest = new ExtentDigest();
       block = new byte[spec.blockSize()];
       // A whole shard is held in memory until it is appended: its raw size, plus one header per
@@ -138,17 +137,12 @@ public final class CompressShards
       }
       w.flushBlock();
       long offset = -1;
-      if (shardBytes.size() > 0 && spec.stagesInStore()) {
-        // No shared disk: the shard waits in the store, and AssembleImage places it.
-        Staging.write(spec, SaveSpec.shardName(task.library(), task.shard()), shardBytes.array(),
-            shardBytes.size());
-      } else if (shardBytes.size() > 0) {
-        Path image = Path.of(lib.image());
+      if (shardBytes.size() > 0) {
         try {
-          offset = ImageWriter.appendShard(image, shardBytes.array(), shardBytes.size());
+          offset = lib.sink().writeShard(task.shard(), shardBytes.array(), shardBytes.size());
         } catch (IOException e) {
-          throw BeamsaveException.io(
-              "cannot write shard " + task.shard() + " to", ImageWriter.partialPath(image), e);
+          throw BeamsaveException.io("cannot write shard " + task.shard() + " of",
+              lib.destination(), e);
         }
       }
       shardsWritten.inc();

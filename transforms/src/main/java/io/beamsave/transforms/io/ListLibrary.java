@@ -1,7 +1,6 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.image.CatalogCodec;
@@ -153,7 +152,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     pool.execute(
         () -> {
           try {
-            Codecs.parse(spec.codec()).newCompressor().close();
+            spec.codec().newCompressor().close();
             new ExtentDigest().close();
           } catch (Throwable exiting) {
             // Only a warm-up: a run that fails early exits while native libraries load, and

@@ -1,31 +1,34 @@
 package io.beamsave.transforms.io;
 
-import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.Stores;
 import java.io.Serializable;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * What one save run does: which libraries go to which images, with which codec, shard and block
- * size, and where the run keeps its working files (the listing). Immutable; every save transform
- * is configured with it.
+ * What one save run does: which libraries go to which images (each through the {@link
+ * ImageSink} chosen for it when the save was planned), with which codec, shard and block size,
+ * and where the run keeps its working files (each library's listing and summary). Immutable;
+ * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   /**
-   * One library and the image it is saved to; {@code name} keys it through the pipeline. {@code
+   * One library and where its image goes; {@code name} keys it through the pipeline. {@code
    * root} is the library directory, as a {@code file:} URI (which keeps every byte of a path that
-   * is not UTF-8) or a plain path. With {@code uploadTo} ({@code s3://BUCKET/KEY}), {@code image}
-   * is a staging file that is uploaded there once complete, then removed.
+   * is not UTF-8) or a plain path.
    */
-  public record Library(String name, String root, String image, String uploadTo)
-      implements Serializable {
+  public record Library(String name, String root, ImageSink sink) implements Serializable {
     /** Where the finished image ends up. */
     public String destination() {
-      return uploadTo != null ? uploadTo : image;
+      return sink.location();
     }
 
     /** The library directory. */
@@ -37,12 +40,19 @@ public final class SaveSpec implements Serializable {
   }
 
   public static final long DEFAULT_SHARD_SIZE = 64L << 20;
-  /** Each worker holds one compressed shard in memory until it is appended to the image. */
+  /**
+   * Shards of an image in object storage are smaller: each is uploaded once compressed, so
+   * smaller ones reach the link sooner, and a staged shard is one request, which stores cap
+   * (S3Proxy at 32 MiB).
+   */
+  public static final long DEFAULT_OBJECT_SHARD_SIZE = 16L << 20;
+  /** Each worker holds one compressed shard in memory until the sink has it. */
   public static final long MAX_SHARD_SIZE = 1L << 30;
   public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
+  public static final Codec DEFAULT_CODEC = Codecs.parse("zstd:" + Codecs.DEFAULT_ZSTD_LEVEL);
 
   private final Map<String, Library> libraries;
-  private final String codec;
+  private final Codec codec;
   private final long shardSize;
   private final int blockSize;
   private final String staging;
@@ -51,7 +61,7 @@ public final class SaveSpec implements Serializable {
 
   private SaveSpec(
       Map<String, Library> libraries,
-      String codec,
+      Codec codec,
       long shardSize,
       int blockSize,
       String staging,
@@ -66,29 +76,29 @@ public final class SaveSpec implements Serializable {
     this.store = store;
   }
 
-  /** A spec with the defaults: zstd:3, 64 MiB shards, 1 MiB blocks, changing files fail. */
+  /**
+   * A spec with the defaults (zstd:3, 64 MiB shards, 1 MiB blocks, changing files fail) whose
+   * working files go to {@code staging}: a directory every worker reaches, or an {@code s3://}
+   * prefix.
+   */
   public static SaveSpec of(String staging) {
     return new SaveSpec(
-        new LinkedHashMap<>(), "zstd:" + Codecs.DEFAULT_ZSTD_LEVEL, DEFAULT_SHARD_SIZE,
-        DEFAULT_BLOCK_SIZE, staging, false, null);
+        new LinkedHashMap<>(), DEFAULT_CODEC, DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE, staging,
+        false, null);
   }
 
-  public SaveSpec withLibrary(String name, String root, String image) {
-    return withLibrary(name, root, image, null);
-  }
-
-  /** Adds a library whose image is uploaded to {@code uploadTo} once complete (see {@link Library}). */
-  public SaveSpec withLibrary(String name, String root, String image, String uploadTo) {
+  /** Adds a library whose image goes to {@code sink}. */
+  public SaveSpec withLibrary(String name, String root, ImageSink sink) {
     if (libraries.containsKey(name)) {
       throw new IllegalArgumentException(
           "two libraries are named '" + name + "'; each library needs its own image name");
     }
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, root, image, uploadTo));
+    copy.put(name, new Library(name, root, sink));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store);
   }
 
-  /** How to reach object storage for uploads. */
+  /** How to reach object storage, for staging or images there. */
   public SaveSpec withStore(S3Settings settings) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings);
   }
@@ -97,14 +107,13 @@ public final class SaveSpec implements Serializable {
     return store;
   }
 
-  /** Whether any image goes to object storage. */
-  public boolean uploads() {
-    return libraries.values().stream().anyMatch(l -> l.uploadTo() != null);
+  /** {@code spec} as {@link Codecs#parse} reads it. */
+  public SaveSpec withCodec(String spec) {
+    return withCodec(Codecs.parse(spec));
   }
 
-  public SaveSpec withCodec(String spec) {
-    String canonical = Codecs.parse(spec).spec();
-    return new SaveSpec(libraries, canonical, shardSize, blockSize, staging, allowChanging, store);
+  public SaveSpec withCodec(Codec codec) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store);
   }
 
   public SaveSpec withShardSize(long bytes) {
@@ -143,7 +152,7 @@ public final class SaveSpec implements Serializable {
     return lib;
   }
 
-  public String codec() {
+  public Codec codec() {
     return codec;
   }
 
@@ -163,22 +172,14 @@ public final class SaveSpec implements Serializable {
     return allowChanging;
   }
 
-  /**
-   * Whether staging is an {@code s3://} prefix: the workers share no disk, so shards are staged
-   * as objects and each image is assembled in the store (see {@link Staging}).
-   */
-  public boolean stagesInStore() {
-    return staging.startsWith("s3://");
+  /** The store that holds the run's working files. */
+  public Store stagingStore() {
+    return Stores.open(staging, store);
   }
 
   /** The staged name of the sorted listing of {@code library}, which waits for assembly. */
   public static String listingName(String library) {
     return library + "/listing";
-  }
-
-  /** The staged name of one compressed shard (when staging is in the store). */
-  public static String shardName(String library, int shard) {
-    return String.format(java.util.Locale.ROOT, "%s/shard-%06d", library, shard);
   }
 
   /** The staged name of the {@link ImageSummary} {@link AssembleImage} leaves for the report. */

@@ -8,13 +8,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What compressing a shard produced: where it was appended in the partial image, its raw and
- * stored lengths, each block's stored length, one digest per piece (in the task's order), and
+ * What compressing a shard produced: where the sink put this copy ({@code where}, as {@link
+ * io.beamsave.transforms.sink.ImageSink#writeShard} returned it), its raw and stored lengths, each block's stored length, one digest per piece (in the task's order), and
  * the files seen changing while being read.
  */
 public record ShardResult(
     int shard,
-    long imageOffset,
+    long where,
     long rawLength,
     long storedLength,
     int[] blockLengths,
@@ -26,7 +26,7 @@ public record ShardResult(
         @Override
         void write(ShardResult r, DataOutputStream out) throws IOException {
           out.writeInt(r.shard);
-          out.writeLong(r.imageOffset);
+          out.writeLong(r.where);
           out.writeLong(r.rawLength);
           out.writeLong(r.storedLength);
           out.writeInt(r.blockLengths.length);

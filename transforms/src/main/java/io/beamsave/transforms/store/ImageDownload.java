@@ -18,7 +18,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.LongConsumer;
-import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 
 /**
  * Downloads an object to an image file with parallel ranged GETs, undoing transfer compression.
@@ -34,7 +33,7 @@ public final class ImageDownload {
   private ImageDownload() {}
 
   /** The transfer codec recorded in an object's metadata ({@code none} when absent). */
-  static TransferCodec transferCodec(HeadObjectResponse head) {
+  static TransferCodec transferCodec(Store.Stat head) {
     String spec = head.metadata().get(ImageUpload.META_CODEC);
     if (spec == null) {
       return TransferCodec.NONE;
@@ -47,23 +46,24 @@ public final class ImageDownload {
   }
 
   /**
-   * Downloads {@code from} to {@code image} (which must not exist).
+   * Downloads {@code from}, in {@code store} (its bucket's, see {@link Stores#bucketOf}), to
+   * {@code image} (which must not exist).
    *
    * @param progress told the stored bytes of each range once written (from worker threads)
    */
   public static Result download(
-      S3Store store, ObjectUri from, Path image, int parallel, LongConsumer progress) {
+      Store store, ObjectUri from, Path image, int parallel, LongConsumer progress) {
     long start = System.nanoTime();
     LongConsumer tell = progress == null ? n -> {} : progress;
-    HeadObjectResponse head =
-        store.head(from).orElseThrow(() -> new BeamsaveException(from + ": no such object"));
+    Store.Stat head =
+        store.stat(from.key()).orElseThrow(() -> new BeamsaveException(from + ": no such object"));
     TransferCodec codec = transferCodec(head);
-    long stored = head.contentLength();
+    long stored = head.size();
     Path partial = image.resolveSibling(image.getFileName() + ".partial");
     Path fetched = codec.isNone() ? partial : image.resolveSibling(image.getFileName() + ".download");
     try {
       fetch(store, from, fetched, stored, parallel, tell);
-      String etag = S3Store.unquote(head.eTag());
+      String etag = head.etag();
       if (Md5.isPlainMd5(etag)) {
         String md5 = md5(fetched);
         if (!md5.equalsIgnoreCase(etag)) {
@@ -95,7 +95,7 @@ public final class ImageDownload {
   }
 
   private static void fetch(
-      S3Store store, ObjectUri from, Path file, long size, int parallel, LongConsumer tell)
+      Store store, ObjectUri from, Path file, long size, int parallel, LongConsumer tell)
       throws IOException {
     ExecutorService pool = Executors.newFixedThreadPool(parallel, ImageUpload.daemon("beamsave-download"));
     try (FileChannel ch =
@@ -108,7 +108,7 @@ public final class ImageDownload {
             pool.submit(
                 () -> {
                   byte[] b = new byte[len];
-                  store.read(from, at, b, 0, len);
+                  store.read(from.key(), at, b, 0, len);
                   ByteBuffer buf = ByteBuffer.wrap(b);
                   while (buf.hasRemaining()) {
                     ch.write(buf, at + buf.position());

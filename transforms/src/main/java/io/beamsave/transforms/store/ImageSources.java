@@ -5,7 +5,6 @@ import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageSource;
 import java.io.IOException;
 import java.nio.file.Path;
-import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 
 /** Opens an image by location: a local path, or {@code s3://BUCKET/KEY}. */
 public final class ImageSources {
@@ -20,22 +19,22 @@ public final class ImageSources {
       return FileImageSource.open(Path.of(location));
     }
     ObjectUri uri = ObjectUri.parse(location, false);
-    S3Store store = S3Store.of(settings);
-    HeadObjectResponse head =
-        store.head(uri).orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
+    Store store = Stores.bucketOf(uri, settings);
+    Store.Stat head =
+        store.stat(uri.key()).orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
     TransferCodec codec = ImageDownload.transferCodec(head);
     if (!codec.isNone()) {
       throw new BeamsaveException(
           uri + ": stored with transfer codec " + codec + "; download it before reading");
     }
-    return new S3ImageSource(store, uri, head.contentLength());
+    return new S3ImageSource(store, uri, head.size());
   }
 
   /** The transfer codec an object was stored with ({@code none} for a plain image). */
   public static TransferCodec transferCodecOf(String location, S3Settings settings) {
     ObjectUri uri = ObjectUri.parse(location, false);
-    HeadObjectResponse head =
-        S3Store.of(settings).head(uri).orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
+    Store.Stat head = Stores.bucketOf(uri, settings).stat(uri.key())
+        .orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
     return ImageDownload.transferCodec(head);
   }
 }

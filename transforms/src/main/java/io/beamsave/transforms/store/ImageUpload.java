@@ -1,7 +1,6 @@
 package io.beamsave.transforms.store;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.ImagePipe;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -23,9 +22,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.function.LongConsumer;
-import software.amazon.awssdk.services.s3.model.CompletedPart;
-import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
-import software.amazon.awssdk.services.s3.model.Part;
 
 /**
  * Uploads an image file to one object as a multipart upload with parallel parts, optionally
@@ -84,8 +80,7 @@ public final class ImageUpload {
       double seconds) {}
 
   /**
-   * The bytes to send: a finished file, or an image still being written ({@link ImagePipe}).
-   * {@code read} blocks until the bytes exist and returns fewer than asked only at the end.
+   * The bytes to send. {@code read} returns fewer than asked only at the end.
    */
   private interface Input extends AutoCloseable {
     /** The length, or -1 while it is not known yet. */
@@ -97,13 +92,13 @@ public final class ImageUpload {
     void close() throws IOException;
   }
 
-  private final S3Store store;
+  private final Store store;
   private final String name;
   private final ObjectUri to;
   private final Options o;
   private final LongConsumer rawProgress;
 
-  private ImageUpload(S3Store store, String name, ObjectUri to, Options o, LongConsumer progress) {
+  private ImageUpload(Store store, String name, ObjectUri to, Options o, LongConsumer progress) {
     this.store = store;
     this.name = name;
     this.to = to;
@@ -112,12 +107,13 @@ public final class ImageUpload {
   }
 
   /**
-   * Uploads {@code image} to {@code to}.
+   * Uploads {@code image} to {@code to}, in {@code store} (the store of {@code to}'s bucket,
+   * see {@link Stores#bucketOf}).
    *
    * @param progress told the raw bytes of each part once it is stored (from worker threads)
    */
   public static Result upload(
-      S3Store store, Path image, ObjectUri to, Options options, LongConsumer progress) {
+      Store store, Path image, ObjectUri to, Options options, LongConsumer progress) {
     ImageUpload u = new ImageUpload(store, image.getFileName().toString(), to, options, progress);
     Input in;
     try {
@@ -128,40 +124,6 @@ public final class ImageUpload {
       throw BeamsaveException.io("cannot read", image, e);
     }
     return u.run(in, image.toString());
-  }
-
-  /**
-   * Uploads an image while it is still being written, part by part as it comes through {@code
-   * image}, completing the object once the writer has ended it. A writer that fails aborts the
-   * upload; an upload that fails fails the pipe, so the writers stop too. Such an upload cannot
-   * be resumed (its length was unknown when it began).
-   */
-  public static Result uploadWhileWritten(
-      S3Store store, ImagePipe image, ObjectUri to, Options options, LongConsumer progress) {
-    if (options.resume()) {
-      throw new IllegalArgumentException("an image still being written cannot be resumed");
-    }
-    Input in = new Input() {
-      @Override
-      public long size() {
-        return image.finalLength();
-      }
-
-      @Override
-      public int read(byte[] b, long pos, int n) {
-        return image.read(b, pos, n);
-      }
-
-      @Override
-      public void close() {}
-    };
-    String name = image.image().getFileName().toString();
-    try {
-      return new ImageUpload(store, name, to, options, progress).run(in, name);
-    } catch (RuntimeException | Error e) {
-      image.fail("the upload to " + to + " failed: " + e.getMessage());
-      throw e;
-    }
   }
 
   /** Where the state of an upload in progress to {@code to} is kept. */
@@ -200,17 +162,17 @@ public final class ImageUpload {
     long start = System.nanoTime();
     try (in) {
       long size = in.size();
-      store.checkBucket(to);
+      store.check(to.key());
       // S3 allows 10,000 parts: a huge image gets larger parts rather than failing.
       long chunk = size < 0 ? o.partSize() : Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
-      Map<Integer, Part> existing = new HashMap<>();
+      Map<Integer, Store.Part> existing = new HashMap<>();
       Begun begun = begin(size, chunk, existing);
       String uploadId = begun.uploadId();
       boolean resumed = begun.resumed();
       try {
         Sent sent = send(in, chunk, uploadId, existing);
         finish(uploadId, sent);
-        store.delete(stateObject(to));
+        store.delete(stateObject(to).key());
         return new Result(
             to, o.codec(), sent.raw, sent.stored, sent.parts.size(), sent.reused, resumed,
             (System.nanoTime() - start) / 1e9);
@@ -226,7 +188,7 @@ public final class ImageUpload {
   /** The upload to send parts to, and whether it is an interrupted one being continued. */
   private record Begun(String uploadId, boolean resumed) {}
 
-  private Begun begin(long size, long chunk, Map<Integer, Part> existing) {
+  private Begun begin(long size, long chunk, Map<Integer, Store.Part> existing) {
     ObjectUri stateUri = stateObject(to);
     Properties state = readState(stateUri);
     if (state != null && o.resume()) {
@@ -251,10 +213,10 @@ public final class ImageUpload {
       }
       // The state names the upload; its parts, not a listing of all uploads, say whether it is
       // still there (listings of uploads are not reliable on every S3-compatible server).
-      List<Part> parts = partsIfInProgress(id);
+      List<Store.Part> parts = partsIfInProgress(id);
       if (parts != null) {
-        for (Part p : parts) {
-          existing.put(p.partNumber(), p);
+        for (Store.Part p : parts) {
+          existing.put(p.number(), p);
         }
         return new Begun(id, true);
       }
@@ -268,7 +230,7 @@ public final class ImageUpload {
     if (size >= 0) {
       meta.put(META_RAW_LENGTH, Long.toString(size));
     }
-    String id = store.createMultipart(to, o.codec().contentType(), meta);
+    String id = store.createMultipart(to.key(), o.codec().contentType(), meta);
     Properties p = new Properties();
     p.setProperty("uploadId", id);
     p.setProperty("codec", o.codec().spec());
@@ -282,7 +244,8 @@ public final class ImageUpload {
       throw new IllegalStateException(e);
     }
     try {
-      store.put(stateUri, out.toByteArray(), "text/plain");
+      byte[] text = out.toByteArray();
+      store.put(stateUri.key(), text, text.length, "text/plain", LinkThrottle.of(0));
     } catch (RuntimeException e) {
       abortQuietly(id);
       throw e;
@@ -291,12 +254,11 @@ public final class ImageUpload {
   }
 
   /** The parts stored for upload {@code id}, or null when there is no such upload any more. */
-  private List<Part> partsIfInProgress(String id) {
+  private List<Store.Part> partsIfInProgress(String id) {
     try {
-      return store.parts(to, id);
-    } catch (BeamsaveException e) {
-      if (e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s3e
-          && s3e.statusCode() == 404) {
+      return store.parts(to.key(), id);
+    } catch (StoreException e) {
+      if (e.kind() == StoreException.Kind.NOT_FOUND) {
         return null;
       }
       throw e;
@@ -304,12 +266,12 @@ public final class ImageUpload {
   }
 
   private Properties readState(ObjectUri stateUri) {
-    if (store.head(stateUri).isEmpty()) {
+    if (store.stat(stateUri.key()).isEmpty()) {
       return null;
     }
     Properties p = new Properties();
     try {
-      p.load(new ByteArrayInputStream(store.get(stateUri)));
+      p.load(new ByteArrayInputStream(store.get(stateUri.key())));
     } catch (IOException e) {
       return null;
     }
@@ -318,7 +280,7 @@ public final class ImageUpload {
 
   /** What was sent: parts in order, their MD5s (filled in by the part threads), the length. */
   private static final class Sent {
-    final List<CompletedPart> parts = new ArrayList<>();
+    final List<Store.Part> parts = new ArrayList<>();
     final List<byte[]> md5s = new ArrayList<>();
     long stored;
     long raw;
@@ -330,7 +292,7 @@ public final class ImageUpload {
    * into parts of at least 5 MiB, and uploads parts in parallel; at most a few parts' worth of
    * bytes are in memory at once.
    */
-  private Sent send(Input in, long chunk, String uploadId, Map<Integer, Part> existing)
+  private Sent send(Input in, long chunk, String uploadId, Map<Integer, Store.Part> existing)
       throws IOException {
     int parallel = o.parallelParts();
     LinkThrottle throttle = LinkThrottle.of(o.linkMbps());
@@ -342,7 +304,7 @@ public final class ImageUpload {
     Sent sent = new Sent();
     Deque<Future<byte[]>> encoding = new ArrayDeque<>();
     Deque<Long> encodingRaw = new ArrayDeque<>();
-    List<Future<CompletedPart>> uploads = new ArrayList<>();
+    List<Future<Store.Part>> uploads = new ArrayList<>();
     PartBuffer part = new PartBuffer();
     try {
       long pos = 0;
@@ -384,7 +346,7 @@ public final class ImageUpload {
           uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
           part = new PartBuffer();
         }
-        for (Future<CompletedPart> f : uploads) {
+        for (Future<Store.Part> f : uploads) {
           if (f.isDone()) {
             get(f);
           }
@@ -394,7 +356,7 @@ public final class ImageUpload {
         acquire(inFlight);
         uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
       }
-      for (Future<CompletedPart> f : uploads) {
+      for (Future<Store.Part> f : uploads) {
         sent.parts.add(get(f));
       }
       sent.raw = pos;
@@ -441,37 +403,38 @@ public final class ImageUpload {
     }
   }
 
-  private Future<CompletedPart> submitPart(
+  private Future<Store.Part> submitPart(
       ExecutorService uploaders, String uploadId, PartBuffer part, Sent sent,
-      Map<Integer, Part> existing, LinkThrottle throttle, Semaphore inFlight) {
+      Map<Integer, Store.Part> existing, LinkThrottle throttle, Semaphore inFlight) {
     int number = sent.md5s.size() + 1;
     byte[] data = part.bytes();
     int len = part.size();
     long raw = part.raw;
     sent.md5s.add(null);
     sent.stored += len;
-    Part stored = existing.get(number);
-    boolean signed = store.settings().signsPayload();
+    Store.Part stored = existing.get(number);
+    boolean signed = !store.wantsPartMd5();
     // Hashing happens on the part threads, in parallel: the reading thread only reads.
     return uploaders.submit(
         () -> {
           try {
-            boolean maybeStored = stored != null && stored.size() != null && stored.size() == len;
+            boolean maybeStored = stored != null && stored.size() == len;
             byte[] md5 = signed && !maybeStored ? null : Md5.of(data, 0, len);
             synchronized (sent) {
               sent.md5s.set(number - 1, md5);
             }
             String etag;
-            if (maybeStored && S3Store.unquote(stored.eTag()).equalsIgnoreCase(Md5.hex(md5))) {
+            if (maybeStored && S3Store.unquote(stored.etag()).equalsIgnoreCase(Md5.hex(md5))) {
               synchronized (sent) {
                 sent.reused++;
               }
-              etag = stored.eTag();
+              etag = stored.etag();
             } else {
-              etag = store.uploadPart(to, uploadId, number, data, len, signed ? null : md5, throttle);
+              etag = store.uploadPart(to.key(), uploadId, number, data, len, signed ? null : md5,
+                  throttle);
             }
             rawProgress.accept(raw);
-            return CompletedPart.builder().partNumber(number).eTag(etag).build();
+            return new Store.Part(number, etag, len);
           } finally {
             inFlight.release();
           }
@@ -490,24 +453,22 @@ public final class ImageUpload {
     String partCount = "-" + sent.md5s.size();
     String etag;
     try {
-      etag = S3Store.unquote(store.complete(to, uploadId, sent.parts));
-    } catch (BeamsaveException e) {
+      etag = store.complete(to.key(), uploadId, sent.parts);
+    } catch (StoreException e) {
       // A completion whose answer was lost is retried and then finds no such upload: the
       // object itself says whether the first attempt took effect; the checks below decide.
-      if (!(e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s3e)
-          || s3e.statusCode() != 404
-          || store.head(to).isEmpty()) {
+      if (e.kind() != StoreException.Kind.NOT_FOUND || store.stat(to.key()).isEmpty()) {
         throw e;
       }
       etag = "";
     }
-    HeadObjectResponse head =
-        store.head(to).orElseThrow(() -> S3Store.fail(to, "missing right after its upload completed"));
+    Store.Stat head = store.stat(to.key()).orElseThrow(
+        () -> new BeamsaveException(to + ": missing right after its upload completed"));
     String problem = null;
-    if (head.contentLength() != sent.stored) {
-      problem = "stored " + head.contentLength() + " bytes, sent " + sent.stored;
+    if (head.size() != sent.stored) {
+      problem = "stored " + head.size() + " bytes, sent " + sent.stored;
     } else {
-      for (String tag : new String[] {etag, S3Store.unquote(head.eTag())}) {
+      for (String tag : new String[] {etag, head.etag()}) {
         if (!tag.contains("-")) {
           continue;
         }
@@ -519,20 +480,21 @@ public final class ImageUpload {
       }
     }
     if (problem != null) {
-      store.delete(to);
-      throw S3Store.fail(to, "upload failed its integrity check and was removed: " + problem);
+      store.delete(to.key());
+      throw new BeamsaveException(
+          to + ": upload failed its integrity check and was removed: " + problem);
     }
   }
 
   private void abortQuietly(String uploadId) {
     try {
-      store.abort(to, uploadId);
+      store.abort(to.key(), uploadId);
     } catch (RuntimeException e) {
       // Already gone (completed or aborted), or the store is unreachable: the original error
       // is the one to report.
     }
     try {
-      store.delete(stateObject(to));
+      store.delete(stateObject(to).key());
     } catch (RuntimeException ignored) {
       // As above.
     }

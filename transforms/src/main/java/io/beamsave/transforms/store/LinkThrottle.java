@@ -30,6 +30,17 @@ public final class LinkThrottle {
     return mbps == 0 ? null : new LinkThrottle(mbps);
   }
 
+  private static final java.util.Map<Double, LinkThrottle> SHARED =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * The throttle every transfer of this JVM to a link of {@code mbps} shares (null when 0), so
+   * that workers sending at once share the link's speed as they would share the link.
+   */
+  public static LinkThrottle shared(double mbps) {
+    return mbps == 0 ? null : SHARED.computeIfAbsent(mbps, LinkThrottle::of);
+  }
+
   /** Blocks until {@code n} bytes may pass. */
   public void acquire(int n) throws InterruptedException {
     long waitNanos;

@@ -13,7 +13,7 @@ import io.beamsave.transforms.image.ImageSource;
 public final class S3ImageSource implements ImageSource {
   static final int WINDOW = 8 << 20;
 
-  private final S3Store store;
+  private final Store store;
   private final ObjectUri uri;
   private final long size;
   private long hintStart;
@@ -22,7 +22,7 @@ public final class S3ImageSource implements ImageSource {
   private long windowStart;
   private int windowLen;
 
-  S3ImageSource(S3Store store, ObjectUri uri, long size) {
+  S3ImageSource(Store store, ObjectUri uri, long size) {
     this.store = store;
     this.uri = uri;
     this.size = size;
@@ -58,13 +58,13 @@ public final class S3ImageSource implements ImageSource {
       if (window.length < n) {
         window = new byte[Math.max(n, Math.min(WINDOW, window.length * 2))];
       }
-      store.read(uri, pos, window, 0, n);
+      store.read(uri.key(), pos, window, 0, n);
       windowStart = pos;
       windowLen = n;
       System.arraycopy(window, 0, buf, off, len);
       return;
     }
-    store.read(uri, pos, buf, off, len);
+    store.read(uri.key(), pos, buf, off, len);
   }
 
   @Override

@@ -1,10 +1,12 @@
 package io.beamsave.transforms.store;
 
-import io.beamsave.transforms.BeamsaveException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -14,47 +16,53 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import software.amazon.awssdk.core.ResponseBytes;
+import java.util.function.Supplier;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.ContentStreamProvider;
 import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.MultipartUpload;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
-import software.amazon.awssdk.services.s3.model.Part;
 import software.amazon.awssdk.services.s3.model.S3Exception;
-import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
- * The object-store operations beamsave needs, each one retried by {@link Retry} and failing
- * with a one-line error naming the object. One SDK client (and connection pool) per settings
- * per JVM, shared by all threads.
+ * A {@link Store} in a bucket of S3-compatible storage, under a key prefix, through the AWS SDK.
+ * It does not retry (the SDK's own retries are off, so attempts do not multiply); it turns every
+ * SDK failure into a {@link StoreException} that names the object and says in an operator's
+ * words what the server said or why it could not be reached. One SDK client (and connection
+ * pool) per settings per JVM, shared by all threads. Open one with {@link Stores}.
  */
-public final class S3Store {
+public final class S3Store implements Store {
   private static final Map<S3Settings, S3Client> CLIENTS = new ConcurrentHashMap<>();
 
   private final S3Settings settings;
   private final S3Client s3;
+  private final String bucket;
+  private final String prefix;
 
-  private S3Store(S3Settings settings) {
+  S3Store(S3Settings settings, String bucket, String prefix) {
     this.settings = settings;
     this.s3 = CLIENTS.computeIfAbsent(settings, S3Store::newClient);
+    this.bucket = bucket;
+    this.prefix = prefix;
   }
 
-  public static S3Store of(S3Settings settings) {
-    return new S3Store(settings);
-  }
-
-  public S3Settings settings() {
-    return settings;
+  /**
+   * The store under {@code root} (a bucket, or a prefix in one), without retries: for checks
+   * of what S3 alone can tell, such as {@link #uploadsInProgress}. Everything else opens stores
+   * with {@link Stores}.
+   */
+  public static S3Store at(S3Settings settings, ObjectUri root) {
+    return new S3Store(settings, root.bucket(), root.key());
   }
 
   private static S3Client newClient(S3Settings s) {
@@ -66,7 +74,7 @@ public final class S3Store {
             // trailing checksums; integrity is checked with Content-MD5 and ETags instead.
             .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
             .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
-            // Retry has one owner, Retry, so attempts do not multiply.
+            // Retries have one owner, RetryingStore, so attempts do not multiply.
             .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry()))
             .putAuthScheme(WholePayloadSigner.scheme())
             .httpClientBuilder(
@@ -80,14 +88,129 @@ public final class S3Store {
     return b.build();
   }
 
+  private String full(String key) {
+    return prefix + key;
+  }
+
+  @Override
+  public String where(String key) {
+    return ObjectUri.SCHEME + bucket + "/" + full(key);
+  }
+
+  @Override
+  public boolean wantsPartMd5() {
+    return !settings.signsPayload();
+  }
+
+  /** Runs one request, turning what the SDK throws into a {@link StoreException} about {@code what}. */
+  private <T> T call(String what, Supplier<T> op) {
+    try {
+      return op.get();
+    } catch (SdkException | UncheckedIOException e) {
+      throw failure(what, e);
+    }
+  }
+
+  private StoreException failure(String what, RuntimeException e) {
+    StoreException.Kind kind = StoreException.Kind.FAILED;
+    if (e instanceof S3Exception s) {
+      String code = code(s);
+      if (s.statusCode() == 404 || "NoSuchKey".equals(code) || "NoSuchBucket".equals(code)
+          || "NoSuchUpload".equals(code)) {
+        kind = StoreException.Kind.NOT_FOUND;
+      } else if (s.statusCode() == 403) {
+        kind = StoreException.Kind.ACCESS_DENIED;
+      } else if (s.statusCode() == 501 || "NotImplemented".equals(code)) {
+        kind = StoreException.Kind.NOT_SUPPORTED;
+      }
+    }
+    return new StoreException(kind, isTransient(e), what + ": " + describe(e), e);
+  }
+
+  private static String code(S3Exception s) {
+    return s.awsErrorDetails() == null ? null : s.awsErrorDetails().errorCode();
+  }
+
+  private static boolean isTransient(Throwable e) {
+    if (e instanceof S3Exception s) {
+      int status = s.statusCode();
+      String code = code(s);
+      return status == 500 || status == 502 || status == 503 || status == 504 || status == 429
+          || "SlowDown".equals(code) || "RequestTimeout".equals(code)
+          || "InternalError".equals(code);
+    }
+    if (e instanceof SdkClientException || e instanceof UncheckedIOException) {
+      return !hasCause(e, UnknownHostException.class) && !isMissingCredentials(e);
+    }
+    return false;
+  }
+
+  /** The cause in an operator's words: what the server said, or why it could not be reached. */
+  private String describe(Throwable e) {
+    if (e instanceof S3Exception s) {
+      String code = code(s);
+      int status = s.statusCode();
+      if ("NoSuchBucket".equals(code)) {
+        return "no such bucket";
+      }
+      if ("InvalidAccessKeyId".equals(code)) {
+        return "the access key is not known to " + settings.where() + " (InvalidAccessKeyId)";
+      }
+      if ("SignatureDoesNotMatch".equals(code)) {
+        return "the secret key does not match the access key (SignatureDoesNotMatch)";
+      }
+      if (status == 403) {
+        return "access denied" + (code == null ? "" : " (" + code + ")");
+      }
+      if ("NoSuchKey".equals(code) || status == 404) {
+        return "no such object";
+      }
+      String message = s.awsErrorDetails() == null ? null : s.awsErrorDetails().errorMessage();
+      return "HTTP " + status + (code == null ? "" : " " + code)
+          + (message == null ? "" : ": " + message);
+    }
+    if (isMissingCredentials(e)) {
+      return "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)";
+    }
+    if (hasCause(e, UnknownHostException.class)) {
+      return "cannot resolve the host of " + settings.where();
+    }
+    if (hasCause(e, ConnectException.class)) {
+      return "cannot connect to " + settings.where();
+    }
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String m = root.getMessage();
+    if (root instanceof IOException && m != null) {
+      return m;
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+
+  private static boolean isMissingCredentials(Throwable e) {
+    return e instanceof SdkClientException && e.getMessage() != null
+        && e.getMessage().contains("Unable to load credentials");
+  }
+
+  private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (type.isInstance(t)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Fails with a clear line if the bucket is missing or the credentials are refused. */
-  public void checkBucket(ObjectUri uri) {
-    Retry.call(
-        settings,
-        uri.toString(),
+  @Override
+  public void check(String key) {
+    call(
+        where(key),
         () -> {
           try {
-            return s3.headBucket(r -> r.bucket(uri.bucket()));
+            return s3.headBucket(r -> r.bucket(bucket));
           } catch (S3Exception e) {
             if (e.statusCode() != 403 && e.statusCode() != 404) {
               throw e;
@@ -95,11 +218,9 @@ public final class S3Store {
             // HEAD answers carry no error code; a one-key listing says what is wrong (a
             // missing bucket, an unknown key, a bad secret).
             try {
-              return s3.listObjectsV2(r -> r.bucket(uri.bucket()).maxKeys(1));
+              return s3.listObjectsV2(r -> r.bucket(bucket).maxKeys(1));
             } catch (S3Exception listing) {
-              String code =
-                  listing.awsErrorDetails() == null ? null : listing.awsErrorDetails().errorCode();
-              if ("AccessDenied".equals(code)) {
+              if ("AccessDenied".equals(code(listing))) {
                 // Credentials are fine but may not list: let the real request decide.
                 return null;
               }
@@ -109,164 +230,150 @@ public final class S3Store {
         });
   }
 
-  /** The object's metadata, or empty when there is no such object. */
-  public Optional<HeadObjectResponse> head(ObjectUri uri) {
-    return Retry.call(
-        settings,
-        uri.toString(),
+  @Override
+  public Optional<Stat> stat(String key) {
+    HeadObjectResponse head = call(
+        where(key),
         () -> {
           try {
-            return Optional.of(s3.headObject(r -> r.bucket(uri.bucket()).key(uri.key())));
+            return s3.headObject(r -> r.bucket(bucket).key(full(key)));
           } catch (S3Exception e) {
             // HEAD answers carry no error code: a 404 is a missing key unless the bucket is
             // missing, and a 403 may be a bad key or secret; the bucket check tells.
             if (e.statusCode() == 404 || e instanceof NoSuchKeyException) {
-              checkBucket(uri);
-              return Optional.empty();
+              check(key);
+              return null;
             }
             if (e.statusCode() == 403) {
-              checkBucket(uri);
+              check(key);
             }
             throw e;
           }
         });
+    return head == null ? Optional.empty()
+        : Optional.of(new Stat(head.contentLength(), unquote(head.eTag()), head.metadata()));
   }
 
-  /** Reads {@code len} bytes from {@code offset} of the object into {@code buf[off..]}. */
-  public void read(ObjectUri uri, long offset, byte[] buf, int off, int len) {
+  @Override
+  public void read(String key, long offset, byte[] buf, int off, int len) {
     if (len == 0) {
       return;
     }
     String range = "bytes=" + offset + "-" + (offset + len - 1);
-    Retry.call(
-        settings,
-        uri + " (bytes " + offset + "+" + len + ")",
+    call(
+        where(key) + " (bytes " + offset + "+" + len + ")",
         () -> {
-          try (InputStream in =
-              s3.getObject(r -> r.bucket(uri.bucket()).key(uri.key()).range(range))) {
+          try (InputStream in = s3.getObject(r -> r.bucket(bucket).key(full(key)).range(range))) {
             int n = in.readNBytes(buf, off, len);
             if (n != len || in.read() >= 0) {
-              throw new java.io.UncheckedIOException(
+              throw new UncheckedIOException(
                   new IOException("short read: " + n + " of " + len + " bytes"));
             }
             return null;
           } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
           }
         });
   }
 
-  /** A whole small object (a ledger record, an upload state). */
-  public byte[] get(ObjectUri uri) {
-    return Retry.call(
-        settings,
-        uri.toString(),
-        () -> {
-          ResponseBytes<GetObjectResponse> b =
-              s3.getObjectAsBytes(r -> r.bucket(uri.bucket()).key(uri.key()));
-          return b.asByteArray();
-        });
-  }
-
-  /** Writes a small object in one request, checked with Content-MD5. */
-  public void put(ObjectUri uri, byte[] data, String contentType) {
-    put(uri, data, data.length, contentType);
+  @Override
+  public byte[] get(String key) {
+    return call(where(key),
+        () -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(full(key))).asByteArray());
   }
 
   /** Writes {@code data[0, len)} as one object in one request, checked with Content-MD5. */
-  public void put(ObjectUri uri, byte[] data, int len, String contentType) {
+  @Override
+  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
     String md5 = Base64.getEncoder().encodeToString(Md5.of(data, 0, len));
-    Retry.call(
-        settings,
-        uri.toString(),
+    call(
+        where(key),
         () ->
             s3.putObject(
-                r -> r.bucket(uri.bucket()).key(uri.key()).contentType(contentType).contentMD5(md5)
+                r -> r.bucket(bucket).key(full(key)).contentType(contentType).contentMD5(md5)
                     .contentLength((long) len),
-                RequestBody.fromContentProvider(
-                    () -> new ByteArrayInputStream(data, 0, len), len, contentType)));
+                RequestBody.fromContentProvider(body(data, len, throttle), len, contentType)));
   }
 
-  /**
-   * Makes the whole of object {@code from} part {@code partNumber} of upload {@code uploadId}
-   * without the bytes leaving the store (UploadPartCopy); returns the part's ETag.
-   */
-  public String copyPart(ObjectUri to, String uploadId, int partNumber, ObjectUri from) {
-    return Retry.call(
-        settings,
-        to + " part " + partNumber,
+  @Override
+  public String copyPart(String key, String uploadId, int number, String from) {
+    return call(
+        where(key) + " part " + number,
         () -> s3.uploadPartCopy(
-                r -> r.sourceBucket(from.bucket()).sourceKey(from.key())
-                    .destinationBucket(to.bucket()).destinationKey(to.key())
-                    .uploadId(uploadId).partNumber(partNumber))
+                r -> r.sourceBucket(bucket).sourceKey(full(from))
+                    .destinationBucket(bucket).destinationKey(full(key))
+                    .uploadId(uploadId).partNumber(number))
             .copyPartResult().eTag());
   }
 
-  public void delete(ObjectUri uri) {
-    Retry.call(settings, uri.toString(), () -> s3.deleteObject(r -> r.bucket(uri.bucket()).key(uri.key())));
+  @Override
+  public void delete(String key) {
+    call(where(key), () -> s3.deleteObject(r -> r.bucket(bucket).key(full(key))));
   }
 
-  /** Every object under {@code prefix}, in key order. */
-  public List<S3Object> list(ObjectUri prefix) {
-    return Retry.call(
-        settings,
-        prefix.toString(),
+  /** Every object whose key starts with {@code under}, in key order. */
+  @Override
+  public List<Item> list(String under) {
+    return call(
+        where(under),
         () -> {
-          List<S3Object> all = new ArrayList<>();
+          List<Item> all = new ArrayList<>();
           ListObjectsV2Request req =
-              ListObjectsV2Request.builder().bucket(prefix.bucket()).prefix(prefix.key()).build();
-          s3.listObjectsV2Paginator(req).contents().forEach(all::add);
+              ListObjectsV2Request.builder().bucket(bucket).prefix(full(under)).build();
+          // Keys ending in / are directory markers some servers (S3Proxy's filesystem
+          // backend) list; beamsave never writes one.
+          s3.listObjectsV2Paginator(req).contents().stream()
+              .filter(o -> !o.key().endsWith("/"))
+              .forEach(o -> all.add(
+                  new Item(o.key().substring(prefix.length()), o.size(), o.lastModified())));
           return all;
         });
   }
 
-  // ---- multipart uploads ----
-
-  public String createMultipart(ObjectUri uri, String contentType, Map<String, String> metadata) {
-    return Retry.call(
-        settings,
-        uri.toString(),
+  @Override
+  public String createMultipart(String key, String contentType, Map<String, String> metadata) {
+    return call(
+        where(key),
         () ->
             s3.createMultipartUpload(
-                    r -> r.bucket(uri.bucket()).key(uri.key()).contentType(contentType)
+                    r -> r.bucket(bucket).key(full(key)).contentType(contentType)
                         .metadata(metadata))
                 .uploadId());
   }
 
   /**
-   * Uploads one part and returns its ETag. With {@code md5} (needed where the payload is not
-   * signed, see {@link S3Settings#signsPayload}) the part goes with its Content-MD5, so the store
-   * refuses a body that does not match, and the returned ETag is checked against it.
+   * With {@code md5} (needed where the payload is not signed, see {@link
+   * S3Settings#signsPayload}) the part goes with its Content-MD5, so the store refuses a body
+   * that does not match, and the returned ETag is checked against it.
    */
+  @Override
   public String uploadPart(
-      ObjectUri uri, String uploadId, int partNumber, byte[] data, int len, byte[] md5,
+      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
       LinkThrottle throttle) {
     String contentMd5 = md5 == null ? null : Base64.getEncoder().encodeToString(md5);
     String expected = md5 == null ? null : Md5.hex(md5);
-    return Retry.call(
-        settings,
-        uri + " part " + partNumber,
-        () -> {
-          String etag =
-              s3.uploadPart(
-                      r -> r.bucket(uri.bucket()).key(uri.key()).uploadId(uploadId)
-                          .partNumber(partNumber).contentLength((long) len).contentMD5(contentMd5),
-                      RequestBody.fromContentProvider(body(data, len, throttle), len,
-                          "application/octet-stream"))
-                  .eTag();
-          String got = unquote(etag);
-          if (expected != null && Md5.isPlainMd5(got) && !got.equalsIgnoreCase(expected)) {
-            throw new BeamsaveException(
-                uri + " part " + partNumber + ": stored part has MD5 " + got + ", sent " + expected);
-          }
-          return etag;
-        });
+    String what = where(key) + " part " + number;
+    String etag = call(
+        what,
+        () ->
+            s3.uploadPart(
+                    r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
+                        .partNumber(number).contentLength((long) len).contentMD5(contentMd5),
+                    RequestBody.fromContentProvider(body(data, len, throttle), len,
+                        "application/octet-stream"))
+                .eTag());
+    String got = unquote(etag);
+    if (expected != null && Md5.isPlainMd5(got) && !got.equalsIgnoreCase(expected)) {
+      throw new StoreException(StoreException.Kind.FAILED,
+          what + ": stored part has MD5 " + got + ", sent " + expected);
+    }
+    return etag;
   }
 
   /**
-   * A part's body for one attempt, slowed to the emulated link. Where the payload is signed the
-   * SDK reads the body once to hash it before it reads it again to send it: only the sending
-   * read crosses the link, so only it pays the throttle.
+   * A body for one attempt, slowed to the emulated link. Where the payload is signed the SDK
+   * reads the body once to hash it before it reads it again to send it: only the sending read
+   * crosses the link, so only it pays the throttle.
    */
   private ContentStreamProvider body(byte[] data, int len, LinkThrottle throttle) {
     AtomicInteger reads = new AtomicInteger(settings.signsPayload() ? 0 : 1);
@@ -276,18 +383,17 @@ public final class S3Store {
     };
   }
 
-  /** Uploads in progress for exactly this key, newest first. */
-  public List<MultipartUpload> uploadsInProgress(ObjectUri uri) {
-    return Retry.call(
-        settings,
-        uri.toString(),
+  /** Upload ids in progress for exactly {@code key}, newest first (for checks and tests). */
+  public List<String> uploadsInProgress(String key) {
+    return call(
+        where(key),
         () -> {
           List<MultipartUpload> found = new ArrayList<>();
-          s3.listMultipartUploadsPaginator(r -> r.bucket(uri.bucket()).prefix(uri.key()))
+          s3.listMultipartUploadsPaginator(r -> r.bucket(bucket).prefix(full(key)))
               .uploads()
               .forEach(
                   u -> {
-                    if (u.key().equals(uri.key())) {
+                    if (u.key().equals(full(key))) {
                       found.add(u);
                     }
                   });
@@ -296,40 +402,42 @@ public final class S3Store {
                       MultipartUpload::initiated,
                       Comparator.nullsFirst(Comparator.<java.time.Instant>naturalOrder()))
                   .reversed());
-          return found;
+          return found.stream().map(MultipartUpload::uploadId).toList();
         });
   }
 
-  /** Parts already stored for an upload in progress. */
-  public List<Part> parts(ObjectUri uri, String uploadId) {
-    return Retry.call(
-        settings,
-        uri + " upload " + uploadId,
+  @Override
+  public List<Part> parts(String key, String uploadId) {
+    return call(
+        where(key) + " upload " + uploadId,
         () -> {
           List<Part> parts = new ArrayList<>();
-          s3.listPartsPaginator(r -> r.bucket(uri.bucket()).key(uri.key()).uploadId(uploadId))
+          s3.listPartsPaginator(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId))
               .parts()
-              .forEach(parts::add);
+              .forEach(p -> parts.add(new Part(p.partNumber(), p.eTag(),
+                  p.size() == null ? -1 : p.size())));
           return parts;
         });
   }
 
-  public String complete(ObjectUri uri, String uploadId, List<CompletedPart> parts) {
-    return Retry.call(
-        settings,
-        uri.toString(),
+  @Override
+  public String complete(String key, String uploadId, List<Part> parts) {
+    List<CompletedPart> completed = parts.stream()
+        .map(p -> CompletedPart.builder().partNumber(p.number()).eTag(p.etag()).build())
+        .toList();
+    return unquote(call(
+        where(key),
         () ->
             s3.completeMultipartUpload(
-                    r -> r.bucket(uri.bucket()).key(uri.key()).uploadId(uploadId)
-                        .multipartUpload(m -> m.parts(parts)))
-                .eTag());
+                    r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
+                        .multipartUpload(m -> m.parts(completed)))
+                .eTag()));
   }
 
-  public void abort(ObjectUri uri, String uploadId) {
-    Retry.call(
-        settings,
-        uri.toString(),
-        () -> s3.abortMultipartUpload(r -> r.bucket(uri.bucket()).key(uri.key()).uploadId(uploadId)));
+  @Override
+  public void abort(String key, String uploadId) {
+    call(where(key),
+        () -> s3.abortMultipartUpload(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)));
   }
 
   static String unquote(String etag) {
@@ -339,10 +447,5 @@ public final class S3Store {
     return etag.length() >= 2 && etag.startsWith("\"") && etag.endsWith("\"")
         ? etag.substring(1, etag.length() - 1)
         : etag;
-  }
-
-  /** For messages only: the store failed in a way no retry fixes. */
-  static BeamsaveException fail(ObjectUri uri, String why) {
-    return new BeamsaveException(uri + ": " + why);
   }
 }

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.sink.FileImageSink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.Entries;
@@ -37,8 +38,8 @@ public class ListLibraryTest {
 
     SaveSpec spec =
         SaveSpec.of(tmp.getRoot() + "/staging")
-            .withLibrary("lib", root.toString(), tmp.getRoot() + "/lib.bsave")
-            .withLibrary("other", other.toString(), tmp.getRoot() + "/other.bsave");
+            .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")))
+            .withLibrary("other", other.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/other.bsave")));
     PCollection<KV<String, Listing>> listing = pipeline.apply(ListLibrary.of(spec));
 
     PAssert.that(listing)
@@ -74,7 +75,7 @@ public class ListLibraryTest {
     Path root = tmp.newFolder("nothing").toPath();
     SaveSpec spec =
         SaveSpec.of(tmp.getRoot() + "/staging")
-            .withLibrary("nothing", root.toString(), tmp.getRoot() + "/n.bsave");
+            .withLibrary("nothing", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/n.bsave")));
     PAssert.that(pipeline.apply(ListLibrary.of(spec)))
         .satisfies(
             listings -> {
@@ -94,7 +95,7 @@ public class ListLibraryTest {
     Files.writeString(root.resolve("d/f"), "abc");
     SaveSpec spec =
         SaveSpec.of(tmp.getRoot() + "/staging-ahead")
-            .withLibrary("ahead", root.toString(), tmp.getRoot() + "/a.bsave");
+            .withLibrary("ahead", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/a.bsave")));
     ListLibrary.walkAhead(spec);
     assertThat(ListLibrary.walkedAhead(spec, "ahead")).isTrue();
     PAssert.that(pipeline.apply(ListLibrary.of(spec)))

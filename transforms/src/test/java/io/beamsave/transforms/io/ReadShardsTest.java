@@ -1,5 +1,6 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.sink.FileImageSink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -43,7 +44,7 @@ public class ReadShardsTest {
         SaveSpec.of(tmp.getRoot() + "/staging")
             .withBlockSize(8192)
             .withShardSize(64 * 1024)
-            .withLibrary("lib", root.toString(), tmp.getRoot() + "/lib.bsave");
+            .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")));
     save.apply(ListLibrary.of(spec))
         .apply(PlanShards.of(spec))
         .apply(Reshuffle.viaRandomKey())

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.sink.FileImageSink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -45,7 +46,7 @@ public class SaveTransformsTest {
     return SaveSpec.of(tmp.getRoot() + "/staging")
         .withBlockSize(4096)
         .withShardSize(100_000)
-        .withLibrary("lib", root.toString(), tmp.getRoot() + "/lib.bsave");
+        .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")));
   }
 
   @Test

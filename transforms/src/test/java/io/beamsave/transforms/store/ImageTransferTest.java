@@ -7,8 +7,6 @@ import com.github.luben.zstd.ZstdInputStream;
 import io.beamsave.testing.FaultProxy;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.image.ImagePipe;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,13 +26,15 @@ class ImageTransferTest {
 
   @TempDir static Path dir;
   static S3TestServer server;
-  static S3Store store;
+  static Store store;
+  static S3Store raw;
   static Path image;
 
   @BeforeAll
   static void start() throws Exception {
     server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), BUCKET);
-    store = S3Store.of(server.settings());
+    store = Stores.bucketOf(new ObjectUri(BUCKET, ""), server.settings());
+    raw = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
     image = dir.resolve("image.bsave");
     Files.write(image, mixed(3 * PART + 12345));
   }
@@ -92,102 +92,8 @@ class ImageTransferTest {
     ImageDownload.Result down = ImageDownload.download(store, to, back, 3, null);
     assertThat(down.codec().spec()).isEqualTo(TransferCodec.parse(codec).spec());
     assertThat(Files.readAllBytes(back)).isEqualTo(Files.readAllBytes(image));
-    assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
-    assertThat(store.uploadsInProgress(to)).isEmpty();
-  }
-
-  /** Waits until the multipart upload to {@code to} has stored at least one part. */
-  static void awaitStoredPart(ObjectUri to) throws InterruptedException {
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      var uploads = store.uploadsInProgress(to);
-      try {
-        if (!uploads.isEmpty() && !store.parts(to, uploads.get(0).uploadId()).isEmpty()) {
-          return;
-        }
-      } catch (BeamsaveException partsNotListableYet) {
-        // S3Proxy answers 400 to ListParts on an upload that has no part yet.
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError("no part of " + to + " was stored while the image was written");
-  }
-
-  /** Starts uploading an image that is still being written. */
-  static java.util.concurrent.CompletableFuture<ImageUpload.Result> uploadWhileWritten(
-      S3Store through, ImagePipe pipe, ObjectUri to) {
-    return java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> ImageUpload.uploadWhileWritten(through, pipe, to, options("none", false), null));
-  }
-
-  static byte[] slice(byte[] b, long from, long to) {
-    return java.util.Arrays.copyOfRange(b, (int) from, (int) to);
-  }
-
-  @Test
-  void anImageIsUploadedWhileItIsStillBeingWritten() throws Exception {
-    byte[] data = mixed(3 * PART + 777);
-    byte[] tail = "catalog and trailer".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    ImagePipe pipe = ImagePipe.open(dir.resolve("growing.bsave"), 2 * PART);
-    ObjectUri to = new ObjectUri(BUCKET, "growing.bsave");
-    var upload = uploadWhileWritten(store, pipe, to);
-    pipe.append(slice(data, 0, 2 * PART), (int) (2 * PART));
-    // Parts go out before the writer is done: the point of uploading while writing.
-    awaitStoredPart(to);
-    assertThat(store.head(to)).isEmpty();
-    pipe.append(slice(data, 2 * PART, data.length), (int) (data.length - 2 * PART));
-    pipe.end(tail);
-    ImageUpload.Result r = upload.get();
-    long length = ImageFormat.HEADER_SIZE + data.length + tail.length;
-    assertThat(r.rawBytes()).isEqualTo(length);
-    assertThat(r.parts()).isEqualTo(4);
-    byte[] stored = Files.readAllBytes(server.file(BUCKET, to.key()));
-    assertThat(slice(stored, 0, ImageFormat.HEADER_SIZE)).isEqualTo(ImageFormat.header());
-    assertThat(slice(stored, ImageFormat.HEADER_SIZE, length - tail.length)).isEqualTo(data);
-    assertThat(slice(stored, length - tail.length, length)).isEqualTo(tail);
-    assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
-    assertThat(store.uploadsInProgress(to)).isEmpty();
-  }
-
-  @Test
-  void aWriterThatFailsAbortsTheUploadOfItsImage() throws Exception {
-    byte[] data = mixed(2 * PART);
-    ImagePipe pipe = ImagePipe.open(dir.resolve("doomed.bsave"), 4 * PART);
-    ObjectUri to = new ObjectUri(BUCKET, "doomed.bsave");
-    var upload = uploadWhileWritten(store, pipe, to);
-    pipe.append(data, data.length);
-    awaitStoredPart(to);
-    pipe.fail("the save failed");
-    assertThatThrownBy(upload::join).hasRootCauseInstanceOf(BeamsaveException.class)
-        .rootCause().hasMessageContaining("doomed.bsave: the save failed");
-    assertThat(store.head(to)).isEmpty();
-    assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
-    assertThat(store.uploadsInProgress(to)).isEmpty();
-  }
-
-  @Test
-  void anUploadThatFailsStopsItsWritersAndLeavesNothing() throws Exception {
-    try (FaultProxy proxy = new FaultProxy(server.port(), 0, 1)) {
-      proxy.alwaysFail(line -> line.contains("partNumber=2"));
-      S3Store failing = S3Store.of(S3TestServer.settings(proxy.port()).withMaxAttempts(2));
-      ImagePipe pipe = ImagePipe.open(dir.resolve("stalled.bsave"), 2 * PART);
-      ObjectUri to = new ObjectUri(BUCKET, "stalled.bsave");
-      var upload = uploadWhileWritten(failing, pipe, to);
-      byte[] shard = mixed(PART);
-      // The writer would wait forever on a pipe nobody reads: it must fail instead.
-      assertThatThrownBy(() -> {
-            for (int i = 0; i < 1000; i++) {
-              pipe.append(shard, shard.length);
-            }
-          })
-          .isInstanceOf(BeamsaveException.class)
-          .hasMessageStartingWith("stalled.bsave: the upload to s3://images/stalled.bsave failed");
-      assertThatThrownBy(upload::join).cause().isInstanceOf(BeamsaveException.class)
-          .hasMessageContaining("stalled.bsave part 2");
-      assertThat(store.head(to)).isEmpty();
-      assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
-      assertThat(store.uploadsInProgress(to)).isEmpty();
-    }
+    assertThat(store.stat(ImageUpload.stateObject(to).key())).isEmpty();
+    assertThat(raw.uploadsInProgress(to.key())).isEmpty();
   }
 
   @Test
@@ -205,7 +111,7 @@ class ImageTransferTest {
   @Test
   void survivesServerErrorsThrottlingAndResetConnections() throws Exception {
     try (FaultProxy proxy = new FaultProxy(server.port(), 0.3, 42)) {
-      S3Store flaky = S3Store.of(S3TestServer.settings(proxy.port()).withMaxAttempts(12));
+      Store flaky = Stores.bucketOf(new ObjectUri(BUCKET, ""), S3TestServer.settings(proxy.port()).withMaxAttempts(12));
       for (String codec : new String[] {"none", "zstd:3"}) {
         ObjectUri to = new ObjectUri(BUCKET, "flaky/" + codec.replace(':', '-') + ".bsave");
         ImageUpload.upload(flaky, image, to, options(codec, false), null);
@@ -221,15 +127,15 @@ class ImageTransferTest {
   void aFailedUploadIsAbortedAndLeavesNoObjectNoPartsNoState() throws Exception {
     try (FaultProxy proxy = new FaultProxy(server.port(), 0, 1)) {
       proxy.alwaysFail(line -> line.contains("partNumber=2"));
-      S3Store failing = S3Store.of(S3TestServer.settings(proxy.port()).withMaxAttempts(2));
+      Store failing = Stores.bucketOf(new ObjectUri(BUCKET, ""), S3TestServer.settings(proxy.port()).withMaxAttempts(2));
       ObjectUri to = new ObjectUri(BUCKET, "aborted.bsave");
       assertThatThrownBy(() -> ImageUpload.upload(failing, image, to, options("none", false), null))
           .isInstanceOf(BeamsaveException.class)
           .hasMessageContaining("s3://images/aborted.bsave part 2")
           .hasMessageContaining("gave up after 2 attempts");
-      assertThat(store.head(to)).isEmpty();
-      assertThat(store.uploadsInProgress(to)).isEmpty();
-      assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
+      assertThat(store.stat(to.key())).isEmpty();
+      assertThat(raw.uploadsInProgress(to.key())).isEmpty();
+      assertThat(store.stat(ImageUpload.stateObject(to).key())).isEmpty();
     }
   }
 
@@ -237,12 +143,12 @@ class ImageTransferTest {
   void resumeKeepsIntactPartsAndResendsOnlyTheRest() throws Exception {
     ObjectUri to = new ObjectUri(BUCKET, "resumed.bsave");
     // An interrupted upload, as a killed process leaves it: begun, two parts stored.
-    String id = store.createMultipart(to, "application/octet-stream",
+    String id = store.createMultipart(to.key(), "application/octet-stream",
         java.util.Map.of(ImageUpload.META_CODEC, "none"));
     byte[] all = Files.readAllBytes(image);
     for (int part = 1; part <= 2; part++) {
       int off = (int) ((part - 1) * PART);
-      store.uploadPart(to, id, part, java.util.Arrays.copyOfRange(all, off, (int) (off + PART)),
+      store.uploadPart(to.key(), id, part, java.util.Arrays.copyOfRange(all, off, (int) (off + PART)),
           (int) PART, Md5.of(all, off, (int) PART), null);
     }
     java.util.Properties state = new java.util.Properties();
@@ -252,21 +158,21 @@ class ImageTransferTest {
     state.setProperty("imageSize", Long.toString(all.length));
     java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
     state.store(b, null);
-    store.put(ImageUpload.stateObject(to), b.toByteArray(), "text/plain");
-    assertThat(store.head(to)).as("nothing at the key before completion").isEmpty();
+    store.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain", null);
+    assertThat(store.stat(to.key())).as("nothing at the key before completion").isEmpty();
 
     ImageUpload.Result r = ImageUpload.upload(store, image, to, options("none", true), null);
     assertThat(r.partsReused()).isEqualTo(2);
     assertThat(r.parts()).isEqualTo(4);
     assertThat(Files.readAllBytes(server.file(BUCKET, to.key()))).isEqualTo(all);
-    assertThat(store.uploadsInProgress(to)).isEmpty();
-    assertThat(store.head(ImageUpload.stateObject(to))).isEmpty();
+    assertThat(raw.uploadsInProgress(to.key())).isEmpty();
+    assertThat(store.stat(ImageUpload.stateObject(to).key())).isEmpty();
   }
 
   @Test
   void resumingWithOtherOptionsIsRefused() throws Exception {
     ObjectUri to = new ObjectUri(BUCKET, "other-options.bsave");
-    String id = store.createMultipart(to, "application/octet-stream", java.util.Map.of());
+    String id = store.createMultipart(to.key(), "application/octet-stream", java.util.Map.of());
     java.util.Properties state = new java.util.Properties();
     state.setProperty("uploadId", id);
     state.setProperty("codec", "zstd:3");
@@ -274,12 +180,12 @@ class ImageTransferTest {
     state.setProperty("imageSize", Long.toString(Files.size(image)));
     java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
     state.store(b, null);
-    store.put(ImageUpload.stateObject(to), b.toByteArray(), "text/plain");
+    store.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain", null);
     assertThatThrownBy(() -> ImageUpload.upload(store, image, to, options("none", true), null))
         .hasMessageContaining("used --transfer-codec zstd:3");
     // Without --resume, a fresh upload replaces it and leaves no parts behind.
     ImageUpload.upload(store, image, to, options("none", false), null);
-    assertThat(store.uploadsInProgress(to)).isEmpty();
+    assertThat(raw.uploadsInProgress(to.key())).isEmpty();
     assertThat(Files.readAllBytes(server.file(BUCKET, to.key()))).isEqualTo(Files.readAllBytes(image));
   }
 
@@ -303,11 +209,12 @@ class ImageTransferTest {
   @Test
   void missingBucketAndWrongCredentialsFailWithOneClearLine() {
     ObjectUri nowhere = new ObjectUri("no-such-bucket", "x.bsave");
-    assertThatThrownBy(() -> ImageUpload.upload(store, image, nowhere, options("none", false), null))
+    assertThatThrownBy(() -> ImageUpload.upload(Stores.bucketOf(nowhere, server.settings()),
+            image, nowhere, options("none", false), null))
         .hasMessage("s3://no-such-bucket/x.bsave: no such bucket");
     assertThatThrownBy(
-            () -> S3Store.of(new S3Settings("http://127.0.0.1:1", true, "us-east-1", 2))
-                .head(new ObjectUri(BUCKET, "x")))
+            () -> Stores.bucketOf(nowhere, new S3Settings("http://127.0.0.1:1", true, "us-east-1",
+                2)).stat("x"))
         .hasMessageContaining("cannot connect to http://127.0.0.1:1")
         .hasMessageContaining("gave up after 2 attempts");
   }

@@ -1,0 +1,87 @@
+package io.beamsave.transforms.sink;
+
+import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.image.ShardInfo;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * An image file on a disk every worker reaches (this machine's, or a shared one). Workers
+ * append their shards to {@code <image>.partial} as they complete, so every byte is written
+ * once; finishing appends the catalog and trailer, forces the file to disk and renames it (see
+ * {@link ImageWriter}). A shard written twice is appended twice; the catalog names the copy
+ * whose result the job kept, and the other is dead space no reader visits.
+ */
+public final class FileImageSink implements ImageSink {
+  private static final long serialVersionUID = 1L;
+
+  private final String image;
+
+  public FileImageSink(Path image) {
+    this.image = image.toAbsolutePath().toString();
+  }
+
+  public Path path() {
+    return Path.of(image);
+  }
+
+  @Override
+  public String location() {
+    return image;
+  }
+
+  /** A partial image left by a crashed run must not be extended. */
+  @Override
+  public void prepare() throws IOException {
+    Files.deleteIfExists(ImageWriter.partialPath(path()));
+  }
+
+  @Override
+  public long writeShard(int shard, byte[] blocks, int len) throws IOException {
+    return ImageWriter.appendShard(path(), blocks, len);
+  }
+
+  @Override
+  public long finish(
+      List<WrittenShard> shards, Function<List<ShardInfo>, Catalog> catalog, Codec codec,
+      int blockSize) throws IOException {
+    try (ImageWriter writer = ImageWriter.open(path())) {
+      List<ShardInfo> infos = new ArrayList<>(shards.size());
+      for (WrittenShard s : shards) {
+        infos.add(new ShardInfo(s.where(), s.storedLength(), s.rawLength(), s.blocks()));
+      }
+      return writer.finish(catalog.apply(infos), codec);
+    }
+  }
+
+  @Override
+  public void discard() {
+    try {
+      prepare();
+    } catch (IOException e) {
+      System.err.println("beamsave: warning: cannot remove " + ImageWriter.partialPath(path())
+          + ": " + e.getMessage());
+    }
+  }
+
+  @Override
+  public void abandon() {
+    try {
+      ImageWriter.abandon(path());
+    } catch (IOException e) {
+      System.err.println("beamsave: warning: cannot remove " + ImageWriter.partialPath(path())
+          + ": " + e.getMessage());
+    }
+  }
+
+  @Override
+  public String toString() {
+    return image;
+  }
+}

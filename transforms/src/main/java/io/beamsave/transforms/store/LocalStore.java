@@ -1,0 +1,361 @@
+package io.beamsave.transforms.store;
+
+import io.beamsave.transforms.BeamsaveException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A {@link Store} in a local (or shared) directory: a key is a relative path under it. An
+ * object is written under a temporary name and renamed into place, so it appears whole or not
+ * at all. A multipart upload keeps its parts in a hidden directory beside them, {@code
+ * .multipart/ID/}, and completing it concatenates them into the object the same way. Keys that
+ * climb out of the directory ({@code ..}, an absolute path) are refused.
+ */
+public final class LocalStore implements Store {
+  private static final String MULTIPART = ".multipart/";
+
+  private final Path root;
+
+  public LocalStore(Path root) {
+    this.root = root.toAbsolutePath().normalize();
+  }
+
+  private Path file(String key) {
+    Path p = root.resolve(key).normalize();
+    if (key.startsWith("/") || !p.startsWith(root)) {
+      throw new StoreException(StoreException.Kind.FAILED, "key " + key + " leaves " + root);
+    }
+    return p;
+  }
+
+  private StoreException failure(String key, IOException e) {
+    StoreException.Kind kind = e instanceof NoSuchFileException ? StoreException.Kind.NOT_FOUND
+        : e instanceof java.nio.file.AccessDeniedException ? StoreException.Kind.ACCESS_DENIED
+        : StoreException.Kind.FAILED;
+    return new StoreException(kind, false, where(key) + ": " + BeamsaveException.describe(e), e);
+  }
+
+  @Override
+  public String where(String key) {
+    return root.resolve(key).toString();
+  }
+
+  @Override
+  public void check(String key) {
+    if (!Files.isDirectory(root)) {
+      throw new StoreException(StoreException.Kind.NOT_FOUND,
+          where(key) + ": no such directory " + root);
+    }
+  }
+
+  @Override
+  public Optional<Stat> stat(String key) {
+    try {
+      return Optional.of(new Stat(Files.size(file(key)), "", Map.of()));
+    } catch (NoSuchFileException e) {
+      return Optional.empty();
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+  }
+
+  @Override
+  public void read(String key, long offset, byte[] buf, int off, int len) {
+    try (FileChannel ch = FileChannel.open(file(key), StandardOpenOption.READ)) {
+      ByteBuffer b = ByteBuffer.wrap(buf, off, len);
+      while (b.hasRemaining()) {
+        if (ch.read(b, offset + b.position() - off) < 0) {
+          throw new StoreException(StoreException.Kind.FAILED,
+              where(key) + ": short read at " + (offset + b.position() - off));
+        }
+      }
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+  }
+
+  @Override
+  public byte[] get(String key) {
+    try {
+      return Files.readAllBytes(file(key));
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+  }
+
+  @Override
+  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
+    try {
+      writeWhole(file(key), false, out -> writeFully(out, data, len));
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+  }
+
+  private interface Content {
+    void writeTo(FileChannel out) throws IOException;
+  }
+
+  /**
+   * Writes {@code f} whole under a temporary name beside it, forced to disk if {@code force},
+   * then renames it into place: a reader sees all of it or none.
+   */
+  private static void writeWhole(Path f, boolean force, Content content) throws IOException {
+    Files.createDirectories(f.getParent());
+    Path tmp = temporary(f);
+    try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE)) {
+      content.writeTo(out);
+      if (force) {
+        out.force(true);
+      }
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(tmp);
+      throw e;
+    }
+    Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static void writeFully(FileChannel out, byte[] data, int len) throws IOException {
+    ByteBuffer b = ByteBuffer.wrap(data, 0, len);
+    while (b.hasRemaining()) {
+      out.write(b);
+    }
+  }
+
+  private static void append(FileChannel out, Path from) throws IOException {
+    try (FileChannel in = FileChannel.open(from, StandardOpenOption.READ)) {
+      long size = in.size();
+      for (long pos = 0; pos < size; ) {
+        pos += in.transferTo(pos, size - pos, out);
+      }
+    }
+  }
+
+  private static Path temporary(Path f) {
+    return f.resolveSibling("." + f.getFileName() + "." + token() + ".tmp");
+  }
+
+  private static String token() {
+    byte[] b = new byte[6];
+    new SecureRandom().nextBytes(b);
+    return HexFormat.of().formatHex(b);
+  }
+
+  @Override
+  public List<Item> list(String prefix) {
+    List<Item> found = new ArrayList<>();
+    if (!Files.isDirectory(root)) {
+      return found;
+    }
+    try {
+      Files.walkFileTree(root, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
+          String rel = relative(d);
+          boolean hidden = d.getFileName() != null && !d.equals(root)
+              && d.getFileName().toString().equals(".multipart");
+          // Only directories on the way to the prefix, or under it, are worth entering.
+          return hidden || !(prefix.startsWith(rel) || rel.startsWith(prefix))
+              ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
+          String rel = relative(f);
+          if (rel.startsWith(prefix) && a.isRegularFile()
+              && !f.getFileName().toString().endsWith(".tmp")) {
+            found.add(new Item(rel, a.size(), a.lastModifiedTime().toInstant()));
+          }
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+          if (e instanceof NoSuchFileException) {
+            return FileVisitResult.CONTINUE;
+          }
+          throw e;
+        }
+      });
+    } catch (IOException e) {
+      throw failure(prefix, e);
+    }
+    found.sort(java.util.Comparator.comparing(Item::key));
+    return found;
+  }
+
+  private String relative(Path p) {
+    String rel = root.relativize(p).toString();
+    return Files.isDirectory(p) && !rel.isEmpty() ? rel + "/" : rel;
+  }
+
+  @Override
+  public void delete(String key) {
+    Path f = file(key);
+    try {
+      Files.deleteIfExists(f);
+      // Directories left empty under the root go too, as keys imply them and nothing else.
+      for (Path d = f.getParent(); d != null && d.startsWith(root) && !d.equals(root);
+          d = d.getParent()) {
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(d)) {
+          if (s.iterator().hasNext()) {
+            break;
+          }
+        }
+        Files.deleteIfExists(d);
+      }
+    } catch (NoSuchFileException | java.nio.file.DirectoryNotEmptyException gone) {
+      // Removed or refilled meanwhile: nothing of this key is left either way.
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+  }
+
+  private Path upload(String uploadId) {
+    if (!uploadId.matches("[0-9a-f]{12}")) {
+      throw new StoreException(StoreException.Kind.NOT_FOUND, "no such upload " + uploadId);
+    }
+    return file(MULTIPART + uploadId);
+  }
+
+  @Override
+  public String createMultipart(String key, String contentType, Map<String, String> metadata) {
+    String id = token();
+    try {
+      Files.createDirectories(upload(id));
+      Files.writeString(upload(id).resolve("key"), key);
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+    return id;
+  }
+
+  private Path part(String key, String uploadId, int number) {
+    Path dir = upload(uploadId);
+    try {
+      if (!Files.readString(dir.resolve("key")).equals(key)) {
+        throw new StoreException(StoreException.Kind.NOT_FOUND,
+            where(key) + ": no such upload " + uploadId);
+      }
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+    if (number < 1 || number > 10_000) {
+      throw new StoreException(StoreException.Kind.FAILED, where(key) + ": part " + number
+          + " is not between 1 and 10000");
+    }
+    return dir.resolve(String.format(java.util.Locale.ROOT, "%05d", number));
+  }
+
+  @Override
+  public String uploadPart(
+      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
+      LinkThrottle throttle) {
+    Path p = part(key, uploadId, number);
+    try {
+      writeWhole(p, false, out -> writeFully(out, data, len));
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+    return Md5.hex(Md5.of(data, 0, len));
+  }
+
+  @Override
+  public String copyPart(String key, String uploadId, int number, String from) {
+    Path p = part(key, uploadId, number);
+    Path source = file(from);
+    try {
+      writeWhole(p, false, out -> append(out, source));
+      return "";
+    } catch (IOException e) {
+      throw failure(from, e);
+    }
+  }
+
+  @Override
+  public List<Part> parts(String key, String uploadId) {
+    Path dir = upload(uploadId);
+    if (!Files.isDirectory(dir)) {
+      throw new StoreException(StoreException.Kind.NOT_FOUND,
+          where(key) + ": no such upload " + uploadId);
+    }
+    part(key, uploadId, 1);
+    List<Part> parts = new ArrayList<>();
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, "[0-9][0-9][0-9][0-9][0-9]")) {
+      for (Path p : s) {
+        parts.add(new Part(Integer.parseInt(p.getFileName().toString()), "", Files.size(p)));
+      }
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+    parts.sort(java.util.Comparator.comparingInt(Part::number));
+    return parts;
+  }
+
+  @Override
+  public String complete(String key, String uploadId, List<Part> parts) {
+    int last = 0;
+    List<Path> files = new ArrayList<>(parts.size());
+    for (Part p : parts) {
+      if (p.number() <= last) {
+        throw new StoreException(StoreException.Kind.FAILED,
+            where(key) + ": parts are not in ascending order");
+      }
+      last = p.number();
+      files.add(part(key, uploadId, p.number()));
+    }
+    try {
+      writeWhole(file(key), true, out -> {
+        for (Path f : files) {
+          append(out, f);
+        }
+      });
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+    abort(key, uploadId);
+    return "";
+  }
+
+  @Override
+  public void abort(String key, String uploadId) {
+    Path dir = upload(uploadId);
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
+      for (Path p : s) {
+        Files.deleteIfExists(p);
+      }
+      Files.deleteIfExists(dir);
+      try {
+        Files.deleteIfExists(dir.getParent());
+      } catch (java.nio.file.DirectoryNotEmptyException others) {
+        // Other uploads are in progress.
+      }
+    } catch (NoSuchFileException gone) {
+      // Completed or aborted already.
+    } catch (IOException e) {
+      throw failure(key, e);
+    }
+  }
+
+  @Override
+  public boolean wantsPartMd5() {
+    return false;
+  }
+}

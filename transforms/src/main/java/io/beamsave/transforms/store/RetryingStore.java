@@ -1,0 +1,142 @@
+package io.beamsave.transforms.store;
+
+import io.beamsave.transforms.BeamsaveException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+
+/**
+ * The one retry policy, around any {@link Store}: a {@linkplain StoreException#isTransient
+ * transient} failure (a server error, throttling, a timeout, a broken connection) is tried
+ * again with exponential backoff and full jitter, up to a number of attempts; any other failure
+ * (wrong credentials, a missing bucket) passes at once. A failure that outlasts the attempts
+ * says how many were made.
+ */
+public final class RetryingStore implements Store {
+  private static final long BASE_MILLIS = 100;
+  private static final long CAP_MILLIS = 5_000;
+
+  private final Store store;
+  private final int attempts;
+
+  public RetryingStore(Store store, int attempts) {
+    if (attempts < 1) {
+      throw new IllegalArgumentException("attempts must be at least 1");
+    }
+    this.store = store;
+    this.attempts = attempts;
+  }
+
+  private <T> T call(Supplier<T> op) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return op.get();
+      } catch (StoreException e) {
+        if (!e.isTransient()) {
+          throw e;
+        }
+        if (attempt >= attempts) {
+          throw e.withSuffix(" (gave up after " + attempts + " attempts)");
+        }
+        sleep(attempt);
+      }
+    }
+  }
+
+  private void run(Runnable op) {
+    call(() -> {
+      op.run();
+      return null;
+    });
+  }
+
+  private static void sleep(int attempt) {
+    long ceiling = Math.min(CAP_MILLIS, BASE_MILLIS << Math.min(attempt - 1, 20));
+    long millis = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BeamsaveException("interrupted while waiting to retry");
+    }
+  }
+
+  @Override
+  public String where(String key) {
+    return store.where(key);
+  }
+
+  @Override
+  public void check(String key) {
+    run(() -> store.check(key));
+  }
+
+  @Override
+  public Optional<Stat> stat(String key) {
+    return call(() -> store.stat(key));
+  }
+
+  @Override
+  public void read(String key, long offset, byte[] buf, int off, int len) {
+    run(() -> store.read(key, offset, buf, off, len));
+  }
+
+  @Override
+  public byte[] get(String key) {
+    return call(() -> store.get(key));
+  }
+
+  @Override
+  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
+    run(() -> store.put(key, data, len, contentType, throttle));
+  }
+
+  @Override
+  public List<Item> list(String prefix) {
+    return call(() -> store.list(prefix));
+  }
+
+  @Override
+  public void delete(String key) {
+    run(() -> store.delete(key));
+  }
+
+  @Override
+  public String createMultipart(String key, String contentType, Map<String, String> metadata) {
+    return call(() -> store.createMultipart(key, contentType, metadata));
+  }
+
+  @Override
+  public String uploadPart(
+      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
+      LinkThrottle throttle) {
+    return call(() -> store.uploadPart(key, uploadId, number, data, len, md5, throttle));
+  }
+
+  @Override
+  public String copyPart(String key, String uploadId, int number, String from) {
+    return call(() -> store.copyPart(key, uploadId, number, from));
+  }
+
+  @Override
+  public List<Part> parts(String key, String uploadId) {
+    return call(() -> store.parts(key, uploadId));
+  }
+
+  @Override
+  public String complete(String key, String uploadId, List<Part> parts) {
+    return call(() -> store.complete(key, uploadId, parts));
+  }
+
+  @Override
+  public void abort(String key, String uploadId) {
+    run(() -> store.abort(key, uploadId));
+  }
+
+  @Override
+  public boolean wantsPartMd5() {
+    return store.wantsPartMd5();
+  }
+}

@@ -1,0 +1,88 @@
+package io.beamsave.transforms.store;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The one contract beamsave needs from where images and working files live: a local directory
+ * ({@link LocalStore}) or a bucket and prefix of S3-compatible storage ({@link S3Store}).
+ * Objects are named by keys relative to the store's root, with {@code /} between components.
+ *
+ * <p>Every failure is a {@link StoreException} naming the object, of a {@link
+ * StoreException.Kind} callers can act on. A store does not retry; {@link RetryingStore} does,
+ * around any store, in one place. An object written with {@link #put} or completed from a
+ * multipart upload appears whole or not at all.
+ */
+public interface Store {
+  /** What an object is: its length, its ETag (quotes removed; may be empty) and metadata. */
+  record Stat(long size, String etag, Map<String, String> metadata) {}
+
+  /** One object found by {@link #list}: its key relative to the root, and its length. */
+  record Item(String key, long size, java.time.Instant modified) {}
+
+  /** A part of a multipart upload: its number, its ETag as the store gave it, its length. */
+  record Part(int number, String etag, long size) {}
+
+  /** {@code key} as the operator would write it, for messages: {@code s3://B/K} or a path. */
+  String where(String key);
+
+  /**
+   * Fails with one line naming {@code key} if the store cannot be reached, refuses the
+   * credentials, or its root (bucket, directory) does not exist.
+   */
+  void check(String key);
+
+  /** The object's length, ETag and metadata, or empty if there is no such object. */
+  Optional<Stat> stat(String key);
+
+  /** Reads exactly {@code len} bytes from {@code offset} of the object into {@code buf[off..]}. */
+  void read(String key, long offset, byte[] buf, int off, int len);
+
+  /** A whole (small) object. */
+  byte[] get(String key);
+
+  /** Writes {@code data[0, len)} as one object, replacing any, sent at the link's speed. */
+  void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle);
+
+  /** Every object whose key starts with {@code prefix}, in key order. */
+  List<Item> list(String prefix);
+
+  /** Removes the object; removing one that does not exist is not an error. */
+  void delete(String key);
+
+  /** Begins a multipart upload to {@code key}; returns its id. */
+  String createMultipart(String key, String contentType, Map<String, String> metadata);
+
+  /**
+   * Stores {@code data[0, len)} as part {@code number}, replacing a part of that number; returns
+   * its ETag. With {@code md5}, the store refuses a body that does not match it.
+   */
+  String uploadPart(
+      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
+      LinkThrottle throttle);
+
+  /**
+   * Makes the whole object {@code from} part {@code number} without its bytes leaving the
+   * store; returns the part's ETag. {@link StoreException.Kind#NOT_SUPPORTED} where the store
+   * cannot.
+   */
+  String copyPart(String key, String uploadId, int number, String from);
+
+  /** The parts stored so far; {@link StoreException.Kind#NOT_FOUND} if there is no such upload. */
+  List<Part> parts(String key, String uploadId);
+
+  /** Makes the object from {@code parts} (in order); returns its ETag. */
+  String complete(String key, String uploadId, List<Part> parts);
+
+  /** Drops the upload and its parts. */
+  void abort(String key, String uploadId);
+
+  /**
+   * Whether each part must carry its Content-MD5 to be checked on arrival (a store that signs
+   * payloads checks them by their signed hash instead).
+   */
+  default boolean wantsPartMd5() {
+    return true;
+  }
+}

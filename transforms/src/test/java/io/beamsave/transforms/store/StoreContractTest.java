@@ -1,0 +1,123 @@
+package io.beamsave.transforms.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.beamsave.testing.S3TestServer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** One contract, two stores: a local directory and a real S3 server (S3Proxy on loopback). */
+class StoreContractTest {
+  static final String BUCKET = "contract";
+
+  @TempDir static Path dir;
+  static S3TestServer server;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), BUCKET);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    server.close();
+  }
+
+  static int roots;
+
+  /** Each test's own pair of stores, so one test's objects never show in another's listing. */
+  static Stream<Store> stores() {
+    int n = ++roots;
+    return Stream.of(
+        Stores.open(dir.resolve("local-" + n).toString(), null),
+        Stores.open("s3://" + BUCKET + "/under/prefix-" + n, server.settings()));
+  }
+
+  static byte[] bytes(int n, int seed) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  @ParameterizedTest
+  @MethodSource("stores")
+  void putGetReadListDelete(Store store) {
+    byte[] a = bytes(100_000, 1);
+    store.put("x/a", a, a.length, "application/octet-stream", null);
+    store.put("x/b", "bee".getBytes(StandardCharsets.UTF_8), 3, "text/plain", null);
+    store.put("y", new byte[0], 0, "text/plain", null);
+    assertThat(store.get("x/a")).isEqualTo(a);
+    assertThat(store.stat("x/a")).get().extracting(Store.Stat::size).isEqualTo(100_000L);
+    assertThat(store.stat("x/nothing")).isEmpty();
+    byte[] slice = new byte[10];
+    store.read("x/a", 500, slice, 0, 10);
+    assertThat(slice).isEqualTo(java.util.Arrays.copyOfRange(a, 500, 510));
+    assertThat(store.list("x/")).extracting(Store.Item::key).containsExactly("x/a", "x/b");
+    assertThat(store.list("")).extracting(Store.Item::key).containsExactly("x/a", "x/b", "y");
+    store.delete("x/a");
+    store.delete("x/a");
+    assertThat(store.list("x/")).extracting(Store.Item::key).containsExactly("x/b");
+    assertThatThrownBy(() -> store.get("x/a")).isInstanceOfSatisfying(StoreException.class,
+        e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.NOT_FOUND))
+        .hasMessageContaining("x/a");
+    store.delete("x/b");
+    store.delete("y");
+  }
+
+  @ParameterizedTest
+  @MethodSource("stores")
+  void aMultipartUploadAppearsWholeOnlyWhenCompletedFromItsPartsAndCopies(Store store) {
+    byte[] first = bytes(5 << 20, 2);
+    byte[] copied = bytes(5 << 20, 3);
+    byte[] last = "the end".getBytes(StandardCharsets.UTF_8);
+    store.put("m/staged", copied, copied.length, "application/octet-stream", null);
+    String id = store.createMultipart("m/image", "application/octet-stream", Map.of());
+    String e1 = store.uploadPart("m/image", id, 1, first, first.length,
+        Md5.of(first, 0, first.length), null);
+    // A part sent again replaces the first copy.
+    e1 = store.uploadPart("m/image", id, 1, first, first.length,
+        Md5.of(first, 0, first.length), null);
+    String e2 = store.copyPart("m/image", id, 2, "m/staged");
+    String e3 = store.uploadPart("m/image", id, 3, last, last.length,
+        Md5.of(last, 0, last.length), null);
+    assertThat(store.stat("m/image")).as("nothing before completion").isEmpty();
+    assertThat(store.parts("m/image", id)).extracting(Store.Part::number)
+        .containsExactly(1, 2, 3);
+    store.complete("m/image", id, List.of(new Store.Part(1, e1, first.length),
+        new Store.Part(2, e2, copied.length), new Store.Part(3, e3, last.length)));
+    byte[] whole = store.get("m/image");
+    assertThat(whole).hasSize(first.length + copied.length + last.length);
+    assertThat(java.util.Arrays.copyOfRange(whole, first.length, first.length + copied.length))
+        .isEqualTo(copied);
+    String aborted = store.createMultipart("m/never", "application/octet-stream", Map.of());
+    store.uploadPart("m/never", aborted, 1, last, last.length, Md5.of(last, 0, last.length),
+        null);
+    store.abort("m/never", aborted);
+    assertThat(store.stat("m/never")).isEmpty();
+    assertThat(store.list("m/")).extracting(Store.Item::key)
+        .containsExactly("m/image", "m/staged");
+  }
+
+  @Test
+  void aLocalKeyCannotLeaveItsDirectory() {
+    Store store = Stores.open(dir.resolve("jail").toString(), null);
+    byte[] b = {1};
+    assertThatThrownBy(() -> store.put("../outside", b, 1, "x", null))
+        .isInstanceOf(StoreException.class).hasMessageContaining("leaves");
+    assertThatThrownBy(() -> store.put("/etc/outside", b, 1, "x", null))
+        .isInstanceOf(StoreException.class);
+    assertThat(dir.resolve("outside")).doesNotExist();
+  }
+}
