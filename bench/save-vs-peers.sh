@@ -2,11 +2,13 @@
 # Saves DIR with beamsave (zstd:3) and with `tar -cf - DIR | zstd -3 -T2`, interleaved, after one
 # warm-up run of each, and prints per-run wall times, medians, throughput, sizes and peak RSS.
 # usage: bench/save-vs-peers.sh DIR [RUNS]      (RUNS defaults to 5; at least 3)
+# BEAMSAVE picks the launcher (another checkout's, to compare versions).
 # Needs zstd and GNU time (apt-get install zstd time). BENCH_WORK picks the scratch directory.
 set -euo pipefail
 dir=$(realpath "${1:?usage: bench/save-vs-peers.sh DIR [RUNS]}")
 runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
+beamsave=${BEAMSAVE:-$here/beamsave}
 for tool in zstd tar /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install zstd time)" >&2; exit 1; }
 done
@@ -23,7 +25,7 @@ measure() {
 
 run_beamsave() {
   rm -f "$work/image.bsave"
-  measure "$here/beamsave" save --library "$dir" --image "$work/image.bsave" --codec zstd:3 \
+  measure "$beamsave" save --library "$dir" --image "$work/image.bsave" --codec zstd:3 \
     --quiet --report-json "$work/report.json"
 }
 

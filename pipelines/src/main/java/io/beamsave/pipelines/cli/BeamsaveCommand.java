@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Interrupts;
+import io.beamsave.pipelines.runner.Warmup;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
@@ -56,6 +57,7 @@ public final class BeamsaveCommand implements Runnable {
   }
 
   public static void main(String[] args) {
+    Warmup.start(args);
     Interrupts.install(System.err);
     int code = execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
     Interrupts.awaitExitIfInterrupted();

@@ -27,6 +27,14 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
 public final class BeamOptions {
   private BeamOptions() {}
 
+  /** The options the registrars of Beam's core and Flink runner would register. */
+  private static final List<Class<? extends PipelineOptions>> FLINK_OPTIONS = List.of(
+      org.apache.beam.runners.flink.FlinkPipelineOptions.class,
+      org.apache.beam.sdk.options.ManualDockerEnvironmentOptions.class,
+      org.apache.beam.sdk.options.RemoteEnvironmentOptions.class,
+      org.apache.beam.sdk.transforms.resourcehints.ResourceHintsOptions.class,
+      org.apache.beam.sdk.util.construction.ExternalTranslationOptions.class);
+
   public static PipelineOptions parse(List<String> beamArgs) {
     List<String> args = new ArrayList<>(beamArgs);
     defaultTo(args, "enforceImmutability", "false");
@@ -34,6 +42,10 @@ public final class BeamOptions {
     defaultTo(args, "targetParallelism", String.valueOf(Runtime.getRuntime().availableProcessors()));
     defaultTo(args, "blockOnRun", "false");
     if (args.stream().anyMatch(a -> a.matches("--runner=(org\\.apache\\.beam\\.runners\\.flink\\.)?FlinkRunner"))) {
+      // The jar registers only the default and DirectRunner options (see its pom).
+      for (Class<? extends PipelineOptions> o : FLINK_OPTIONS) {
+        PipelineOptionsFactory.register(o);
+      }
       // Elements are never changed after output, so Flink's defensive copies are waste.
       defaultTo(args, "fasterCopy", "true");
       if (has(args, "numberOfExecutionRetries")) {
