@@ -41,7 +41,7 @@ public final class BeamOptions {
     defaultTo(args, "enforceEncodability", "false");
     defaultTo(args, "targetParallelism", String.valueOf(Runtime.getRuntime().availableProcessors()));
     defaultTo(args, "blockOnRun", "false");
-    if (args.stream().anyMatch(a -> a.matches("--runner=(org\\.apache\\.beam\\.runners\\.flink\\.)?FlinkRunner"))) {
+    if (args.stream().anyMatch(BeamOptions::namesFlink)) {
       // The jar registers only the default and DirectRunner options (see its pom).
       for (Class<? extends PipelineOptions> o : FLINK_OPTIONS) {
         PipelineOptionsFactory.register(o);
@@ -76,6 +76,11 @@ public final class BeamOptions {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bad Beam option: " + e.getMessage(), e);
     }
+  }
+
+  /** Whether {@code arg} picks the Flink runner, spelt any way Beam accepts. */
+  public static boolean namesFlink(String arg) {
+    return arg.matches("(?i)--runner=(org\\.apache\\.beam\\.runners\\.flink\\.)?flink(runner)?");
   }
 
   private static void defaultTo(List<String> args, String name, String value) {

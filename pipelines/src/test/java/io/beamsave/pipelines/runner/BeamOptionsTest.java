@@ -21,6 +21,17 @@ class BeamOptionsTest {
   }
 
   @Test
+  void theFlinkRunnerIsKnownHoweverBeamAllowsItToBeSpelt() {
+    for (String runner : new String[] {"FlinkRunner", "flink", "Flink", "flinkrunner",
+        "org.apache.beam.runners.flink.FlinkRunner"}) {
+      assertThat(BeamOptions.namesFlink("--runner=" + runner)).as(runner).isTrue();
+      assertThat(flink("--runner=" + runner, "--flinkMaster=127.0.0.1:8081").getFlinkMaster())
+          .isEqualTo("127.0.0.1:8081");
+    }
+    assertThat(BeamOptions.namesFlink("--runner=DirectRunner")).isFalse();
+  }
+
+  @Test
   void withoutRetriesBatchJobsKeepTheDataSetTranslationAndTheClustersStrategy() {
     assertThat(flink("--runner=FlinkRunner", "--flinkMaster=127.0.0.1:8081")
         .getUseDataStreamForBatch()).isFalse();

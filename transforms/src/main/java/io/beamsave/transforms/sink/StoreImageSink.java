@@ -129,17 +129,17 @@ public final class StoreImageSink implements ImageSink {
     String key = uri().key();
     String uploadId = store.createMultipart(key, "application/octet-stream", Map.of());
     try {
-      new Assembly(store, key, uploadId).run(shards, tail);
+      new Assembly(store, key, uploadId).run(shards, tail, length);
     } catch (IOException | RuntimeException e) {
       try {
         store.abort(key, uploadId);
       } catch (RuntimeException ignored) {
         // The original failure is the one to report.
       }
+      // The staged shards stay for a retry of this step; discard() removes them if none comes.
       throw e;
-    } finally {
-      removeStaged(store);
     }
+    removeStaged(store);
     long stored = store.stat(key).map(Store.Stat::size).orElse(-1L);
     if (stored != length) {
       store.delete(key);
@@ -172,7 +172,7 @@ public final class StoreImageSink implements ImageSink {
       });
     }
 
-    void run(List<WrittenShard> shards, byte[] tail) throws IOException {
+    void run(List<WrittenShard> shards, byte[] tail, long length) throws IOException {
       try {
         pending.write(ImageFormat.header());
         for (WrittenShard s : shards) {
@@ -189,9 +189,24 @@ public final class StoreImageSink implements ImageSink {
         for (Future<Store.Part> f : parts) {
           done.add(get(f));
         }
-        store.complete(key, uploadId, done);
+        try {
+          store.complete(key, uploadId, done);
+        } catch (StoreException e) {
+          // A completion whose answer was lost is retried and then finds no such upload: the
+          // object, whole or not there, says whether the first attempt took effect.
+          if (e.kind() != StoreException.Kind.NOT_FOUND
+              || store.stat(key).map(Store.Stat::size).orElse(-1L) != length) {
+            throw e;
+          }
+        }
       } finally {
         pool.shutdownNow();
+        // A part still being sent could otherwise land after the upload is aborted.
+        try {
+          pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
 

@@ -24,8 +24,9 @@ import java.util.Optional;
  * A {@link Store} in a local (or shared) directory: a key is a relative path under it. An
  * object is written under a temporary name and renamed into place, so it appears whole or not
  * at all. A multipart upload keeps its parts in a hidden directory beside them, {@code
- * .multipart/ID/}, and completing it concatenates them into the object the same way. Keys that
- * climb out of the directory ({@code ..}, an absolute path) are refused.
+ * .multipart/ID/}, and completing it concatenates them into the object the same way. A key is
+ * one or more non-empty components without {@code .}, {@code ..} or NUL; and nothing is written
+ * where a directory on the way resolves outside the root (a symlink planted in it).
  */
 public final class LocalStore implements Store {
   private static final String MULTIPART = ".multipart/";
@@ -37,11 +38,33 @@ public final class LocalStore implements Store {
   }
 
   private Path file(String key) {
-    Path p = root.resolve(key).normalize();
-    if (key.startsWith("/") || !p.startsWith(root)) {
-      throw new StoreException(StoreException.Kind.FAILED, "key " + key + " leaves " + root);
+    for (String c : key.split("/", -1)) {
+      if (c.isEmpty() || c.equals(".") || c.equals("..") || c.indexOf('\0') >= 0) {
+        throw new StoreException(StoreException.Kind.FAILED, "key '" + key + "' in " + root
+            + " is not a relative path of plain names, or leaves the directory");
+      }
     }
-    return p;
+    return root.resolve(key);
+  }
+
+  /** {@code dir}, created if need be, once it is known to resolve inside the root. */
+  private Path inside(Path dir) throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        Files.createDirectories(dir);
+        Path real = dir.toRealPath();
+        if (!real.startsWith(root.toRealPath())) {
+          throw new StoreException(StoreException.Kind.FAILED,
+              dir + " resolves to " + real + ", outside " + root);
+        }
+        return dir;
+      } catch (NoSuchFileException raced) {
+        // A delete of the last key in a directory on the way removed it meanwhile.
+        if (attempt >= 3) {
+          throw raced;
+        }
+      }
+    }
   }
 
   private StoreException failure(String key, IOException e) {
@@ -67,7 +90,8 @@ public final class LocalStore implements Store {
   @Override
   public Optional<Stat> stat(String key) {
     try {
-      return Optional.of(new Stat(Files.size(file(key)), "", Map.of()));
+      BasicFileAttributes a = Files.readAttributes(file(key), BasicFileAttributes.class);
+      return a.isRegularFile() ? Optional.of(new Stat(a.size(), "", Map.of())) : Optional.empty();
     } catch (NoSuchFileException e) {
       return Optional.empty();
     } catch (IOException e) {
@@ -101,8 +125,10 @@ public final class LocalStore implements Store {
 
   @Override
   public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
+    Path f = file(key);
     try {
-      writeWhole(file(key), false, out -> writeFully(out, data, len));
+      inside(f.getParent());
+      writeWhole(f, false, out -> writeFully(out, data, len));
     } catch (IOException e) {
       throw failure(key, e);
     }
@@ -117,19 +143,20 @@ public final class LocalStore implements Store {
    * then renames it into place: a reader sees all of it or none.
    */
   private static void writeWhole(Path f, boolean force, Content content) throws IOException {
-    Files.createDirectories(f.getParent());
     Path tmp = temporary(f);
-    try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
-        StandardOpenOption.WRITE)) {
-      content.writeTo(out);
-      if (force) {
-        out.force(true);
+    try {
+      try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
+          StandardOpenOption.WRITE)) {
+        content.writeTo(out);
+        if (force) {
+          out.force(true);
+        }
       }
+      Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException | RuntimeException e) {
       Files.deleteIfExists(tmp);
       throw e;
     }
-    Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
   }
 
   private static void writeFully(FileChannel out, byte[] data, int len) throws IOException {
@@ -149,7 +176,14 @@ public final class LocalStore implements Store {
   }
 
   private static Path temporary(Path f) {
-    return f.resolveSibling("." + f.getFileName() + "." + token() + ".tmp");
+    return f.resolveSibling("." + f.getFileName() + "." + token() + TEMPORARY);
+  }
+
+  private static final String TEMPORARY = ".beamsave-tmp";
+
+  private static boolean isTemporary(Path f) {
+    String n = f.getFileName().toString();
+    return n.startsWith(".") && n.matches(".*\\.[0-9a-f]{12}\\" + TEMPORARY);
   }
 
   private static String token() {
@@ -179,8 +213,7 @@ public final class LocalStore implements Store {
         @Override
         public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
           String rel = relative(f);
-          if (rel.startsWith(prefix) && a.isRegularFile()
-              && !f.getFileName().toString().endsWith(".tmp")) {
+          if (rel.startsWith(prefix) && a.isRegularFile() && !isTemporary(f)) {
             found.add(new Item(rel, a.size(), a.lastModifiedTime().toInstant()));
           }
           return FileVisitResult.CONTINUE;
@@ -239,7 +272,7 @@ public final class LocalStore implements Store {
   public String createMultipart(String key, String contentType, Map<String, String> metadata) {
     String id = token();
     try {
-      Files.createDirectories(upload(id));
+      inside(upload(id));
       Files.writeString(upload(id).resolve("key"), key);
     } catch (IOException e) {
       throw failure(key, e);
@@ -322,6 +355,7 @@ public final class LocalStore implements Store {
       files.add(part(key, uploadId, p.number()));
     }
     try {
+      inside(file(key).getParent());
       writeWhole(file(key), true, out -> {
         for (Path f : files) {
           append(out, f);

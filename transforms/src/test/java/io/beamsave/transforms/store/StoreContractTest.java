@@ -118,6 +118,23 @@ class StoreContractTest {
         .isInstanceOf(StoreException.class).hasMessageContaining("leaves");
     assertThatThrownBy(() -> store.put("/etc/outside", b, 1, "x", null))
         .isInstanceOf(StoreException.class);
+    assertThatThrownBy(() -> store.put("a//b", b, 1, "x", null))
+        .isInstanceOf(StoreException.class);
     assertThat(dir.resolve("outside")).doesNotExist();
+  }
+
+  @Test
+  void aSymlinkPlantedInALocalStoreIsNotFollowedOut() throws Exception {
+    Path root = Files.createDirectories(dir.resolve("planted"));
+    Path outside = Files.createDirectories(dir.resolve("elsewhere"));
+    Files.createSymbolicLink(root.resolve("link"), outside);
+    Store store = Stores.open(root.toString(), null);
+    byte[] b = {1};
+    assertThatThrownBy(() -> store.put("link/escaped", b, 1, "x", null))
+        .isInstanceOf(StoreException.class).hasMessageContaining("outside");
+    assertThat(outside.resolve("escaped")).doesNotExist();
+    // A key that merely ends like a temporary name is still listed.
+    store.put("keep.tmp", b, 1, "x", null);
+    assertThat(store.list("")).extracting(Store.Item::key).containsExactly("keep.tmp");
   }
 }
