@@ -72,3 +72,11 @@ stop_s3proxy() {
     wait "$s3proxy_pid" 2>/dev/null || true
   fi
 }
+
+# Points awscli at the S3Proxy start_s3proxy started: its credentials, and bodies it accepts
+# (it rejects the newer SDKs' default aws-chunked bodies with trailing checksums).
+aws_for_s3proxy() {
+  export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_DEFAULT_REGION=us-east-1
+  export AWS_REQUEST_CHECKSUM_CALCULATION=when_required AWS_RESPONSE_CHECKSUM_VALIDATION=when_required
+  unset AWS_CA_BUNDLE
+}

@@ -20,9 +20,7 @@ work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-store-bench.XXXXXX")
 . "$here/bench/lib.sh"
 start_s3proxy bench
 trap 'stop_s3proxy; rm -rf "$work"' EXIT
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_DEFAULT_REGION=us-east-1
-export AWS_REQUEST_CHECKSUM_CALCULATION=when_required AWS_RESPONSE_CHECKSUM_VALIDATION=when_required
-unset AWS_CA_BUNDLE
+aws_for_s3proxy
 
 clean() {
   rm -rf "$work/s3/bench/"*

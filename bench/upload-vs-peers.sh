@@ -20,13 +20,10 @@ work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-upload-bench.XXXXXX")
 start_s3proxy bench
 trap 'stop_s3proxy; rm -rf "$work"' EXIT
 
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_DEFAULT_REGION=us-east-1
-# S3Proxy rejects the newer SDKs' default aws-chunked bodies with trailing checksums.
-export AWS_REQUEST_CHECKSUM_CALCULATION=when_required AWS_RESPONSE_CHECKSUM_VALIDATION=when_required
+aws_for_s3proxy
 export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Other
 export RCLONE_CONFIG_BENCH_ENDPOINT=$endpoint RCLONE_CONFIG_BENCH_FORCE_PATH_STYLE=true
 export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=bench RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=bench-secret
-unset AWS_CA_BUNDLE
 
 # Each tool writes its own key, removed before each run (rclone skips identical objects), and
 # the disk is synced first so no run pays for writing back the previous one's bytes.

@@ -136,10 +136,11 @@ public final class CompressShards
         digests.add(digest.digest());
       }
       w.flushBlock();
-      long offset = -1;
+      // A library without file data has one empty shard, which goes nowhere and is dropped.
+      long where = -1;
       if (shardBytes.size() > 0) {
         try {
-          offset = lib.sink().writeShard(task.shard(), shardBytes.array(), shardBytes.size());
+          where = lib.sink().writeShard(task.shard(), shardBytes.array(), shardBytes.size());
         } catch (IOException e) {
           throw BeamsaveException.io("cannot write shard " + task.shard() + " of",
               lib.destination(), e);
@@ -150,7 +151,7 @@ public final class CompressShards
           KV.of(
               task.library(),
               new ShardResult(
-                  task.shard(), offset, w.raw, w.stored, w.lengths(), digests, changed)));
+                  task.shard(), where, w.raw, w.stored, w.lengths(), digests, changed)));
       stage.finished();
     }
 

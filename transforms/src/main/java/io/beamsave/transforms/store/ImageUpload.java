@@ -83,7 +83,6 @@ public final class ImageUpload {
    * The bytes to send. {@code read} returns fewer than asked only at the end.
    */
   private interface Input extends AutoCloseable {
-    /** The length, or -1 while it is not known yet. */
     long size();
 
     int read(byte[] b, long pos, int n) throws IOException;
@@ -164,7 +163,7 @@ public final class ImageUpload {
       long size = in.size();
       store.check(to.key());
       // S3 allows 10,000 parts: a huge image gets larger parts rather than failing.
-      long chunk = size < 0 ? o.partSize() : Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
+      long chunk = Math.max(o.partSize(), (size + MAX_PARTS - 1) / MAX_PARTS);
       Map<Integer, Store.Part> existing = new HashMap<>();
       Begun begun = begin(size, chunk, existing);
       String uploadId = begun.uploadId();
@@ -202,6 +201,7 @@ public final class ImageUpload {
                 + stateChunk + "; resume with the same options, or upload again without --resume");
       }
       if (stateSize < 0) {
+        // Left by an earlier version, which uploaded images while they were being written.
         throw new BeamsaveException(
             to + ": the interrupted upload was sent while its image was being written and cannot"
                 + " be resumed; upload again without --resume");
@@ -227,9 +227,7 @@ public final class ImageUpload {
     }
     Map<String, String> meta = new HashMap<>();
     meta.put(META_CODEC, o.codec().spec());
-    if (size >= 0) {
-      meta.put(META_RAW_LENGTH, Long.toString(size));
-    }
+    meta.put(META_RAW_LENGTH, Long.toString(size));
     String id = store.createMultipart(to.key(), o.codec().contentType(), meta);
     Properties p = new Properties();
     p.setProperty("uploadId", id);
@@ -309,31 +307,21 @@ public final class ImageUpload {
     try {
       long pos = 0;
       boolean ended = false;
-      int read = 0;
+      long size = in.size();
       while (!ended || !encoding.isEmpty()) {
-        // Encoded chunks go to the uploaders before the next read, which may wait for a
-        // growing image to grow.
+        // Encoded chunks go to the uploaders before the next read.
         boolean encodedReady = !encoding.isEmpty() && encoding.peek().isDone();
         if (!ended && encoding.size() < parallel && !encodedReady) {
-          // While the length is unknown, parts grow every 1,000 so 10,000 of them hold ~55x
-          // --part-size of image (at 16 MiB parts, 860 GiB) before the limit.
-          long size = in.size();
-          long want = size >= 0 ? Math.min(chunk, size - pos) : chunk * (1 + read / 1000);
+          long want = Math.min(chunk, size - pos);
           if (want == 0) {
             ended = true;
             continue;
           }
           acquire(chunks);
-          byte[] raw = new byte[(int) want];
-          int n = in.read(raw, pos, raw.length);
-          read++;
-          ended = n < raw.length || in.size() == pos + n;
-          if (n == 0) {
-            chunks.release();
-            continue;
-          }
-          byte[] bytes = n == raw.length ? raw : java.util.Arrays.copyOf(raw, n);
+          byte[] bytes = new byte[(int) want];
+          int n = in.read(bytes, pos, bytes.length);
           pos += n;
+          ended = pos == size;
           encoding.add(o.codec().isNone() ? done(bytes) : encoders.submit(() -> o.codec().encode(bytes, n)));
           encodingRaw.add((long) n);
           continue;

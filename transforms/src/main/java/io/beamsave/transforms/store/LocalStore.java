@@ -202,7 +202,7 @@ public final class LocalStore implements Store {
       Files.walkFileTree(root, new SimpleFileVisitor<>() {
         @Override
         public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
-          String rel = relative(d);
+          String rel = relative(d, true);
           boolean hidden = d.getFileName() != null && !d.equals(root)
               && d.getFileName().toString().equals(".multipart");
           // Only directories on the way to the prefix, or under it, are worth entering.
@@ -212,7 +212,7 @@ public final class LocalStore implements Store {
 
         @Override
         public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-          String rel = relative(f);
+          String rel = relative(f, false);
           if (rel.startsWith(prefix) && a.isRegularFile() && !isTemporary(f)) {
             found.add(new Item(rel, a.size(), a.lastModifiedTime().toInstant()));
           }
@@ -234,9 +234,9 @@ public final class LocalStore implements Store {
     return found;
   }
 
-  private String relative(Path p) {
+  private String relative(Path p, boolean directory) {
     String rel = root.relativize(p).toString();
-    return Files.isDirectory(p) && !rel.isEmpty() ? rel + "/" : rel;
+    return directory && !rel.isEmpty() ? rel + "/" : rel;
   }
 
   @Override
@@ -280,7 +280,8 @@ public final class LocalStore implements Store {
     return id;
   }
 
-  private Path part(String key, String uploadId, int number) {
+  /** The directory of upload {@code uploadId}, which must be one to {@code key}. */
+  private Path uploadTo(String key, String uploadId) {
     Path dir = upload(uploadId);
     try {
       if (!Files.readString(dir.resolve("key")).equals(key)) {
@@ -290,6 +291,11 @@ public final class LocalStore implements Store {
     } catch (IOException e) {
       throw failure(key, e);
     }
+    return dir;
+  }
+
+  private Path part(String key, String uploadId, int number) {
+    Path dir = uploadTo(key, uploadId);
     if (number < 1 || number > 10_000) {
       throw new StoreException(StoreException.Kind.FAILED, where(key) + ": part " + number
           + " is not between 1 and 10000");
@@ -324,12 +330,7 @@ public final class LocalStore implements Store {
 
   @Override
   public List<Part> parts(String key, String uploadId) {
-    Path dir = upload(uploadId);
-    if (!Files.isDirectory(dir)) {
-      throw new StoreException(StoreException.Kind.NOT_FOUND,
-          where(key) + ": no such upload " + uploadId);
-    }
-    part(key, uploadId, 1);
+    Path dir = uploadTo(key, uploadId);
     List<Part> parts = new ArrayList<>();
     try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, "[0-9][0-9][0-9][0-9][0-9]")) {
       for (Path p : s) {
