@@ -34,7 +34,8 @@ class DeployManifestsTest {
 
   /** Parses {@code args} as the beamsave command line would; fails on anything it rejects. */
   static CommandLine.ParseResult parse(List<String> args) {
-    return new CommandLine(new BeamsaveCommand()).parseArgs(args.toArray(String[]::new));
+    String[] given = args.toArray(String[]::new);
+    return BeamsaveCommand.commandLine(given).parseArgs(given);
   }
 
   static void assertTimestampedImage(List<String> args) {

@@ -147,13 +147,11 @@ final class SaveCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
-    if (inThisJvm) {
-      // The walk overlaps the start-up of Beam and its runner (see ListLibrary.walkAhead).
-      ListLibrary.walkAhead(save);
-    }
+    // The walk overlaps the start-up of Beam and its runner where the runner's workers run here.
+    ListLibrary.WalkedAhead walked = inThisJvm ? ListLibrary.walkAhead(save) : null;
     Instant start = Instant.now();
     SavePipeline.Outcome outcome =
-        SavePipeline.run(save, options, pipeline.progress(spec.commandLine().getErr()));
+        SavePipeline.run(save, options, pipeline.progress(spec.commandLine().getErr()), walked);
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     out.println(SaveReport.header());

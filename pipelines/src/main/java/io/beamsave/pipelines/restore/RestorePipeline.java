@@ -5,6 +5,7 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.io.Elements;
 import io.beamsave.transforms.io.ReadShards;
 import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.StageMetrics;
@@ -16,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
-import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.Reshuffle;
 import org.apache.beam.sdk.values.PCollection;
 
@@ -42,7 +42,7 @@ public final class RestorePipeline {
 
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
-    return p.apply("Shards", Create.of(tasks).withCoder(ReadTask.CODER))
+    return p.apply("Shards", Elements.of(tasks, ReadTask.CODER))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
         .apply(READ_STEP, read);
   }

@@ -63,7 +63,17 @@ public final class SavePipeline {
 
   /** Adds the save to {@code p}; returns (library, image location) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
-    return p.apply("ListLibrary", ListLibrary.of(spec))
+    return build(p, spec, null);
+  }
+
+  /**
+   * Like {@link #build(Pipeline, SaveSpec)}, with the libraries' listings taken from {@code
+   * walked} (if not null), a walk begun in this JVM for a runner that runs here.
+   */
+  public static PCollection<KV<String, String>> build(
+      Pipeline p, SaveSpec spec, ListLibrary.WalkedAhead walked) {
+    ListLibrary list = ListLibrary.of(spec);
+    return p.apply("ListLibrary", walked == null ? list : list.withWalkedAhead(walked))
         .apply(PLAN_STEP, PlanShards.of(spec))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
         .apply(COMPRESS_STEP, CompressShards.of(spec))
@@ -255,6 +265,19 @@ public final class SavePipeline {
    * multipart upload), then rethrows; images already completed stay (each is whole).
    */
   public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
+    return run(spec, options, progress, null);
+  }
+
+  /**
+   * Like {@link #run(SaveSpec, PipelineOptions, PrintWriter)}, with the listings taken from
+   * {@code walked} (see {@link ListLibrary#walkAhead}) when it is not null.
+   */
+  public static Outcome run(
+      SaveSpec spec, PipelineOptions options, PrintWriter progress,
+      ListLibrary.WalkedAhead walked) {
+    if (walked != null && !runsInThisJvm(options)) {
+      throw new IllegalArgumentException("a walk begun ahead serves only a runner in this JVM");
+    }
     AtomicReference<SaveLock> lock = new AtomicReference<>();
     // Undone on Ctrl-C from the first moment, before anything is made.
     try (Interrupts.Registration undo =
@@ -263,7 +286,7 @@ public final class SavePipeline {
       lock.set(SaveLock.acquire(spec,
           progress != null ? progress : new PrintWriter(System.err, true)));
       Pipeline p = Pipeline.create(options);
-      build(p, spec);
+      build(p, spec, walked);
       for (SaveSpec.Library lib : spec.libraries().values()) {
         lib.sink().prepare();
       }
@@ -282,7 +305,6 @@ public final class SavePipeline {
       }
       throw e;
     } finally {
-      ListLibrary.forgetAhead(spec);
       if (lock.get() != null) {
         try {
           Staging.remove(spec, "");

@@ -12,6 +12,9 @@ import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -28,9 +31,11 @@ import org.apache.beam.sdk.transforms.Impulse;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.slf4j.Logger;
@@ -47,22 +52,44 @@ import org.slf4j.LoggerFactory;
  */
 public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String, Listing>>> {
   private final SaveSpec spec;
+  private final WalkedAhead walked;
 
-  private ListLibrary(SaveSpec spec) {
+  private ListLibrary(SaveSpec spec, WalkedAhead walked) {
     this.spec = spec;
+    this.walked = walked;
   }
 
+  /** Walks each library of {@code spec} in the pipeline's workers. */
   public static ListLibrary of(SaveSpec spec) {
-    return new ListLibrary(spec);
+    return new ListLibrary(spec, null);
+  }
+
+  /**
+   * Takes the listings from {@code walked}, a walk of the same libraries begun before the
+   * pipeline in this JVM (see {@link #walkAhead}): they become the pipeline's input, so its
+   * workers do not walk again. Only for a runner whose workers see this machine's files, which
+   * is where the files are compared with the listing when they are read.
+   */
+  public ListLibrary withWalkedAhead(WalkedAhead walked) {
+    return new ListLibrary(spec, walked);
   }
 
   @Override
   public PCollection<KV<String, Listing>> expand(PBegin input) {
-    return input
-        .apply("Start", Impulse.create())
-        .apply("LibraryNames", ParDo.of(new LibraryNamesFn(spec)))
-        .apply("Walk", ParDo.of(new ListLibraryFn(spec)))
-        .setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
+    PCollection<byte[]> start = input.apply("Start", Impulse.create());
+    PCollection<KV<String, Listing>> listings;
+    if (walked == null) {
+      listings = start
+          .apply("LibraryNames", ParDo.of(new LibraryNamesFn(spec)))
+          .apply("Walk", ParDo.of(new ListLibraryFn(spec)));
+    } else {
+      if (!walked.walks.keySet().equals(spec.libraries().keySet())) {
+        throw new IllegalArgumentException("the walk begun ahead covers " + walked.walks.keySet()
+            + ", not the libraries " + spec.libraries().keySet());
+      }
+      listings = start.apply("WalkedAhead", ParDo.of(new WalkedAheadFn(walked.join())));
+    }
+    return listings.setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ListLibrary.class);
@@ -113,41 +140,92 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     @ProcessElement
     public void process(@Element String name, OutputReceiver<KV<String, Listing>> out) {
       stage.started();
-      Path root = spec.library(name).rootPath();
       // Output and counters stay on this thread, because Beam's metrics and receivers belong
       // to it.
-      CompletableFuture<Walk> ahead = AHEAD.remove(aheadKey(spec, name));
-      Walk walk = ahead != null ? join(ahead) : walk(pool, root);
-      List<Entry> entries = new ArrayList<>(walk.found);
-      long files = entries.stream().filter(Entry::isFile).count();
-      out.output(KV.of(name, new Listing(walk.root, entries)));
-      filesListed.inc(files);
-      specialSkipped.inc(walk.special.get());
+      Walked w = walk(pool, spec.library(name).rootPath()).walked();
+      out.output(KV.of(name, w.listing));
+      filesListed.inc(w.files());
+      specialSkipped.inc(w.special);
       stage.finished();
     }
   }
 
   /**
-   * Walks begun by {@link #walkAhead} in this JVM and not yet taken by a pipeline, by run and
-   * library.
+   * Emits listings walked before the pipeline, carried in the DoFn as their encoded bytes
+   * (a DoFn travels serialized, and a listing's coder is far more compact than Java's).
    */
-  private static final ConcurrentHashMap<String, CompletableFuture<Walk>> AHEAD =
-      new ConcurrentHashMap<>();
+  static final class WalkedAheadFn extends DoFn<byte[], KV<String, Listing>> {
+    private final LinkedHashMap<String, byte[]> encoded = new LinkedHashMap<>();
+    private final HashMap<String, Long> special = new HashMap<>();
+    private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
+    private final Counter specialSkipped =
+        StageMetrics.counter(StageMetrics.SPECIAL_FILES_SKIPPED);
+    private final StageMetrics stage = StageMetrics.of("list");
+
+    WalkedAheadFn(Map<String, Walked> walks) {
+      walks.forEach((name, w) -> {
+        try {
+          encoded.put(name, CoderUtils.encodeToByteArray(
+              Listing.CODER, w.listing));
+        } catch (CoderException e) {
+          throw new IllegalStateException("cannot encode the listing of " + name, e);
+        }
+        special.put(name, w.special);
+      });
+    }
+
+    @ProcessElement
+    public void process(OutputReceiver<KV<String, Listing>> out) throws IOException {
+      stage.started();
+      for (Map.Entry<String, byte[]> e : encoded.entrySet()) {
+        Listing listing =
+            CoderUtils.decodeFromByteArray(Listing.CODER, e.getValue());
+        out.output(KV.of(e.getKey(), listing));
+        filesListed.inc(listing.entries().stream().filter(Entry::isFile).count());
+        specialSkipped.inc(special.get(e.getKey()));
+      }
+      stage.finished();
+    }
+  }
+
+  /** One library's listing and the special files its walk skipped. */
+  record Walked(Listing listing, long special) {
+    long files() {
+      return listing.entries().stream().filter(Entry::isFile).count();
+    }
+  }
+
+  /**
+   * Walks of a save's libraries begun, on background threads, before its pipeline: on the
+   * DirectRunner they overlap the start-up of Beam and its runner, about a second, instead of
+   * following it. Passed to the pipeline with {@link #withWalkedAhead}.
+   */
+  public static final class WalkedAhead {
+    private final Map<String, CompletableFuture<Walk>> walks;
+
+    private WalkedAhead(Map<String, CompletableFuture<Walk>> walks) {
+      this.walks = walks;
+    }
+
+    /** Waits for every walk; throws what the first failed one met. */
+    Map<String, Walked> join() {
+      Map<String, Walked> done = new LinkedHashMap<>();
+      walks.forEach((name, walk) -> done.put(name, ListLibrary.join(walk).walked()));
+      return done;
+    }
+  }
 
   /**
    * Starts walking the libraries of {@code spec} now, on background threads, and loads the
-   * codec's native library meanwhile. A pipeline that then runs in this JVM (the DirectRunner)
-   * takes the walk instead of starting its own after a second of runner start-up; on other
-   * runners the workers walk as usual and this costs the launcher one walk. The listing is the
-   * same either way: files are compared with it when they are read.
+   * codec's native library meanwhile. The listing is the same as the pipeline's own walk would
+   * make: files are compared with it when they are read.
    */
-  public static void walkAhead(SaveSpec spec) {
+  public static WalkedAhead walkAhead(SaveSpec spec) {
     ForkJoinPool pool = new ForkJoinPool(Math.max(1, Runtime.getRuntime().availableProcessors()));
+    Map<String, CompletableFuture<Walk>> walks = new LinkedHashMap<>();
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Path root = lib.rootPath();
-      AHEAD.put(
-          aheadKey(spec, lib.name()),
-          CompletableFuture.supplyAsync(() -> walk(pool, root), pool));
+      walks.put(lib.name(), CompletableFuture.supplyAsync(() -> walk(pool, root), pool));
     }
     pool.execute(
         () -> {
@@ -160,20 +238,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           }
         });
     pool.shutdown();
-  }
-
-  /** Whether a walk begun for {@code library} of {@code spec} still waits for its pipeline. */
-  static boolean walkedAhead(SaveSpec spec, String library) {
-    return AHEAD.containsKey(aheadKey(spec, library));
-  }
-
-  /** Drops walks begun for {@code spec} that no pipeline took (a run that failed early). */
-  public static void forgetAhead(SaveSpec spec) {
-    spec.libraries().keySet().forEach(name -> AHEAD.remove(aheadKey(spec, name)));
-  }
-
-  private static String aheadKey(SaveSpec spec, String library) {
-    return spec.staging() + "\0" + library;
+    return new WalkedAhead(walks);
   }
 
   /**
@@ -214,6 +279,10 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     final Queue<Entry> found = new ConcurrentLinkedQueue<>();
     final AtomicLong special = new AtomicLong();
     final Set<SharedDir> open = ConcurrentHashMap.newKeySet();
+
+    Walked walked() {
+      return new Walked(new Listing(root, new ArrayList<>(found)), special.get());
+    }
 
     /** Closes the handles of directories whose walk a failure cut short. */
     void closeLeftovers() {

@@ -2,6 +2,7 @@ package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.sink.FileImageSink;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.image.Entry;
@@ -96,9 +97,12 @@ public class ListLibraryTest {
     SaveSpec spec =
         SaveSpec.of(tmp.getRoot() + "/staging-ahead")
             .withLibrary("ahead", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/a.bsave")));
-    ListLibrary.walkAhead(spec);
-    assertThat(ListLibrary.walkedAhead(spec, "ahead")).isTrue();
-    PAssert.that(pipeline.apply(ListLibrary.of(spec)))
+    ListLibrary.WalkedAhead walked = ListLibrary.walkAhead(spec);
+    walked.join();
+    // Gone before the pipeline runs: its listing is what the pipeline had been given.
+    Files.delete(root.resolve("d/f"));
+    Files.delete(root.resolve("d"));
+    PAssert.that(pipeline.apply(ListLibrary.of(spec).withWalkedAhead(walked)))
         .satisfies(
             listings -> {
               KV<String, Listing> only = listings.iterator().next();
@@ -107,6 +111,19 @@ public class ListLibraryTest {
               return null;
             });
     pipeline.run().waitUntilFinish();
-    assertThat(ListLibrary.walkedAhead(spec, "ahead")).as("taken, not walked again").isFalse();
+  }
+
+  @Test
+  public void aWalkOfOtherLibrariesIsRefusedWhenThePipelineIsBuilt() throws Exception {
+    Path root = tmp.newFolder("one").toPath();
+    SaveSpec one = SaveSpec.of(tmp.getRoot() + "/staging-one")
+        .withLibrary("one", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/1.bsave")));
+    SaveSpec two = one.withLibrary("two", root.toString(),
+        new FileImageSink(Path.of(tmp.getRoot() + "/2.bsave")));
+    ListLibrary.WalkedAhead walked = ListLibrary.walkAhead(one);
+    assertThatThrownBy(() -> pipeline.apply(ListLibrary.of(two).withWalkedAhead(walked)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("[one]");
+    pipeline.enableAbandonedNodeEnforcement(false);
   }
 }
