@@ -58,7 +58,7 @@ final class RestoreCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     RestorePipeline.Outcome o;
-    try (ImageRef ref = image.open(progress)) {
+    try (ImageRef ref = image.open(progress).readCatalogAhead()) {
       o = RestorePipeline.run(ref, target, includes, overwrite, pipeline.options(), progress);
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));

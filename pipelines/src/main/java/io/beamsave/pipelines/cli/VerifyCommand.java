@@ -29,7 +29,7 @@ final class VerifyCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     VerifyPipeline.Outcome o;
-    try (ImageRef ref = image.open(progress)) {
+    try (ImageRef ref = image.open(progress).readCatalogAhead()) {
       o = VerifyPipeline.run(ref, pipeline.options(), progress);
     }
     PrintWriter out = spec.commandLine().getOut();

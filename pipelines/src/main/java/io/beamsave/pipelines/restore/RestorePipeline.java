@@ -70,20 +70,23 @@ public final class RestorePipeline {
       try {
         long[] ids = tree.create(chosen);
         List<ReadTask> tasks = ReadTask.forEntries(catalog, files, ids);
+        long clampedByWorkers = 0;
         if (!tasks.isEmpty()) {
           Pipeline p = Pipeline.create(options);
           build(p, tasks,
               ReadShards.restoreTo(image.location(), catalog.blockSize(), tree.target(),
                   image.s3()));
-          Job.run(p, progress("restored", bytes, tasks.size()), progress);
+          clampedByWorkers = Job.run(p, progress("restored", bytes, tasks.size()), progress)
+              .counter(StageMetrics.MTIMES_CLAMPED);
         }
         // The library root's metadata goes to the target in a whole restore; one of chosen
         // entries leaves the target as it was.
         boolean whole = includes == null || includes.isEmpty();
         tree.finish(chosen, ids, whole ? catalog.root() : null);
         finished = true;
-        if (tree.clampedTimes() != null) {
-          warnings.add(tree.clampedTimes());
+        String clamped = tree.clampedTimes(clampedByWorkers);
+        if (clamped != null) {
+          warnings.add(clamped);
         }
         long changed = files.stream().filter(Entry::changed).count();
         if (changed > 0) {

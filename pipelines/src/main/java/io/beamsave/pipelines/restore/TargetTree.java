@@ -11,6 +11,7 @@ import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.RestoreTarget;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -93,8 +94,9 @@ final class TargetTree implements AutoCloseable {
   }
 
   /**
-   * Creates {@code entries} (sorted by path): the directories, and the files under their
-   * temporary names; returns the inode of each file created, in order.
+   * Creates {@code entries} (sorted by path): the directories, and under their temporary names
+   * the files a worker does not make ({@link ReadTask#madeByWorker}); returns, for each file in
+   * order, the inode of the file created, or 0 for one a worker makes.
    */
   long[] create(List<Entry> entries) {
     long[] ids = new long[entries.size()];
@@ -268,7 +270,9 @@ final class TargetTree implements AutoCloseable {
     }
     Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
     byte[] name = e.path().fileName();
-    FileStat existing = statOrNull(dir, name);
+    // A target that is not overwritten was empty: what appears in it since makes mkdir or the
+    // file's exclusive create fail.
+    FileStat existing = overwrite ? statOrNull(dir, name) : null;
     if (e.type() == EntryType.DIRECTORY) {
       if (existing != null && existing.isDirectory()) {
         return NO_FILE;
@@ -290,6 +294,9 @@ final class TargetTree implements AutoCloseable {
     }
     if (e.type() != EntryType.FILE) {
       return NO_FILE;
+    }
+    if (ReadTask.madeByWorker(e)) {
+      return 0;
     }
     try (OpenFile f = dir.create(target.temporaryName(e.path()), 0600)) {
       if (e.size() > 0) {
@@ -326,7 +333,12 @@ final class TargetTree implements AutoCloseable {
     for (Entry e : entries) {
       try {
         switch (e.type()) {
-          case FILE -> place(e, ids[file++]);
+          case FILE -> {
+            long id = ids[file++];
+            if (!ReadTask.madeByWorker(e)) {
+              place(e, id);
+            }
+          }
           case SYMLINK -> link(e);
           case DIRECTORY -> dirs.add(e);
         }
@@ -399,13 +411,8 @@ final class TargetTree implements AutoCloseable {
   }
 
   private void setMetadata(Handle h, Entry e) throws IOException {
-    // The owner first: changing it clears the set-id bits the mode may then set.
-    if (asRoot) {
-      h.setOwner(e.uid(), e.gid());
-    }
-    h.setPermissions(e.mode());
-    h.setModified(e.mtimeSeconds(), e.mtimeNanos());
-    checkTime(h.stat(), e);
+    checkTime(RestoreTarget.setMetadata(
+        h, e.uid(), e.gid(), e.mode(), e.mtimeSeconds(), e.mtimeNanos(), asRoot), e);
   }
 
   /**
@@ -422,10 +429,15 @@ final class TargetTree implements AutoCloseable {
     }
   }
 
-  /** A warning if the target could not hold some mtime exactly, else null. */
-  String clampedTimes() {
-    return clamped == 0 ? null : "the target's filesystem could not hold the exact mtime of "
-        + clamped + " entr" + (clamped == 1 ? "y" : "ies") + " (" + firstClamped + ")";
+  /**
+   * A warning if the target could not hold some mtime exactly, else null; {@code byWorkers}
+   * more files were so, as the restore's workers counted them.
+   */
+  String clampedTimes(long byWorkers) {
+    long all = clamped + byWorkers;
+    return all == 0 ? null : "the target's filesystem could not hold the exact mtime of "
+        + all + " entr" + (all == 1 ? "y" : "ies")
+        + (firstClamped != null ? " (" + firstClamped + ")" : "");
   }
 
   /**

@@ -73,8 +73,33 @@ public final class ImageRef implements AutoCloseable {
     return s3;
   }
 
+  private java.util.concurrent.CompletableFuture<Catalog> catalogAhead;
+
+  /**
+   * Starts reading the catalog on another thread, so that it overlaps what the caller does
+   * next (Beam's start-up); {@link #readCatalog} then takes it.
+   */
+  public ImageRef readCatalogAhead() {
+    catalogAhead = java.util.concurrent.CompletableFuture.supplyAsync(this::readCatalogNow);
+    return this;
+  }
+
   /** Reads the catalog, turning a damaged image into an operator-facing error. */
   public Catalog readCatalog() {
+    if (catalogAhead == null) {
+      return readCatalogNow();
+    }
+    try {
+      return catalogAhead.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
+    }
+  }
+
+  private Catalog readCatalogNow() {
     try (ImageSource src = ImageSources.open(location, s3)) {
       return ImageReader.readCatalog(src);
     } catch (IOException e) {

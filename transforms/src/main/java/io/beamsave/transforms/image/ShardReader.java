@@ -13,11 +13,25 @@ public final class ShardReader implements AutoCloseable {
 
   /**
    * A file piece to read: {@code extent} of the file at {@code path}, which starts at {@code
-   * fileOffset}; {@code fileId} identifies the file a restore writes it into (its inode), 0
-   * when nothing is written.
+   * fileOffset}; {@code fileId} identifies the file a restore created to write it into (its
+   * inode), 0 when nothing is written or the piece is {@code whole}. {@code whole} is set when
+   * the piece is all of its file and a restore's worker makes the file: creates it, writes it,
+   * gives it this metadata and moves it into place.
    */
-  public record Piece(PathBytes path, long fileOffset, Extent extent, long fileId)
-      implements java.io.Serializable {}
+  public record Piece(PathBytes path, long fileOffset, Extent extent, long fileId, Whole whole)
+      implements java.io.Serializable {
+    public Piece(PathBytes path, long fileOffset, Extent extent, long fileId) {
+      this(path, fileOffset, extent, fileId, null);
+    }
+  }
+
+  /** The size and metadata a restore gives a file that one piece holds whole. */
+  public record Whole(long size, int mode, int uid, int gid, long mtimeSeconds, int mtimeNanos)
+      implements java.io.Serializable {
+    public static Whole of(Entry e) {
+      return new Whole(e.size(), e.mode(), e.uid(), e.gid(), e.mtimeSeconds(), e.mtimeNanos());
+    }
+  }
 
   /** Receives raw bytes of pieces in shard order. */
   public interface Sink {
@@ -27,6 +41,9 @@ public final class ShardReader implements AutoCloseable {
      */
     void write(Piece piece, long fileOffset, byte[] buf, int off, int len, boolean zero)
         throws IOException;
+
+    /** {@code piece} was read whole and its digest matched. */
+    default void pieceDone(Piece piece) throws IOException {}
   }
 
   private final BlockDecoder decoder = new BlockDecoder();
@@ -96,6 +113,7 @@ public final class ShardReader implements AutoCloseable {
             image + ": shard " + shardIndex + ": file " + p.path() + ": digest mismatch at offset "
                 + p.fileOffset());
       }
+      sink.pieceDone(p);
     }
   }
 

@@ -6,10 +6,13 @@ import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -71,6 +74,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     private final RestoreTarget target;
     private final S3Settings store;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
+    private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
     private final StageMetrics stage;
 
     private transient ShardReader reader;
@@ -111,25 +115,50 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
             task.shard(),
             task.info(),
             task.pieces(),
-            (piece, fileOffset, buf, off, len, zero) -> {
-              checked[0] += len;
-              bytesChecked.inc(len);
-              if (files != null && !zero) {
-                files.write(piece, fileOffset, buf, off, len);
+            new ShardReader.Sink() {
+              @Override
+              public void write(ShardReader.Piece piece, long fileOffset, byte[] buf, int off,
+                  int len, boolean zero) {
+                checked[0] += len;
+                bytesChecked.inc(len);
+                if (files != null && !zero) {
+                  files.write(piece, fileOffset, buf, off, len);
+                }
+              }
+
+              @Override
+              public void pieceDone(ShardReader.Piece piece) {
+                if (files != null) {
+                  files.pieceDone(piece);
+                }
               }
             });
+        if (files != null) {
+          mtimesClamped.inc(files.clamped);
+        }
       }
       out.output(checked[0]);
       stage.finished();
     }
   }
 
-  /** Writes into the files a restore created, keeping the last one and its directory open. */
+  /**
+   * Writes the files of a restore, keeping the last one and its directory open: into the files
+   * the restore created for pieces with a file id, and, for a piece that is its whole file,
+   * creating the file, writing it, giving it its metadata and moving it into place.
+   */
   private static final class TargetFiles implements AutoCloseable {
     private final RestoreTarget target;
     private final Beneath tree;
+    private final boolean asRoot = Dir.effectiveUid() == 0;
     private PathBytes openPath;
     private OpenFile open;
+    /** The end of the last bytes written into {@link #open}. */
+    private long openEnd;
+    /** Whether {@link #open} is a temporary file an earlier run of the task made. */
+    private boolean reopened;
+    /** Files whose mtime the filesystem did not keep as given. */
+    long clamped;
 
     TargetFiles(RestoreTarget target) {
       this.target = target;
@@ -137,27 +166,101 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     }
 
     void write(ShardReader.Piece piece, long offset, byte[] buf, int off, int len) {
-      PathBytes path = piece.path();
-      String file = target.path() + "/" + path;
       try {
-        if (!path.equals(openPath)) {
-          closeFile();
-          OpenFile f =
-              tree.dir(path.bytes(), Math.max(0, path.lastSlash()))
-                  .openWrite(target.temporaryName(path));
-          FileStat s = f.stat();
-          if (!s.isRegularFile() || s.inode() != piece.fileId()) {
-            f.close();
-            throw new BeamsaveException("refusing to write " + file + ": the file created for it"
-                + " was replaced during the restore");
-          }
-          open = f;
-          openPath = path;
-        }
-        open.write(offset, buf, off, len);
+        openFor(piece).write(offset, buf, off, len);
+        openEnd = Math.max(openEnd, offset + len);
       } catch (IOException e) {
-        throw BeamsaveException.io("cannot write", file, e);
+        throw BeamsaveException.io("cannot write", show(piece.path()), e);
       }
+    }
+
+    /** Finishes the file of a piece that is all of it, now that it is written and checked. */
+    void pieceDone(ShardReader.Piece piece) {
+      ShardReader.Whole w = piece.whole();
+      if (w == null) {
+        return;
+      }
+      PathBytes path = piece.path();
+      try {
+        // A file of zero blocks only has had nothing written: it is made here.
+        OpenFile f = openFor(piece);
+        if (openEnd < w.size() || reopened) {
+          // Zero blocks at its end were not written: they stay a hole (sparse files).
+          f.truncate(w.size());
+        }
+        FileStat s = RestoreTarget.setMetadata(f, w.uid(), w.gid(), w.mode(),
+            w.mtimeSeconds(), w.mtimeNanos(), asRoot);
+        if (s.mtimeSeconds() != w.mtimeSeconds() || s.mtimeNanos() != w.mtimeNanos()) {
+          clamped++;
+        }
+        closeFile();
+        Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
+        try {
+          dir.rename(target.temporaryName(path), path.fileName());
+        } catch (NoSuchFileException gone) {
+          // Another run of this task, at the same time, moved this very file into place.
+          FileStat there = dir.stat(path.fileName());
+          if (!there.isRegularFile() || there.inode() != s.inode()) {
+            throw gone;
+          }
+        }
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot restore", show(path), e);
+      }
+    }
+
+    private OpenFile openFor(ShardReader.Piece piece) throws IOException {
+      PathBytes path = piece.path();
+      if (path.equals(openPath)) {
+        return open;
+      }
+      closeFile();
+      Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
+      byte[] temp = target.temporaryName(path);
+      OpenFile f;
+      reopened = false;
+      if (piece.whole() != null) {
+        f = createOrReopen(dir, temp, path);
+      } else {
+        f = dir.openWrite(temp);
+        FileStat s = f.stat();
+        if (!s.isRegularFile() || s.inode() != piece.fileId()) {
+          f.close();
+          throw new BeamsaveException("refusing to write " + show(path) + ": the file created"
+              + " for it was replaced during the restore");
+        }
+      }
+      open = f;
+      openPath = path;
+      openEnd = 0;
+      return f;
+    }
+
+    /**
+     * Creates the temporary file of {@code path}, or opens the one another run of this task
+     * made (a runner may run a task again, or twice at once) if it is plainly that: a regular
+     * file of this user with one link. It is written over with the same bytes, never shortened
+     * first, so that two runs at once cannot undo each other. Anything else by that name (a
+     * hard link to a file elsewhere, someone else's file) is refused, never written.
+     */
+    private OpenFile createOrReopen(Dir dir, byte[] temp, PathBytes path) throws IOException {
+      try {
+        return dir.create(temp, 0600);
+      } catch (FileAlreadyExistsException exists) {
+        OpenFile f = dir.openWrite(temp);
+        FileStat s = f.stat();
+        if (!s.isRegularFile() || s.links() != 1 || s.uid() != Dir.effectiveUid()) {
+          f.close();
+          throw new BeamsaveException("refusing to write " + show(path) + ": its temporary"
+              + " file was made by someone else");
+        }
+        reopened = true;
+        return f;
+      }
+    }
+
+    private String show(PathBytes path) {
+      return target.path() + "/" + path;
     }
 
     private void closeFile() throws IOException {

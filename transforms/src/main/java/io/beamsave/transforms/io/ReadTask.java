@@ -42,6 +42,16 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
             out.writeLong(p.extent().offset());
             out.writeLong(p.extent().length());
             out.write(p.extent().digest());
+            ShardReader.Whole w = p.whole();
+            out.writeBoolean(w != null);
+            if (w != null) {
+              out.writeLong(w.size());
+              out.writeInt(w.mode());
+              out.writeInt(w.uid());
+              out.writeInt(w.gid());
+              out.writeLong(w.mtimeSeconds());
+              out.writeInt(w.mtimeNanos());
+            }
           }
         }
 
@@ -66,9 +76,14 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
             long xLength = in.readLong();
             byte[] digest = new byte[ImageFormat.DIGEST_SIZE];
             in.readFully(digest);
+            ShardReader.Whole whole = in.readBoolean()
+                ? new ShardReader.Whole(in.readLong(), in.readInt(), in.readInt(), in.readInt(),
+                    in.readLong(), in.readInt())
+                : null;
             pieces.add(
                 new ShardReader.Piece(
-                    path, fileOffset, new Extent(xShard, xOffset, xLength, digest), fileId));
+                    path, fileOffset, new Extent(xShard, xOffset, xLength, digest), fileId,
+                    whole));
           }
           return new ReadTask(shard, new ShardInfo(offset, stored, raw, blocks), pieces);
         }
@@ -80,8 +95,18 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
   }
 
   /**
-   * Like {@link #forEntries(Catalog, Iterable)}, each piece tagged with the id of the file a
-   * restore writes it into: {@code fileIds[i]} for the {@code i}th entry.
+   * Whether a restore's worker makes the file of {@code e} from start to end: a file that one
+   * piece holds. The others (empty files, and files whose pieces lie in several shards, which
+   * tasks write at once) are created before the pipeline and finished after it.
+   */
+  public static boolean madeByWorker(Entry e) {
+    return e.isFile() && e.extents().size() == 1;
+  }
+
+  /**
+   * Like {@link #forEntries(Catalog, Iterable)}, for a restore: each piece tagged with the id of
+   * the file it is written into ({@code fileIds[i]} for the {@code i}th entry), or, for a file
+   * {@link #madeByWorker}, with the file's size and metadata.
    */
   public static List<ReadTask> forEntries(
       Catalog catalog, Iterable<Entry> entries, long[] fileIds) {
@@ -90,10 +115,11 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
     for (Entry e : entries) {
       long fileOffset = 0;
       long id = fileIds == null ? 0 : fileIds[i++];
+      ShardReader.Whole whole = fileIds != null && madeByWorker(e) ? ShardReader.Whole.of(e) : null;
       for (Extent x : e.extents()) {
         byShard
             .computeIfAbsent(x.shard(), k -> new ArrayList<>())
-            .add(new ShardReader.Piece(e.path(), fileOffset, x, id));
+            .add(new ShardReader.Piece(e.path(), fileOffset, x, whole == null ? id : 0, whole));
         fileOffset += x.length();
       }
     }

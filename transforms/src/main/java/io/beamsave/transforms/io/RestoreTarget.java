@@ -3,6 +3,7 @@ package io.beamsave.transforms.io;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.Handle;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
 import java.io.Serializable;
@@ -52,6 +53,22 @@ public record RestoreTarget(String uri, long device, long inode, String token)
           + " restore; nothing more is written");
     }
     return root;
+  }
+
+  /**
+   * Gives the file or directory {@code h} its saved owner ({@code asRoot} only), permission bits
+   * and mtime, and returns its status after, whose mtime says what the filesystem kept.
+   */
+  public static FileStat setMetadata(
+      Handle h, int uid, int gid, int mode, long mtimeSeconds, int mtimeNanos, boolean asRoot)
+      throws IOException {
+    // The owner first: changing it clears the set-id bits the mode may then set.
+    if (asRoot) {
+      h.setOwner(uid, gid);
+    }
+    h.setPermissions(mode);
+    h.setModified(mtimeSeconds, mtimeNanos);
+    return h.stat();
   }
 
   private static void closeQuietly(Dir dir) {

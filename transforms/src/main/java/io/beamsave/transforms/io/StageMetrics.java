@@ -26,6 +26,8 @@ public final class StageMetrics implements java.io.Serializable {
   public static final String FILES_CHANGED = "filesChanged";
   /** Raw bytes decoded and checked by verify or restore. */
   public static final String BYTES_CHECKED = "bytesChecked";
+  /** Files a restore's workers made whose mtime the target's filesystem did not keep exactly. */
+  public static final String MTIMES_CLAMPED = "mtimesClamped";
   /** Bytes of finished images sent to object storage. */
   public static final String BYTES_UPLOADED = "bytesUploaded";
 

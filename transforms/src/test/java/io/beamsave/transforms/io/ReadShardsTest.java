@@ -129,4 +129,93 @@ public class ReadShardsTest {
         .rootCause()
         .hasMessageContaining("shard 3 block 2");
   }
+
+  /** Small files, each held whole by one piece, with modes and times to the nanosecond. */
+  private Path saveSmallFiles() throws IOException {
+    Path root = tmp.newFolder("small").toPath();
+    byte[] data = new byte[8192];
+    new Random(3).nextBytes(data);
+    byte[] trailingZeros = java.util.Arrays.copyOf(data, 8192 * 3);
+    Files.write(root.resolve("ends-in-zeros.bin"), trailingZeros);
+    Files.write(root.resolve("zeros.bin"), new byte[20_000]);
+    for (int i = 0; i < 12; i++) {
+      Files.writeString(root.resolve("f" + i + ".txt"), ("file " + i + " ").repeat(100 * i + 1));
+      Files.setPosixFilePermissions(root.resolve("f" + i + ".txt"),
+          java.nio.file.attribute.PosixFilePermissions.fromString(i % 2 == 0 ? "rw-r-----" : "rwx------"));
+    }
+    for (Path f : Files.list(root).toList()) {
+      Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.from(
+          java.time.Instant.ofEpochSecond(1_600_000_000L, 123_456_789L + f.getFileName().toString().length())));
+    }
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging-small")
+            .withBlockSize(8192)
+            .withShardSize(1 << 20)
+            .withLibrary("small", root.toString(),
+                new FileImageSink(Path.of(tmp.getRoot() + "/small.bsave")));
+    save.apply(ListLibrary.of(spec))
+        .apply(PlanShards.of(spec))
+        .apply(Reshuffle.viaRandomKey())
+        .apply(CompressShards.of(spec))
+        .apply(AssembleImage.of(spec));
+    save.run().waitUntilFinish();
+    image = tmp.getRoot().toPath().resolve("small.bsave");
+    catalog = ImageReader.readCatalog(image);
+    return root;
+  }
+
+  private RestoreTarget target(Path target, String token) throws IOException {
+    try (Dir dir = Dir.open(target)) {
+      FileStat s = dir.stat();
+      return new RestoreTarget(target.toRealPath().toUri().toString(), s.device(), s.inode(), token);
+    }
+  }
+
+  @Test
+  public void aFileOnePieceHoldsIsMadeByItsWorkerWhole_evenWhenItsTaskRunsTwiceAtOnce()
+      throws Exception {
+    Path lib = saveSmallFiles();
+    List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
+    assertThat(files).allMatch(ReadTask::madeByWorker);
+    Path target = tmp.newFolder("made").toPath();
+    RestoreTarget to = target(target, "t3");
+    List<ReadTask> tasks = ReadTask.forEntries(catalog, files, new long[files.size()]);
+    List<ReadTask> twice = new java.util.ArrayList<>(tasks);
+    twice.addAll(tasks);
+    read.apply(Create.of(twice).withCoder(ReadTask.CODER))
+        .apply(Reshuffle.viaRandomKey())
+        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+    read.run().waitUntilFinish();
+    for (Entry e : files) {
+      Path saved = lib.resolve(e.path().toString());
+      Path restored = target.resolve(e.path().toString());
+      assertThat(restored).hasSameBinaryContentAs(saved);
+      assertThat(Files.getPosixFilePermissions(restored))
+          .isEqualTo(Files.getPosixFilePermissions(saved));
+      assertThat(Files.getLastModifiedTime(restored)).isEqualTo(Files.getLastModifiedTime(saved));
+    }
+    // Nothing left under a temporary name, and the zeros stayed holes.
+    try (var left = Files.list(target)) {
+      assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith(".beamsave-"));
+    }
+    assertThat((long) Files.getAttribute(target.resolve("zeros.bin"), "unix:size")).isEqualTo(20_000);
+  }
+
+  @Test
+  public void aWorkerRefusesATemporaryNameThatIsAHardLinkToAFileElsewhere() throws Exception {
+    saveSmallFiles();
+    List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
+    Path target = tmp.newFolder("planted").toPath();
+    RestoreTarget to = target(target, "t4");
+    Path outside = tmp.newFile("outside").toPath();
+    Files.writeString(outside, "not the restore's");
+    Files.createLink(temporary(target, to, "f3.txt"), outside);
+    read.apply(Create.of(ReadTask.forEntries(catalog, files, new long[files.size()]))
+            .withCoder(ReadTask.CODER))
+        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+    assertThatThrownBy(() -> read.run().waitUntilFinish())
+        .rootCause()
+        .hasMessageContaining("f3.txt: its temporary file was made by someone else");
+    assertThat(outside).hasContent("not the restore's");
+  }
 }
