@@ -67,6 +67,7 @@ public final class RestorePipeline {
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       boolean finished = false;
+      boolean workersRan = false;
       try {
         long[] ids = tree.create(chosen);
         List<ReadTask> tasks = ReadTask.forEntries(catalog, files, ids);
@@ -76,6 +77,7 @@ public final class RestorePipeline {
           build(p, tasks,
               ReadShards.restoreTo(image.location(), catalog.blockSize(), tree.target(),
                   image.s3()));
+          workersRan = true;
           clampedByWorkers = Job.run(p, progress("restored", bytes, tasks.size()), progress)
               .counter(StageMetrics.MTIMES_CLAMPED);
         }
@@ -96,7 +98,7 @@ public final class RestorePipeline {
         }
       } finally {
         if (!finished) {
-          tree.abandon();
+          tree.abandon(workersRan);
         }
       }
     } catch (IOException e) {

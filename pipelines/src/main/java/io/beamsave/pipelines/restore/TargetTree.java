@@ -33,12 +33,14 @@ import java.util.List;
  * inside it meanwhile.
  *
  * <p>Before the data is written, {@link #prepare} leaves a marker at the top, and {@link #create}
- * makes every directory (owner-only) and, for every file, an empty file of the right size under
- * a temporary name in its directory, remembering its inode. Afterwards {@link #finish} sets each file's owner (as
- * root), mode and mtime through its handle and renames it into place, creates the symlinks the
- * same way, sets the directories' metadata deepest first, then the top's, and removes the
- * marker. A restore that is killed leaves the marker and its temporary files, never a file that
- * looks finished; one rerun with {@code --overwrite} clears them and completes the restore.
+ * makes every directory (owner-only) and, for every file that no worker makes whole (see {@link
+ * ReadTask#madeByWorker}), an empty file of the right size under a temporary name in its
+ * directory, remembering its inode. Afterwards {@link #finish} sets those files' owner (as
+ * root), mode and mtime through their handles and renames them into place, creates the
+ * symlinks the same way, sets the directories' metadata deepest first, then the top's, and
+ * removes the marker. A restore that is killed or fails once the workers ran leaves the marker;
+ * the files at their own names are whole, the others keep temporary names; one rerun with
+ * {@code --overwrite} clears them and completes the restore.
  */
 final class TargetTree implements AutoCloseable {
   private final Path given;
@@ -270,8 +272,9 @@ final class TargetTree implements AutoCloseable {
     }
     Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
     byte[] name = e.path().fileName();
-    // A target that is not overwritten was empty: what appears in it since makes mkdir or the
-    // file's exclusive create fail.
+    // A target that is not overwritten was empty when the restore began: a directory that
+    // appears since fails mkdir; a file is created exclusively under its temporary name, and
+    // renamed over whatever took its name.
     FileStat existing = overwrite ? statOrNull(dir, name) : null;
     if (e.type() == EntryType.DIRECTORY) {
       if (existing != null && existing.isDirectory()) {
@@ -282,7 +285,12 @@ final class TargetTree implements AutoCloseable {
         dir.delete(name);
       }
       // Owner-only until finish() sets its mode, so no one else can use it meanwhile.
-      dir.mkdir(name, 0700);
+      try {
+        dir.mkdir(name, 0700);
+      } catch (java.nio.file.FileAlreadyExistsException appeared) {
+        refuseUnlessOverwrite(e);
+        throw appeared;
+      }
       return NO_FILE;
     }
     if (existing != null && existing.isDirectory()) {
@@ -441,16 +449,20 @@ final class TargetTree implements AutoCloseable {
   }
 
   /**
-   * Ends a restore that failed before {@link #finish}: removes its temporary files and the
-   * marker, so that nothing half-written is left (directories created stay).
+   * Ends a restore that failed before {@link #finish}: removes its temporary files, so that
+   * nothing half-written is left (directories created stay). The marker goes too unless
+   * {@code filesPlaced}: once the workers have run, files they finished may be in place, whole,
+   * and the marker says the tree is not (a rerun with {@code --overwrite} completes it).
    */
-  void abandon() {
+  void abandon(boolean filesPlaced) {
     try {
       tree.close();
       if (markerLeft) {
         removeTemporaries(target.token());
-        root.delete(target.markerName());
-        markerLeft = false;
+        if (!filesPlaced) {
+          root.delete(target.markerName());
+          markerLeft = false;
+        }
       }
     } catch (IOException | RuntimeException e) {
       System.err.println("beamsave: warning: cannot remove the unfinished restore's files in "

@@ -29,7 +29,9 @@ public final class Warmup {
     if (args.length == 0 || !PIPELINE_COMMANDS.contains(args[0])) {
       return;
     }
-    run("options", Warmup::runEmptyPipeline);
+    // On Flink the DirectRunner is not used: only Beam's options are worth warming.
+    boolean flink = java.util.Arrays.stream(args).anyMatch(BeamOptions::namesFlink);
+    run("options", flink ? PipelineOptionsFactory::create : Warmup::runEmptyPipeline);
     run("natives", () -> {
       Dir.effectiveUid();
       com.github.luben.zstd.Zstd.defaultCompressionLevel();

@@ -95,6 +95,9 @@ public final class ImageRef implements AutoCloseable {
       if (e.getCause() instanceof RuntimeException r) {
         throw r;
       }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
       throw e;
     }
   }

@@ -12,7 +12,6 @@ import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.NoSuchFileException;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -25,14 +24,16 @@ import org.apache.beam.sdk.values.PCollection;
  * and either only checks them (verify) or writes the pieces into files under a target directory
  * (restore). Emits the raw bytes checked per task.
  *
- * <p>A restore writes only into the files the caller created beforehand under their temporary
- * names ({@link RestoreTarget#temporaryName}), each reached through directory handles from the
- * target without following a link and checked to be the very file created (its inode), so that
- * nothing is written outside the target even if its directories are swapped for links
- * meanwhile. The caller renames them, and creates the image's symlinks, afterwards. Zero blocks
- * are skipped, leaving holes.
+ * <p>A restore writes only under temporary names ({@link RestoreTarget#temporaryName}), each
+ * reached through directory handles from the target without following a link, so that nothing
+ * is written outside the target even if its directories are swapped for links meanwhile: into
+ * the files the caller created beforehand, checked to be the very file created (its inode),
+ * which the caller renames afterwards; and, for a piece that is its whole file ({@link
+ * ShardReader.Whole}), into a file it creates exclusively, gives its metadata through its
+ * handle once the digest matched, renames into place and checks is still that file. Zero
+ * blocks are skipped, leaving holes.
  *
- * <p>Counter: {@code bytesChecked}.
+ * <p>Counters: {@code bytesChecked}, {@code mtimesClamped}.
  */
 public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollection<Long>> {
   private final String image;
@@ -55,7 +56,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     return new ReadShards(image, blockSize, null, store);
   }
 
-  /** Restores the given pieces of {@code image} into the pre-created files under {@code target}. */
+  /** Restores the given pieces of {@code image} into their files under {@code target}. */
   public static ReadShards restoreTo(
       String image, int blockSize, RestoreTarget target, S3Settings store) {
     return new ReadShards(image, blockSize, target, store);
@@ -155,8 +156,6 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     private OpenFile open;
     /** The end of the last bytes written into {@link #open}. */
     private long openEnd;
-    /** Whether {@link #open} is a temporary file an earlier run of the task made. */
-    private boolean reopened;
     /** Files whose mtime the filesystem did not keep as given. */
     long clamped;
 
@@ -184,7 +183,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       try {
         // A file of zero blocks only has had nothing written: it is made here.
         OpenFile f = openFor(piece);
-        if (openEnd < w.size() || reopened) {
+        if (openEnd < w.size()) {
           // Zero blocks at its end were not written: they stay a hole (sparse files).
           f.truncate(w.size());
         }
@@ -195,14 +194,11 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
         }
         closeFile();
         Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
-        try {
-          dir.rename(target.temporaryName(path), path.fileName());
-        } catch (NoSuchFileException gone) {
-          // Another run of this task, at the same time, moved this very file into place.
-          FileStat there = dir.stat(path.fileName());
-          if (!there.isRegularFile() || there.inode() != s.inode()) {
-            throw gone;
-          }
+        dir.rename(target.temporaryName(path), path.fileName());
+        FileStat there = dir.stat(path.fileName());
+        if (!there.isRegularFile() || !there.sameFile(s)) {
+          throw new BeamsaveException("refusing to finish " + show(path) + ": the file written"
+              + " for it was replaced during the restore");
         }
       } catch (IOException e) {
         throw BeamsaveException.io("cannot restore", show(path), e);
@@ -218,9 +214,8 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
       byte[] temp = target.temporaryName(path);
       OpenFile f;
-      reopened = false;
       if (piece.whole() != null) {
-        f = createOrReopen(dir, temp, path);
+        f = createOrReopen(dir, temp, path, piece.whole().uid());
       } else {
         f = dir.openWrite(temp);
         FileStat s = f.stat();
@@ -237,25 +232,24 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     }
 
     /**
-     * Creates the temporary file of {@code path}, or opens the one another run of this task
-     * made (a runner may run a task again, or twice at once) if it is plainly that: a regular
-     * file of this user with one link. It is written over with the same bytes, never shortened
-     * first, so that two runs at once cannot undo each other. Anything else by that name (a
-     * hard link to a file elsewhere, someone else's file) is refused, never written.
+     * Creates the temporary file of {@code path}. One an earlier run of this task left (a runner
+     * may run a task again) is removed first if it is plainly that: a regular file with one link,
+     * of this user or, as root, of the owner the file is restored to. Anything else by that name
+     * (a hard link to a file elsewhere, someone else's file) is refused and left alone.
      */
-    private OpenFile createOrReopen(Dir dir, byte[] temp, PathBytes path) throws IOException {
+    private OpenFile createOrReopen(Dir dir, byte[] temp, PathBytes path, int owner)
+        throws IOException {
       try {
         return dir.create(temp, 0600);
       } catch (FileAlreadyExistsException exists) {
-        OpenFile f = dir.openWrite(temp);
-        FileStat s = f.stat();
-        if (!s.isRegularFile() || s.links() != 1 || s.uid() != Dir.effectiveUid()) {
-          f.close();
+        FileStat s = dir.stat(temp);
+        boolean ours = s.uid() == Dir.effectiveUid() || asRoot && s.uid() == owner;
+        if (!s.isRegularFile() || s.links() != 1 || !ours) {
           throw new BeamsaveException("refusing to write " + show(path) + ": its temporary"
               + " file was made by someone else");
         }
-        reopened = true;
-        return f;
+        dir.delete(temp);
+        return dir.create(temp, 0600);
       }
     }
 

@@ -29,6 +29,7 @@ import org.junit.rules.TemporaryFolder;
 public class ReadShardsTest {
   @Rule public final transient TestPipeline save = TestPipeline.create();
   @Rule public final transient TestPipeline read = TestPipeline.create();
+  @Rule public final transient TestPipeline again = TestPipeline.create();
   @Rule public final transient TemporaryFolder tmp = new TemporaryFolder();
 
   private Path image;
@@ -172,7 +173,7 @@ public class ReadShardsTest {
   }
 
   @Test
-  public void aFileOnePieceHoldsIsMadeByItsWorkerWhole_evenWhenItsTaskRunsTwiceAtOnce()
+  public void aFileOnePieceHoldsIsMadeByItsWorkerWhole_andATaskRunAgainMakesItAgain()
       throws Exception {
     Path lib = saveSmallFiles();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
@@ -180,12 +181,26 @@ public class ReadShardsTest {
     Path target = tmp.newFolder("made").toPath();
     RestoreTarget to = target(target, "t3");
     List<ReadTask> tasks = ReadTask.forEntries(catalog, files, new long[files.size()]);
-    List<ReadTask> twice = new java.util.ArrayList<>(tasks);
-    twice.addAll(tasks);
-    read.apply(Create.of(twice).withCoder(ReadTask.CODER))
+    read.apply(Create.of(tasks).withCoder(ReadTask.CODER))
         .apply(Reshuffle.viaRandomKey())
         .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
     read.run().waitUntilFinish();
+    assertRestored(lib, target, files);
+    // What a run killed after giving its files their metadata leaves: read-only temporaries.
+    for (Entry e : files) {
+      Path left = temporary(target, to, e.path().toString());
+      Files.writeString(left, "left by an earlier run");
+      Files.setPosixFilePermissions(left,
+          java.nio.file.attribute.PosixFilePermissions.fromString("r--------"));
+    }
+    again.apply(Create.of(tasks).withCoder(ReadTask.CODER))
+        .apply(Reshuffle.viaRandomKey())
+        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+    again.run().waitUntilFinish();
+    assertRestored(lib, target, files);
+  }
+
+  private static void assertRestored(Path lib, Path target, List<Entry> files) throws IOException {
     for (Entry e : files) {
       Path saved = lib.resolve(e.path().toString());
       Path restored = target.resolve(e.path().toString());
