@@ -10,6 +10,13 @@ seconds() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 
+# Runs a command with its output discarded and prints its wall seconds and peak RSS (KiB), from
+# GNU time.
+measure() {
+  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null
+  cat "$work/time"
+}
+
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 

@@ -21,11 +21,6 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=bench/lib.sh
 . "$here/bench/lib.sh"
 
-measure() {
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null
-  cat "$work/time"
-}
-
 echo "saving the two archives..." >&2
 "$beamsave" save --library "$dir" --image "$work/image.bsave" --codec zstd:3 --quiet \
   --report-json "$work/report.json" >/dev/null

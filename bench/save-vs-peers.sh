@@ -17,11 +17,6 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=bench/lib.sh
 . "$here/bench/lib.sh"
 
-# Wall seconds and peak RSS (KiB) of one command, from GNU time.
-measure() {
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null
-  cat "$work/time"
-}
 
 run_beamsave() {
   rm -f "$work/image.bsave"

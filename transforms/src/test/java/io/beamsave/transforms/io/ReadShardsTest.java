@@ -41,18 +41,24 @@ public class ReadShardsTest {
     new Random(9).nextBytes(data);
     Files.write(root.resolve("random.bin"), data);
     Files.writeString(root.resolve("text.txt"), "restore me ".repeat(20_000));
+    saveWithBlocksOf8k(root, 64 * 1024);
+  }
+
+  /** Saves {@code root} as library {@code root}'s name, with 8 KiB blocks; reads its catalog. */
+  private void saveWithBlocksOf8k(Path root, long shardSize) throws IOException {
+    String name = root.getFileName().toString();
+    image = tmp.getRoot().toPath().resolve(name + ".bsave");
     SaveSpec spec =
-        SaveSpec.of(tmp.getRoot() + "/staging")
+        SaveSpec.of(tmp.getRoot() + "/staging-" + name)
             .withBlockSize(8192)
-            .withShardSize(64 * 1024)
-            .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")));
+            .withShardSize(shardSize)
+            .withLibrary(name, root.toString(), new FileImageSink(image));
     save.apply(ListLibrary.of(spec))
         .apply(PlanShards.of(spec))
         .apply(Reshuffle.viaRandomKey())
         .apply(CompressShards.of(spec))
         .apply(AssembleImage.of(spec));
     save.run().waitUntilFinish();
-    image = tmp.getRoot().toPath().resolve("lib.bsave");
     catalog = ImageReader.readCatalog(image);
   }
 
@@ -148,20 +154,7 @@ public class ReadShardsTest {
       Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.from(
           java.time.Instant.ofEpochSecond(1_600_000_000L, 123_456_789L + f.getFileName().toString().length())));
     }
-    SaveSpec spec =
-        SaveSpec.of(tmp.getRoot() + "/staging-small")
-            .withBlockSize(8192)
-            .withShardSize(1 << 20)
-            .withLibrary("small", root.toString(),
-                new FileImageSink(Path.of(tmp.getRoot() + "/small.bsave")));
-    save.apply(ListLibrary.of(spec))
-        .apply(PlanShards.of(spec))
-        .apply(Reshuffle.viaRandomKey())
-        .apply(CompressShards.of(spec))
-        .apply(AssembleImage.of(spec));
-    save.run().waitUntilFinish();
-    image = tmp.getRoot().toPath().resolve("small.bsave");
-    catalog = ImageReader.readCatalog(image);
+    saveWithBlocksOf8k(root, 1 << 20);
     return root;
   }
 
