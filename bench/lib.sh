@@ -1,4 +1,14 @@
-# Sourced by the benchmarks, which set $here (the project) and $work (a scratch directory).
+# Sourced by the benchmarks, which set $here (the project) and, before calling what uses it,
+# $work (a scratch directory).
+
+# Exits naming the Debian packages ($1) unless every other argument is a command here.
+needs() {
+  local packages=$1 tool
+  shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install $packages)" >&2; exit 1; }
+  done
+}
 
 # Runs a command with its output discarded and prints its wall time in seconds; on failure,
 # prints its stderr and exits.

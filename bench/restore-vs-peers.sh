@@ -13,13 +13,11 @@ dir=$(realpath "${1:?usage: bench/restore-vs-peers.sh DIR [RUNS]}")
 runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 beamsave=${BEAMSAVE:-$here/beamsave}
-for tool in zstd tar /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install zstd time)" >&2; exit 1; }
-done
-work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 # shellcheck source=bench/lib.sh
 . "$here/bench/lib.sh"
+needs "zstd time" zstd tar /usr/bin/time
+work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 
 echo "saving the two archives..." >&2
 "$beamsave" save --library "$dir" --image "$work/image.bsave" --codec zstd:3 --quiet \

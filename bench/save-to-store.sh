@@ -12,12 +12,10 @@ runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 beamsave=${BEAMSAVE:-$here/beamsave}
 aws=/usr/bin/aws   # Debian's awscli, not another 'aws' that may be earlier on PATH
-for tool in "$aws" zstd tar java; do
-  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install awscli zstd)" >&2; exit 1; }
-done
-work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-store-bench.XXXXXX")
 # shellcheck source=bench/lib.sh
 . "$here/bench/lib.sh"
+needs "awscli zstd" "$aws" zstd tar java
+work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-store-bench.XXXXXX")
 start_s3proxy bench
 trap 'stop_s3proxy; rm -rf "$work"' EXIT
 aws_for_s3proxy

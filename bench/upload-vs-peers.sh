@@ -11,12 +11,10 @@ image=$(realpath "${1:?usage: bench/upload-vs-peers.sh IMAGE [RUNS]}")
 runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 aws=/usr/bin/aws   # Debian's awscli, not another 'aws' that may be earlier on PATH
-for tool in "$aws" rclone java; do
-  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install awscli rclone)" >&2; exit 1; }
-done
-work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-upload-bench.XXXXXX")
 # shellcheck source=bench/lib.sh
 . "$here/bench/lib.sh"
+needs "awscli rclone" "$aws" rclone java
+work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-upload-bench.XXXXXX")
 start_s3proxy bench
 trap 'stop_s3proxy; rm -rf "$work"' EXIT
 

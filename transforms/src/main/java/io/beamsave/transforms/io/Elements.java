@@ -37,16 +37,23 @@ public final class Elements<T> extends PTransform<PBegin, PCollection<T>> {
     if (elements == null || coder == null) {
       throw new IllegalArgumentException("Elements needs its elements and their coder");
     }
-    byte[] encoded;
+    return input
+        .apply("Impulse", Impulse.create())
+        .apply("Emit", ParDo.of(new EmitFn<>(encode(elements, coder), coder)))
+        .setCoder(coder);
+  }
+
+  /** {@code elements} as the bytes a DoFn carries them in. */
+  static <T> byte[] encode(List<T> elements, Coder<T> coder) {
     try {
-      encoded = CoderUtils.encodeToByteArray(ListCoder.of(coder), elements);
+      return CoderUtils.encodeToByteArray(ListCoder.of(coder), elements);
     } catch (CoderException e) {
       throw new IllegalArgumentException("cannot encode the elements: " + e.getMessage(), e);
     }
-    return input
-        .apply("Impulse", Impulse.create())
-        .apply("Emit", ParDo.of(new EmitFn<>(encoded, coder)))
-        .setCoder(coder);
+  }
+
+  static <T> List<T> decode(byte[] encoded, Coder<T> coder) throws IOException {
+    return CoderUtils.decodeFromByteArray(ListCoder.of(coder), encoded);
   }
 
   private static final class EmitFn<T> extends DoFn<byte[], T> {
@@ -60,7 +67,7 @@ public final class Elements<T> extends PTransform<PBegin, PCollection<T>> {
 
     @ProcessElement
     public void process(OutputReceiver<T> out) throws IOException {
-      for (T t : CoderUtils.decodeFromByteArray(ListCoder.of(coder), encoded)) {
+      for (T t : decode(encoded, coder)) {
         out.output(t);
       }
     }

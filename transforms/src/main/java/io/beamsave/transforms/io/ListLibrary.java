@@ -31,11 +31,9 @@ import org.apache.beam.sdk.transforms.Impulse;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
-import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
-import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.slf4j.Logger;
@@ -151,11 +149,14 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   }
 
   /**
-   * Emits listings walked before the pipeline, carried in the DoFn as their encoded bytes
-   * (a DoFn travels serialized, and a listing's coder is far more compact than Java's).
+   * Emits listings walked before the pipeline, carried in the DoFn encoded as {@link Elements}
+   * carries its elements (a DoFn travels serialized, and a listing's coder is far more compact
+   * than Java's), and counts them as a walk in the pipeline would.
    */
   static final class WalkedAheadFn extends DoFn<byte[], KV<String, Listing>> {
-    private final LinkedHashMap<String, byte[]> encoded = new LinkedHashMap<>();
+    private static final KvCoder<String, Listing> CODER =
+        KvCoder.of(StringUtf8Coder.of(), Listing.CODER);
+    private final byte[] encoded;
     private final HashMap<String, Long> special = new HashMap<>();
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
@@ -163,26 +164,21 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     private final StageMetrics stage = StageMetrics.of("list");
 
     WalkedAheadFn(Map<String, Walked> walks) {
+      List<KV<String, Listing>> listings = new ArrayList<>();
       walks.forEach((name, w) -> {
-        try {
-          encoded.put(name, CoderUtils.encodeToByteArray(
-              Listing.CODER, w.listing));
-        } catch (CoderException e) {
-          throw new IllegalStateException("cannot encode the listing of " + name, e);
-        }
+        listings.add(KV.of(name, w.listing));
         special.put(name, w.special);
       });
+      encoded = Elements.encode(listings, CODER);
     }
 
     @ProcessElement
     public void process(OutputReceiver<KV<String, Listing>> out) throws IOException {
       stage.started();
-      for (Map.Entry<String, byte[]> e : encoded.entrySet()) {
-        Listing listing =
-            CoderUtils.decodeFromByteArray(Listing.CODER, e.getValue());
-        out.output(KV.of(e.getKey(), listing));
-        filesListed.inc(listing.entries().stream().filter(Entry::isFile).count());
-        specialSkipped.inc(special.get(e.getKey()));
+      for (KV<String, Listing> listing : Elements.decode(encoded, CODER)) {
+        out.output(listing);
+        filesListed.inc(listing.getValue().entries().stream().filter(Entry::isFile).count());
+        specialSkipped.inc(special.get(listing.getKey()));
       }
       stage.finished();
     }
