@@ -100,6 +100,22 @@ class ObjectStorageTest {
   }
 
   @Test
+  void aLibraryOfMoreShardsThanAnUploadHasPartsIsRefusedWhenPlanned() throws Exception {
+    Path many = Files.createDirectories(dir.resolve("many"));
+    try (var f = new java.io.RandomAccessFile(many.resolve("sparse.img").toFile(), "rw")) {
+      f.setLength(10_000L << 16); // 10,000 shards of 64 KiB, no byte on disk
+    }
+    Cli save = run(server.port(), "save", "--library", many, "--image", "s3://backups/many/x.bsave",
+        "--block-size", "64KiB", "--shard-size", "64KiB", "--quiet");
+    assertThat(save.exit()).isEqualTo(1);
+    assertThat(save.err().strip()).isEqualTo("beamsave: error: s3://backups/many/x.bsave: 10000"
+        + " shards are more than the 9999 this image can hold; use --shard-size 1MiB or more");
+    S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+    assertThat(store.stat("many/x.bsave")).isEmpty();
+    assertThat(store.uploadsInProgress("many/x.bsave")).isEmpty();
+  }
+
+  @Test
   void aSaveWhoseUploadFailsIsOneLineAndLeavesNothingAnywhere() throws Exception {
     try (FaultProxy failing = new FaultProxy(server.port(), 0, 1)) {
       failing.alwaysFail(line -> line.contains("partNumber=1"));

@@ -65,7 +65,11 @@ class ShardTasksRunTwiceTest {
   }
 
   /** The save pipeline with every shard task emitted twice before the shuffle. */
-  static void saveTwice(SaveSpec spec) throws Exception {
+  static void saveTwice(SaveSpec unprepared) throws Exception {
+    SaveSpec spec = unprepared;
+    for (SaveSpec.Library lib : unprepared.libraries().values()) {
+      spec = spec.withSink(lib.name(), lib.sink().prepare());
+    }
     Pipeline p = Pipeline.create(PipelineOptionsFactory.create());
     p.apply("ListLibrary", ListLibrary.of(spec))
         .apply("PlanShards", PlanShards.of(spec))
@@ -73,9 +77,6 @@ class ShardTasksRunTwiceTest {
         .apply("Reshuffle", Reshuffle.viaRandomKey())
         .apply("CompressShard", CompressShards.of(spec))
         .apply("AssembleImage", AssembleImage.of(spec));
-    for (SaveSpec.Library lib : spec.libraries().values()) {
-      lib.sink().prepare();
-    }
     p.run().waitUntilFinish();
   }
 

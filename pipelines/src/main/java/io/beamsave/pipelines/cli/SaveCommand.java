@@ -73,8 +73,9 @@ final class SaveCommand implements Callable<Integer> {
       paramLabel = "SIZE",
       description =
           "Raw bytes per shard (up to 1GiB), the unit of parallel work; each worker holds one"
-              + " shard in memory. Default: 64MiB, or 16MiB for s3:// images (smaller shards reach"
-              + " an upload sooner, and a shard staged in the store is one request).")
+              + " shard in memory. Default: 64MiB, or 24MiB for s3:// images (smaller shards reach"
+              + " the upload sooner; one that compresses to 5MiB or more is a part of the image's"
+              + " upload, a smaller one is sent again at the end).")
   String shardSize;
 
   @Option(
@@ -140,9 +141,8 @@ final class SaveCommand implements Callable<Integer> {
       save =
           SavePipeline.spec(libraries, image, staging, s3.settings(), inThisJvm, upload)
               .withCodec(Codecs.forLink(codec, linkMbps))
-              .withShardSize(shardSize != null ? Sizes.parse(shardSize)
-                  : SavePipeline.defaultShardSize(image))
-              .withBlockSize(Sizes.parse(blockSize))
+              .withSizes(shardSize != null ? Sizes.parse(shardSize)
+                  : SavePipeline.defaultShardSize(image), Sizes.parse(blockSize))
               .withAllowChanging(allowChanging);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());

@@ -279,30 +279,31 @@ public final class SavePipeline {
       throw new IllegalArgumentException("a walk begun ahead serves only a runner in this JVM");
     }
     AtomicReference<SaveLock> lock = new AtomicReference<>();
+    // The spec as prepared so far: what a failure or Ctrl-C has to undo.
+    AtomicReference<SaveSpec> running = new AtomicReference<>(spec);
     // Undone on Ctrl-C from the first moment, before anything is made.
     try (Interrupts.Registration undo =
-        Interrupts.onInterrupt(() -> abandon(spec, lock.get()))) {
+        Interrupts.onInterrupt(() -> abandon(running.get(), lock.get()))) {
       // Refuses a second save of the same image, and clears what killed runs left.
       lock.set(SaveLock.acquire(spec,
           progress != null ? progress : new PrintWriter(System.err, true)));
-      Pipeline p = Pipeline.create(options);
-      build(p, spec, walked);
       for (SaveSpec.Library lib : spec.libraries().values()) {
-        lib.sink().prepare();
+        running.set(running.get().withSink(lib.name(), lib.sink().prepare()));
       }
-      JobResult job = Job.run(p, progress(spec), progress);
+      SaveSpec prepared = running.get();
+      Pipeline p = Pipeline.create(options);
+      build(p, prepared, walked);
+      JobResult job = Job.run(p, progress(prepared), progress);
       List<ImageSummary> saved = new ArrayList<>();
-      for (String library : spec.libraries().keySet()) {
-        saved.add(ImageSummary.read(spec, library));
+      for (String library : prepared.libraries().keySet()) {
+        saved.add(ImageSummary.read(prepared, library));
       }
-      return new Outcome(spec, saved, job);
+      return new Outcome(prepared, saved, job);
     } catch (IOException e) {
+      discard(running.get(), lock.get());
       throw new BeamsaveException("cannot prepare or summarise an image: " + e, e);
     } catch (RuntimeException e) {
-      if (lock.get() != null) {
-        // Another live save's unfinished image is not this run's to remove.
-        spec.libraries().values().forEach(lib -> lib.sink().discard());
-      }
+      discard(running.get(), lock.get());
       throw e;
     } finally {
       if (lock.get() != null) {
@@ -314,6 +315,14 @@ public final class SavePipeline {
         }
         lock.get().close();
       }
+    }
+  }
+
+  /** After a failed run: removes its unfinished images; completed ones stay, each whole. */
+  private static void discard(SaveSpec spec, SaveLock lock) {
+    if (lock != null) {
+      // Another live save's unfinished image is not this run's to remove.
+      spec.libraries().values().forEach(lib -> lib.sink().discard());
     }
   }
 

@@ -14,9 +14,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.Set;
 import java.util.function.Function;
 import org.apache.beam.sdk.coders.KvCoder;
@@ -77,38 +77,40 @@ public final class AssembleImage
       SaveSpec.Library lib = spec.library(name);
       Listing listing = PlanShards.readListing(spec, name);
       ShardPlanner.Plan plan = ShardPlanner.plan(listing.entries(), spec.shardSize());
-      // One result per shard. A task that ran twice wrote its shard twice, each copy whole and
-      // kept apart by the sink; the last result is kept, and names its own copy.
-      Map<Integer, ShardResult> byShard = new TreeMap<>();
+      // A task that ran twice wrote its shard twice, each copy whole and kept apart by the
+      // sink, and both results may arrive here: the sink keeps the copy its image holds.
+      Map<ImageSink.WrittenShard, ShardResult> results = new IdentityHashMap<>();
+      Set<Integer> distinct = new HashSet<>();
       for (ShardResult r : shards.getValue()) {
         if (r.rawLength() > 0) {
-          byShard.put(r.shard(), r);
+          results.put(new ImageSink.WrittenShard(r.shard(), r.copy(), r.storedLength(),
+              r.rawLength(), r.blockLengths()), r);
+          distinct.add(r.shard());
         }
       }
-      List<ShardResult> results = new ArrayList<>(byShard.values());
-      if (results.size() != plan.shardCount()) {
+      if (distinct.size() != plan.shardCount()) {
         throw new IllegalStateException(
-            name + ": " + results.size() + " shards compressed, " + plan.shardCount()
+            name + ": " + distinct.size() + " shards compressed, " + plan.shardCount()
                 + " planned");
       }
-      List<Entry> entries = withDigests(plan.entries(), results);
-      Function<List<ShardInfo>, Catalog> catalog =
-          infos -> new Catalog(name, spec.codec().spec(), System.currentTimeMillis(),
-              spec.blockSize(), spec.shardSize(), listing.root(), entries, infos);
-      List<ImageSink.WrittenShard> written = new ArrayList<>(results.size());
-      for (ShardResult r : results) {
-        written.add(new ImageSink.WrittenShard(r.shard(), r.where(), r.storedLength(),
-            r.rawLength(), r.blockLengths()));
-      }
+      Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
+        List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
+        return new Catalog(name, spec.codec().spec(), System.currentTimeMillis(),
+            spec.blockSize(), spec.shardSize(), listing.root(),
+            withDigests(plan.entries(), byShard),
+            kept.stream().map(ImageSink.Kept::info).toList());
+      };
       long imageBytes;
       try {
-        imageBytes = lib.sink().finish(written, catalog, spec.codec(), spec.blockSize());
+        imageBytes = lib.sink().finish(new ArrayList<>(results.keySet()), catalog, spec.codec(),
+            spec.blockSize());
       } catch (IOException e) {
         throw BeamsaveException.io("cannot write image", lib.destination(), e);
       }
       String image = lib.destination();
-      long files = entries.stream().filter(Entry::isFile).count();
-      new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes, results.size())
+      long files = plan.entries().stream().filter(Entry::isFile).count();
+      new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes,
+          distinct.size())
           .writeTo(spec);
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));

@@ -5,13 +5,13 @@ import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.SymlinkException;
+import io.beamsave.transforms.sink.ImageSink;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.NoSuchFileException;
@@ -137,10 +137,10 @@ public final class CompressShards
       }
       w.flushBlock();
       // A library without file data has one empty shard, which goes nowhere and is dropped.
-      long where = -1;
+      ImageSink.Copy copy = null;
       if (shardBytes.size() > 0) {
         try {
-          where = lib.sink().writeShard(task.shard(), shardBytes.array(), shardBytes.size());
+          copy = lib.sink().writeShard(task.shard(), shardBytes.array(), shardBytes.size());
         } catch (IOException e) {
           throw BeamsaveException.io("cannot write shard " + task.shard() + " of",
               lib.destination(), e);
@@ -151,7 +151,7 @@ public final class CompressShards
           KV.of(
               task.library(),
               new ShardResult(
-                  task.shard(), where, w.raw, w.stored, w.lengths(), digests, changed)));
+                  task.shard(), copy, w.raw, w.stored, w.lengths(), digests, changed)));
       stage.finished();
     }
 

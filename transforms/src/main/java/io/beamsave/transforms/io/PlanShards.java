@@ -59,6 +59,13 @@ public final class PlanShards
       stage.started();
       List<Entry> entries = listing.getValue().entries();
       ShardPlanner.Plan plan = ShardPlanner.plan(entries, spec.shardSize());
+      SaveSpec.Library lib = spec.library(listing.getKey());
+      if (plan.shardCount() > lib.sink().maxShards()) {
+        long leastMiB = -Math.floorDiv(-plan.rawBytes(), (long) lib.sink().maxShards() << 20);
+        throw new BeamsaveException(lib.destination() + ": " + plan.shardCount()
+            + " shards are more than the " + lib.sink().maxShards()
+            + " this image can hold; use --shard-size " + leastMiB + "MiB or more");
+      }
       writeListing(spec, listing.getKey(), new Listing(listing.getValue().root(), plan.entries()));
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
       for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {

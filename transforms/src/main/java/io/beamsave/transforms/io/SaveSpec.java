@@ -41,11 +41,13 @@ public final class SaveSpec implements Serializable {
 
   public static final long DEFAULT_SHARD_SIZE = 64L << 20;
   /**
-   * Shards of an image in object storage are smaller: each is uploaded once compressed, so
-   * smaller ones reach the link sooner, and a staged shard is one request, which stores cap
+   * Shards of an image in object storage are smaller: each is sent the moment it is
+   * compressed, so smaller ones reach the link sooner. At 24 MiB most compress to at least 5
+   * MiB and go straight into the image's upload as parts (smaller ones are staged and sent
+   * again at the end), and an incompressible one stays one request within what stores cap
    * (S3Proxy at 32 MiB).
    */
-  public static final long DEFAULT_OBJECT_SHARD_SIZE = 16L << 20;
+  public static final long DEFAULT_OBJECT_SHARD_SIZE = 24L << 20;
   /** Each worker holds one compressed shard in memory until the sink has it. */
   public static final long MAX_SHARD_SIZE = 1L << 30;
   public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
@@ -99,6 +101,14 @@ public final class SaveSpec implements Serializable {
   }
 
   /** How to reach object storage, for staging or images there. */
+  /** The same save with library {@code name}'s image going to {@code sink} instead. */
+  public SaveSpec withSink(String name, ImageSink sink) {
+    Library lib = library(name);
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, lib.root(), sink));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store);
+  }
+
   public SaveSpec withStore(S3Settings settings) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings);
   }
@@ -117,23 +127,24 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withShardSize(long bytes) {
-    if (bytes < blockSize || bytes > MAX_SHARD_SIZE) {
-      throw new IllegalArgumentException(
-          "shard size " + bytes + " must be between the block size (" + blockSize + ") and 1 GiB");
-    }
-    return new SaveSpec(libraries, codec, bytes, blockSize, staging, allowChanging, store);
+    return withSizes(bytes, blockSize);
   }
 
   public SaveSpec withBlockSize(long bytes) {
-    if (bytes < ImageFormat.MIN_BLOCK_SIZE || bytes > ImageFormat.MAX_BLOCK_SIZE) {
+    return withSizes(shardSize, bytes);
+  }
+
+  /** Both sizes at once, checked together, so the order they are given in does not matter. */
+  public SaveSpec withSizes(long shard, long block) {
+    if (block < ImageFormat.MIN_BLOCK_SIZE || block > ImageFormat.MAX_BLOCK_SIZE) {
       throw new IllegalArgumentException(
-          "block size " + bytes + " must be between 4 KiB and 64 MiB");
+          "block size " + block + " must be between 4 KiB and 64 MiB");
     }
-    if (bytes > shardSize) {
+    if (shard < block || shard > MAX_SHARD_SIZE) {
       throw new IllegalArgumentException(
-          "block size " + bytes + " is larger than the shard size " + shardSize);
+          "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
     }
-    return new SaveSpec(libraries, codec, shardSize, (int) bytes, staging, allowChanging, store);
+    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, store);
   }
 
   public SaveSpec withAllowChanging(boolean allow) {

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.sink.ImageSink;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -8,13 +9,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What compressing a shard produced: where the sink put this copy ({@code where}, as {@link
- * io.beamsave.transforms.sink.ImageSink#writeShard} returned it), its raw and stored lengths, each block's stored length, one digest per piece (in the task's order), and
- * the files seen changing while being read.
+ * What compressing a shard produced: where the sink put this copy (as {@link
+ * ImageSink#writeShard} returned it; null for a library without file data), its raw and stored
+ * lengths, each block's stored length, one digest per piece (in the task's order), and the files
+ * seen changing while being read.
  */
 public record ShardResult(
     int shard,
-    long where,
+    ImageSink.Copy copy,
     long rawLength,
     long storedLength,
     int[] blockLengths,
@@ -26,7 +28,11 @@ public record ShardResult(
         @Override
         void write(ShardResult r, DataOutputStream out) throws IOException {
           out.writeInt(r.shard);
-          out.writeLong(r.where);
+          out.writeBoolean(r.copy != null);
+          if (r.copy != null) {
+            out.writeLong(r.copy.where());
+            out.writeUTF(r.copy.tag());
+          }
           out.writeLong(r.rawLength);
           out.writeLong(r.storedLength);
           out.writeInt(r.blockLengths.length);
@@ -47,7 +53,8 @@ public record ShardResult(
         @Override
         ShardResult read(DataInputStream in) throws IOException {
           int shard = in.readInt();
-          long offset = in.readLong();
+          ImageSink.Copy copy = in.readBoolean()
+              ? new ImageSink.Copy(in.readLong(), in.readUTF()) : null;
           long raw = in.readLong();
           long stored = in.readLong();
           int[] blocks = new int[in.readInt()];
@@ -66,7 +73,7 @@ public record ShardResult(
           for (int i = 0; i < c; i++) {
             changed.add(readBytes(in));
           }
-          return new ShardResult(shard, offset, raw, stored, blocks, digests, changed);
+          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed);
         }
       };
 }

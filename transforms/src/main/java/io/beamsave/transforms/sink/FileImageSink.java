@@ -38,32 +38,38 @@ public final class FileImageSink implements ImageSink {
 
   /** A partial image left by a crashed run must not be extended. */
   @Override
-  public void prepare() throws IOException {
+  public ImageSink prepare() throws IOException {
+    removePartial();
+    return this;
+  }
+
+  private void removePartial() throws IOException {
     Files.deleteIfExists(ImageWriter.partialPath(path()));
   }
 
   @Override
-  public long writeShard(int shard, byte[] blocks, int len) throws IOException {
-    return ImageWriter.appendShard(path(), blocks, len);
+  public Copy writeShard(int shard, byte[] blocks, int len) throws IOException {
+    return new Copy(ImageWriter.appendShard(path(), blocks, len), "");
   }
 
   @Override
   public long finish(
-      List<WrittenShard> shards, Function<List<ShardInfo>, Catalog> catalog, Codec codec,
+      List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException {
     try (ImageWriter writer = ImageWriter.open(path())) {
-      List<ShardInfo> infos = new ArrayList<>(shards.size());
-      for (WrittenShard s : shards) {
-        infos.add(new ShardInfo(s.where(), s.storedLength(), s.rawLength(), s.blocks()));
+      List<Kept> kept = new ArrayList<>(shards.size());
+      for (WrittenShard s : ImageSink.lastOfEach(shards)) {
+        kept.add(new Kept(s, new ShardInfo(s.copy().where(), s.storedLength(), s.rawLength(),
+            s.blocks())));
       }
-      return writer.finish(catalog.apply(infos), codec);
+      return writer.finish(catalog.apply(kept), codec);
     }
   }
 
   @Override
   public void discard() {
     try {
-      prepare();
+      removePartial();
     } catch (IOException e) {
       System.err.println("beamsave: warning: cannot remove " + ImageWriter.partialPath(path())
           + ": " + e.getMessage());

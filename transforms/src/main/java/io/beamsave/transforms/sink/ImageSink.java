@@ -15,6 +15,8 @@ import java.util.function.Function;
  * output as their shards complete, and one finalizing step makes the image.
  *
  * <ul>
+ *   <li>{@link #prepare} runs before the pipeline is built and returns the sink the workers
+ *       carry.
  *   <li>{@link #writeShard} takes one compressed shard. It is idempotent by shard id: a task
  *       that runs twice (a retried bundle, a job restarted after a lost TaskManager) writes its
  *       shard again, and the image is built from one whole copy.
@@ -29,31 +31,56 @@ public interface ImageSink extends Serializable {
   String location();
 
   /**
-   * Before the save runs: removes what an earlier, killed run of this image left that would
-   * otherwise be taken for this run's output.
+   * Before the pipeline is built: removes what an earlier, killed run of this image left that
+   * would otherwise be taken for this run's output, and returns the sink the workers are to
+   * write to (this one, or one that carries what was begun here, such as an upload's id).
    */
-  void prepare() throws IOException;
+  ImageSink prepare() throws IOException;
+
+  /** The most shards an image of this sink can hold. */
+  default int maxShards() {
+    return Integer.MAX_VALUE;
+  }
 
   /**
    * Writes shard {@code shard}'s blocks {@code blocks[0, len)}; returns where this copy is, by
-   * which {@link #finish} finds it: for a file, its offset in the image; for a store, the id of
-   * the staged object. Each copy is kept apart, since two runs of a task need not produce the
-   * same bytes ({@code auto} picks levels by timing).
+   * which {@link #finish} finds it. Two runs of a task need not produce the same bytes ({@code
+   * auto} picks levels by timing), so each copy can be told apart.
    */
-  long writeShard(int shard, byte[] blocks, int len) throws IOException;
+  Copy writeShard(int shard, byte[] blocks, int len) throws IOException;
 
   /**
-   * Makes the image from the shards written, one copy of each, in shard order ({@code shards}
-   * says where each copy is, as {@link #writeShard} returned): {@code catalog} builds the catalog from the
-   * final shard table, {@code codec} compresses it in blocks of {@code blockSize}. Returns the
-   * image's length.
+   * Where one copy of a shard went, in the sink's own terms: for a file, its offset in the image;
+   * for a store, the id of the staged object, or {@link StoreImageSink#PART} with the part's
+   * ETag as {@code tag} when the shard went straight into the image's upload.
+   */
+  record Copy(long where, String tag) implements java.io.Serializable {}
+
+  /**
+   * Makes the image from the shards written: {@code shards} holds every copy the job's results
+   * name, one or more of each shard, and the sink keeps one copy of each, the one its output
+   * holds. {@code catalog} builds the catalog from the copies kept, in shard order, each with
+   * where it lies in the image; {@code codec} compresses it in blocks of {@code blockSize}.
+   * Returns the image's length.
    */
   long finish(
-      List<WrittenShard> shards, Function<List<ShardInfo>, Catalog> catalog, Codec codec,
+      List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException;
 
   /** One copy of a shard as written: its id, where it is, its lengths and block lengths. */
-  record WrittenShard(int shard, long where, long storedLength, long rawLength, int[] blocks) {}
+  record WrittenShard(int shard, Copy copy, long storedLength, long rawLength, int[] blocks) {}
+
+  /** The copy of a shard that the image holds, and where it lies in the image. */
+  record Kept(WrittenShard copy, ShardInfo info) {}
+
+  /** The last copy written of each shard, in shard order: any whole copy will do. */
+  static List<WrittenShard> lastOfEach(List<WrittenShard> shards) {
+    java.util.TreeMap<Integer, WrittenShard> last = new java.util.TreeMap<>();
+    for (WrittenShard s : shards) {
+      last.put(s.shard(), s);
+    }
+    return new java.util.ArrayList<>(last.values());
+  }
 
   /** The run failed and its workers have stopped: removes its unfinished output. */
   void discard();

@@ -17,9 +17,11 @@ import io.beamsave.transforms.store.Stores;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -28,52 +30,74 @@ import java.util.concurrent.Semaphore;
 import java.util.function.Function;
 
 /**
- * An image in object storage. Each worker uploads its shard, the moment it is compressed, as an
- * object of its own under the run's staging prefix in the image's bucket ({@code
- * .../shard-000042-ID}), so the link is busy while later shards still compress and no worker
- * needs a disk it shares with another. Each copy of a shard written twice has an object of its
- * own, and the image is made from the copy whose result the job kept.
+ * An image in object storage, written as one multipart upload to the image's key, begun by
+ * {@link #prepare} before the pipeline runs. Each worker sends its shard the moment it is
+ * compressed, so the link is busy while later shards still compress, and no worker needs a disk
+ * it shares with another:
  *
- * <p>Finishing is one multipart upload to the image's key whose parts are, in shard order, the
- * header, the shards and the catalog with the trailer. A staged shard of at least 5 MiB becomes
- * a part by a copy inside the store (UploadPartCopy, several at once), so its bytes do not
- * travel again; smaller ones, and the header and the tail, are gathered into parts of at least
- * 5 MiB. A store without UploadPartCopy gets every part through the finishing worker. The image
- * appears at its key only when complete and its length checked; on failure the upload is
- * aborted. The staged shards are removed either way.
+ * <ul>
+ *   <li>a shard of at least 5 MiB (S3's smallest part but the last) goes straight into the
+ *       upload as part {@code shard + 1}; shard 0's part begins with the image's header;
+ *   <li>a smaller one is staged as an object of its own under the run's staging prefix ({@code
+ *       .../shard-000042-ID}), and finishing gathers it, with the catalog and trailer, into the
+ *       parts that follow the last shard's (or, when shard 0 is small, into part 1 with the
+ *       header, padded to 5 MiB by a gap no reader visits if that is all the staged shards fill).
+ * </ul>
+ *
+ * <p>A task that runs twice sends its part again, replacing the first; finishing lists the
+ * upload's parts and keeps, of the copies the job's results name, the one whose ETag the part
+ * has, so the catalog always describes the bytes the image holds. The image appears at its key
+ * only when complete and its length checked. A failed or interrupted run aborts the upload, and
+ * its staged shards are removed either way.
  */
 public final class StoreImageSink implements ImageSink {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   /** S3's smallest part but the last. */
   public static final long MIN_PART = 5L << 20;
+  /** S3's part numbers are 1 .. 10,000. */
+  static final int MAX_PARTS = 10_000;
+  /** {@link Copy#where} of a shard sent as a part of the image's upload. */
+  public static final long PART = -1;
+  /** The most a finishing worker gathers into one part in memory. */
+  private static final long MAX_GATHERED = 1L << 30;
 
   private final String image;
   private final String staging;
   private final S3Settings settings;
   private final double linkMbps;
   private final int parallelParts;
+  /** The image's multipart upload, begun by {@link #prepare}; null before. */
+  private final String uploadId;
 
   /**
-   * The image {@code image} ({@code s3://B/K}), its shards staged under {@code staging} (an
-   * {@code s3://} prefix in the same bucket), sent at {@code linkMbps} (0: no limit), with up to
-   * {@code parallelParts} requests at once when finishing.
+   * The image {@code image} ({@code s3://B/K}), its small shards staged under {@code staging}
+   * (an {@code s3://} prefix in the same bucket), sent at {@code linkMbps} (0: no limit), with
+   * up to {@code parallelParts} requests at once when finishing.
    */
   public StoreImageSink(
       ObjectUri image, ObjectUri staging, S3Settings settings, double linkMbps,
       int parallelParts) {
+    this(image.toString(), staging.key().endsWith("/") ? staging.key() : staging.key() + "/",
+        settings, linkMbps, parallelParts, null);
     if (!image.bucket().equals(staging.bucket())) {
       throw new BeamsaveException("staging " + staging + " must be in the bucket of the image "
-          + image + " (shards become parts of the image by copies inside the bucket)");
+          + image + " (staged shards are kept beside the image they become part of)");
     }
+  }
+
+  private StoreImageSink(
+      String image, String staging, S3Settings settings, double linkMbps, int parallelParts,
+      String uploadId) {
     if (parallelParts < 1) {
       throw new IllegalArgumentException("parallel parts must be at least 1");
     }
-    this.image = image.toString();
-    this.staging = staging.key().endsWith("/") ? staging.key() : staging.key() + "/";
+    this.image = image;
+    this.staging = staging;
     this.settings = settings;
     this.linkMbps = linkMbps;
     this.parallelParts = parallelParts;
+    this.uploadId = uploadId;
   }
 
   public ObjectUri uri() {
@@ -97,47 +121,134 @@ public final class StoreImageSink implements ImageSink {
   private static final java.util.Set<String> ABANDONED =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  /** Nothing to clear: each run stages under a prefix of its own. */
+  /**
+   * Begins the image's multipart upload; returns the sink that carries its id to the workers.
+   * Nothing to clear first: each run stages under a prefix of its own.
+   */
   @Override
-  public void prepare() {}
+  public ImageSink prepare() {
+    String id = store().createMultipart(uri().key(), "application/octet-stream", Map.of());
+    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id);
+  }
+
+  /**
+   * One part each, and one left for the staged shards, the catalog and the trailer after the
+   * last: S3 numbers parts 1 .. 10,000.
+   */
+  @Override
+  public int maxShards() {
+    return MAX_PARTS - 1;
+  }
 
   @Override
-  public long writeShard(int shard, byte[] blocks, int len) {
+  public Copy writeShard(int shard, byte[] blocks, int len) {
     if (ABANDONED.contains(image + " " + staging)) {
       throw new BeamsaveException("the save was interrupted");
     }
+    Store store = store();
+    LinkThrottle link = LinkThrottle.shared(linkMbps);
+    int head = shard == 0 ? ImageFormat.HEADER_SIZE : 0;
+    if (uploadId != null && len + head >= MIN_PART && shard < maxShards()) {
+      byte[] data = blocks;
+      int n = len;
+      if (head > 0) {
+        data = new byte[len + head];
+        System.arraycopy(ImageFormat.header(), 0, data, 0, head);
+        System.arraycopy(blocks, 0, data, head, len);
+        n = len + head;
+      }
+      byte[] md5 = store.wantsPartMd5() ? Md5.of(data, 0, n) : null;
+      return new Copy(PART,
+          unquote(store.uploadPart(uri().key(), uploadId, shard + 1, data, n, md5, link)));
+    }
     long copy = new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
-    store().put(shardKey(shard, copy), blocks, len, "application/octet-stream",
-        LinkThrottle.shared(linkMbps));
-    return copy;
+    store.put(shardKey(shard, copy), blocks, len, "application/octet-stream", link);
+    return new Copy(copy, "");
   }
 
   @Override
   public long finish(
-      List<WrittenShard> shards, Function<List<ShardInfo>, Catalog> catalog, Codec codec,
+      List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException {
-    List<ShardInfo> infos = new ArrayList<>(shards.size());
-    long pos = ImageFormat.HEADER_SIZE;
-    for (WrittenShard s : shards) {
-      infos.add(new ShardInfo(pos, s.storedLength(), s.rawLength(), s.blocks()));
-      pos += s.storedLength();
-    }
-    byte[] tail = ImageWriter.tail(CatalogCodec.encode(catalog.apply(infos)), codec, blockSize,
-        pos);
-    long length = pos + tail.length;
     Store store = store();
     String key = uri().key();
-    String uploadId = store.createMultipart(key, "application/octet-stream", Map.of());
-    try {
-      new Assembly(store, key, uploadId).run(shards, tail, length);
-    } catch (IOException | RuntimeException e) {
-      try {
-        store.abort(key, uploadId);
-      } catch (RuntimeException ignored) {
-        // The original failure is the one to report.
+    String upload = uploadId != null ? uploadId
+        : store.createMultipart(key, "application/octet-stream", Map.of());
+    Map<Integer, Store.Part> sent = new HashMap<>();
+    if (shards.stream().anyMatch(s -> s.copy().where() == PART)) {
+      for (Store.Part p : store.parts(key, upload)) {
+        sent.put(p.number(), p);
       }
-      // The staged shards stay for a retry of this step; discard() removes them if none comes.
-      throw e;
+    }
+    List<WrittenShard> direct = new ArrayList<>();
+    List<WrittenShard> staged = new ArrayList<>();
+    for (WrittenShard s : keep(shards, sent)) {
+      (s.copy().where() == PART ? direct : staged).add(s);
+    }
+
+    // Where each shard lies: part 1 (shard 0's, or the header with staged shards), the other
+    // shards' parts in shard order, then the remaining staged shards, the catalog and trailer.
+    Map<Integer, ShardInfo> at = new TreeMap<>();
+    boolean headIsShard0 = !direct.isEmpty() && direct.get(0).shard() == 0;
+    long pos = ImageFormat.HEADER_SIZE;
+    int inHead = 0;
+    long headLength = 0;
+    if (!headIsShard0 && !direct.isEmpty()) {
+      while (inHead < staged.size() && pos < MIN_PART) {
+        pos = place(at, staged.get(inHead++), pos);
+      }
+      headLength = pos = Math.max(pos, MIN_PART);
+    }
+    for (WrittenShard s : direct) {
+      pos = place(at, s, pos);
+    }
+    long tailStart = direct.isEmpty() ? 0 : pos;
+    for (WrittenShard s : staged.subList(inHead, staged.size())) {
+      pos = place(at, s, pos);
+    }
+    List<Kept> kept = new ArrayList<>(at.size());
+    for (WrittenShard s : direct) {
+      kept.add(new Kept(s, at.get(s.shard())));
+    }
+    for (WrittenShard s : staged) {
+      kept.add(new Kept(s, at.get(s.shard())));
+    }
+    kept.sort(java.util.Comparator.comparingInt(k -> k.copy().shard()));
+    byte[] tail = ImageWriter.tail(CatalogCodec.encode(catalog.apply(kept)), codec, blockSize,
+        pos);
+    long length = pos + tail.length;
+
+    int next = direct.isEmpty() ? 1 : direct.get(direct.size() - 1).shard() + 2;
+    long chunk = Math.max(MIN_PART, -Math.floorDiv(-(length - tailStart), MAX_PARTS - next + 1L));
+    if (next > MAX_PARTS || chunk > MAX_GATHERED) {
+      throw new BeamsaveException(image + ": " + (direct.size() + staged.size())
+          + " shards do not fit S3's 10,000 parts; save it with a larger --shard-size");
+    }
+    try (Assembly a = new Assembly(store, key, upload)) {
+      if (headLength > 0) {
+        a.write(ImageFormat.header());
+        for (WrittenShard s : staged.subList(0, inHead)) {
+          a.write(store.get(shardKey(s.shard(), s.copy().where())));
+        }
+        a.pad(headLength);
+        a.send(1);
+      }
+      for (WrittenShard s : direct) {
+        Store.Part p = sent.get(s.shard() + 1);
+        a.sent(new Store.Part(p.number(), p.etag(), p.size()));
+      }
+      if (direct.isEmpty()) {
+        a.write(ImageFormat.header());
+      }
+      for (WrittenShard s : staged.subList(inHead, staged.size())) {
+        a.write(store.get(shardKey(s.shard(), s.copy().where())));
+        if (a.gathered() >= chunk) {
+          a.send(next++);
+        }
+      }
+      a.write(tail);
+      a.send(next);
+      a.complete(length);
     }
     removeStaged(store);
     long stored = store.stat(key).map(Store.Stat::size).orElse(-1L);
@@ -148,8 +259,64 @@ public final class StoreImageSink implements ImageSink {
     return length;
   }
 
-  /** One multipart upload being assembled from the staged shards. */
-  private final class Assembly {
+  /** Records that {@code s} lies at {@code pos}; returns where the next one begins. */
+  private static long place(Map<Integer, ShardInfo> at, WrittenShard s, long pos) {
+    at.put(s.shard(), new ShardInfo(pos, s.storedLength(), s.rawLength(), s.blocks()));
+    return pos + s.storedLength();
+  }
+
+  /**
+   * Of each shard's copies, the one the image will hold: the copy whose ETag its part has, if
+   * it went into the upload, else one staged (each is whole).
+   */
+  private List<WrittenShard> keep(List<WrittenShard> shards, Map<Integer, Store.Part> sent) {
+    Map<Integer, List<WrittenShard>> copies = new TreeMap<>();
+    for (WrittenShard s : shards) {
+      copies.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(s);
+    }
+    List<WrittenShard> kept = new ArrayList<>(copies.size());
+    for (Map.Entry<Integer, List<WrittenShard>> e : copies.entrySet()) {
+      Store.Part part = sent.get(e.getKey() + 1);
+      WrittenShard pick = null;
+      for (WrittenShard s : e.getValue()) {
+        if (s.copy().where() == PART && part != null && holds(part, s)) {
+          pick = s;
+        }
+      }
+      for (WrittenShard s : e.getValue()) {
+        if (pick == null && s.copy().where() != PART) {
+          pick = s;
+        }
+      }
+      if (pick == null) {
+        throw new BeamsaveException(image + ": shard " + e.getKey() + ": part " + (e.getKey() + 1)
+            + " of the upload is not the copy the job kept (an attempt the job dropped sent it"
+            + " last, or the store lost it); run the save again");
+      }
+      kept.add(pick);
+    }
+    return kept;
+  }
+
+  /** Whether the part in the upload holds copy {@code s}: its length and its ETag. */
+  private static boolean holds(Store.Part part, WrittenShard s) {
+    long length = s.storedLength() + (s.shard() == 0 ? ImageFormat.HEADER_SIZE : 0);
+    String etag = unquote(part.etag());
+    return part.size() == length
+        && (etag.isEmpty() || s.copy().tag().isEmpty() || etag.equalsIgnoreCase(s.copy().tag()));
+  }
+
+  private static String unquote(String etag) {
+    if (etag == null) {
+      return "";
+    }
+    return etag.length() >= 2 && etag.startsWith("\"") && etag.endsWith("\"")
+        ? etag.substring(1, etag.length() - 1)
+        : etag;
+  }
+
+  /** The parts finishing sends or names, and the completion of the upload. */
+  private final class Assembly implements AutoCloseable {
     private final Store store;
     private final String key;
     private final String uploadId;
@@ -158,8 +325,6 @@ public final class StoreImageSink implements ImageSink {
     private final Semaphore inFlight = new Semaphore(parallelParts + 1);
     private final List<Future<Store.Part>> parts = new ArrayList<>();
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
-    /** Whether the store makes parts by copies: unknown (null) until the first is tried. */
-    private Boolean copies;
 
     Assembly(Store store, String key, String uploadId) {
       this.store = store;
@@ -172,77 +337,29 @@ public final class StoreImageSink implements ImageSink {
       });
     }
 
-    void run(List<WrittenShard> shards, byte[] tail, long length) throws IOException {
-      try {
-        pending.write(ImageFormat.header());
-        for (WrittenShard s : shards) {
-          if (!(pending.size() == 0 && s.storedLength() >= MIN_PART && copy(s))) {
-            pending.write(store.get(shardKey(s.shard(), s.where())));
-            if (pending.size() >= MIN_PART) {
-              send();
-            }
-          }
-        }
-        pending.write(tail);
-        send();
-        List<Store.Part> done = new ArrayList<>(parts.size());
-        for (Future<Store.Part> f : parts) {
-          done.add(get(f));
-        }
-        try {
-          store.complete(key, uploadId, done);
-        } catch (StoreException e) {
-          // A completion whose answer was lost is retried and then finds no such upload: the
-          // object, whole or not there, says whether the first attempt took effect.
-          if (e.kind() != StoreException.Kind.NOT_FOUND
-              || store.stat(key).map(Store.Stat::size).orElse(-1L) != length) {
-            throw e;
-          }
-        }
-      } finally {
-        pool.shutdownNow();
-        // A part still being sent could otherwise land after the upload is aborted.
-        try {
-          pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
+    void write(byte[] bytes) {
+      pending.write(bytes, 0, bytes.length);
     }
 
-    /** Makes {@code s} the next part by a copy in the store; false if the store cannot. */
-    private boolean copy(WrittenShard s) {
-      if (Boolean.FALSE.equals(copies)) {
-        return false;
-      }
-      int number = parts.size() + 1;
-      String from = shardKey(s.shard(), s.where());
-      if (copies == null) {
-        try {
-          String etag = store.copyPart(key, uploadId, number, from);
-          copies = true;
-          parts.add(java.util.concurrent.CompletableFuture.completedFuture(
-              new Store.Part(number, etag, s.storedLength())));
-          return true;
-        } catch (StoreException e) {
-          if (e.kind() != StoreException.Kind.NOT_SUPPORTED) {
-            throw e;
-          }
-          copies = false;
-          return false;
-        }
-      }
-      parts.add(pool.submit(
-          () -> new Store.Part(number, store.copyPart(key, uploadId, number, from),
-              s.storedLength())));
-      return true;
+    long gathered() {
+      return pending.size();
     }
 
-    /** Sends the gathered bytes as the next part. */
-    private void send() {
+    /** Zeros up to {@code length} gathered bytes. */
+    void pad(long length) {
+      pending.write(new byte[(int) (length - pending.size())], 0,
+          (int) (length - pending.size()));
+    }
+
+    /** A part already in the upload. */
+    void sent(Store.Part part) {
+      parts.add(java.util.concurrent.CompletableFuture.completedFuture(part));
+    }
+
+    /** Sends the gathered bytes as part {@code number}. */
+    void send(int number) {
       byte[] data = pending.toByteArray();
       pending.reset();
-      int number = parts.size() + 1;
       acquire();
       parts.add(pool.submit(() -> {
         try {
@@ -253,6 +370,35 @@ public final class StoreImageSink implements ImageSink {
           inFlight.release();
         }
       }));
+    }
+
+    void complete(long length) {
+      List<Store.Part> done = new ArrayList<>(parts.size());
+      for (Future<Store.Part> f : parts) {
+        done.add(get(f));
+      }
+      done.sort(java.util.Comparator.comparingInt(Store.Part::number));
+      try {
+        store.complete(key, uploadId, done);
+      } catch (StoreException e) {
+        // A completion whose answer was lost is retried and then finds no such upload: the
+        // object, whole or not there, says whether the first attempt took effect.
+        if (e.kind() != StoreException.Kind.NOT_FOUND
+            || store.stat(key).map(Store.Stat::size).orElse(-1L) != length) {
+          throw e;
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      pool.shutdownNow();
+      // A part still being sent could otherwise land after the upload is aborted.
+      try {
+        pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
 
     private void acquire() {
@@ -292,13 +438,31 @@ public final class StoreImageSink implements ImageSink {
 
   @Override
   public void discard() {
+    abortUpload();
     removeStaged(store());
   }
 
   @Override
   public void abandon() {
     ABANDONED.add(image + " " + staging);
+    // Workers still sending parts then fail, and no part outlives the run.
+    abortUpload();
     removeStaged(store());
+  }
+
+  /** Aborts the run's upload; one already completed (an image made whole) is not affected. */
+  private void abortUpload() {
+    if (uploadId == null) {
+      return;
+    }
+    try {
+      store().abort(uri().key(), uploadId);
+    } catch (StoreException e) {
+      if (e.kind() != StoreException.Kind.NOT_FOUND) {
+        System.err.println("beamsave: warning: cannot abort the upload of " + image + ": "
+            + e.getMessage());
+      }
+    }
   }
 
   @Override

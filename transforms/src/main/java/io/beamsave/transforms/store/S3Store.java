@@ -65,6 +65,15 @@ public final class S3Store implements Store {
     return new S3Store(settings, root.bucket(), root.key());
   }
 
+  /**
+   * Builds and drops a client of no use, so that what every first client costs once per JVM
+   * (the SDK's classes, its HTTP client, the JDK's trust store) is paid on the thread that calls
+   * this, while another does other start-up work.
+   */
+  public static void warmUp() {
+    newClient(new S3Settings(null, false, "us-east-1", 1)).close();
+  }
+
   private static S3Client newClient(S3Settings s) {
     var b =
         S3Client.builder()

@@ -1,0 +1,188 @@
+package io.beamsave.transforms.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.beamsave.testing.Entries;
+import io.beamsave.testing.S3TestServer;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.sink.ImageSink.Kept;
+import io.beamsave.transforms.sink.ImageSink.WrittenShard;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Store;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The object-store sink against a real S3 server: where shards of at least 5 MiB go straight
+ * into the image's upload and smaller ones are staged, the image holds every shard whole where
+ * its catalog says, and a shard sent twice keeps the copy its part holds.
+ */
+class StoreImageSinkTest {
+  static final String BUCKET = "sink";
+  static final int MIB = 1 << 20;
+
+  @TempDir static Path dir;
+  static S3TestServer server;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), BUCKET);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    server.close();
+  }
+
+  static S3Store store() {
+    return S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+  }
+
+  static ImageSink prepared(String name) throws Exception {
+    return new StoreImageSink(new ObjectUri(BUCKET, name + ".bsave"),
+        new ObjectUri(BUCKET, name + "-staging/"), server.settings(), 0, 2).prepare();
+  }
+
+  static byte[] bytes(int len, long seed) {
+    byte[] b = new byte[len];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  /** Writes {@code b} as shard {@code shard}, cut into blocks as the catalog's rules allow. */
+  static WrittenShard write(ImageSink sink, int shard, byte[] b) throws Exception {
+    int[] blocks = new int[(b.length + MIB - 1) / MIB];
+    for (int i = 0; i < blocks.length; i++) {
+      blocks[i] = Math.min(MIB, b.length - i * MIB);
+    }
+    return new WrittenShard(shard, sink.writeShard(shard, b, b.length), b.length,
+        (long) blocks.length * MIB, blocks);
+  }
+
+  static final Function<List<Kept>, Catalog> CATALOG = kept -> new Catalog("lib", "zstd:3", 42,
+      MIB, MIB, Entries.root(), List.of(), kept.stream().map(Kept::info).toList());
+
+  static long finish(ImageSink sink, List<WrittenShard> shards) throws Exception {
+    return sink.finish(shards, CATALOG, Codecs.parse("zstd:3"), MIB);
+  }
+
+  /** The image {@code name} holds each of {@code shards}, whole, where its catalog says. */
+  static Catalog holds(String name, byte[]... shards) throws Exception {
+    Path image = server.file(BUCKET, name + ".bsave");
+    Catalog c = ImageReader.readCatalog(image);
+    byte[] all = Files.readAllBytes(image);
+    assertThat(Arrays.copyOf(all, ImageFormat.HEADER_SIZE)).isEqualTo(ImageFormat.header());
+    assertThat(c.shards()).hasSize(shards.length);
+    for (int i = 0; i < shards.length; i++) {
+      ShardInfo s = c.shards().get(i);
+      assertThat(s.storedLength()).isEqualTo(shards[i].length);
+      assertThat(Arrays.copyOfRange(all, (int) s.imageOffset(),
+          (int) (s.imageOffset() + s.storedLength()))).as("shard %d", i).isEqualTo(shards[i]);
+    }
+    assertThat(store().list(name + "-staging/")).as("no staged shard is left").isEmpty();
+    assertThat(store().uploadsInProgress(name + ".bsave")).isEmpty();
+    return c;
+  }
+
+  @Test
+  void shardsOfFiveMiBBecomePartsAndSmallerOnesAreGatheredAfterThem() throws Exception {
+    ImageSink sink = prepared("parts");
+    byte[][] shards = {bytes(6 * MIB, 0), bytes(MIB, 1), bytes(5 * MIB, 2), bytes(100_000, 3)};
+    List<WrittenShard> written = new ArrayList<>();
+    for (int i = shards.length - 1; i >= 0; i--) {
+      written.add(write(sink, i, shards[i]));
+    }
+    assertThat(written).extracting(w -> w.copy().where() == StoreImageSink.PART)
+        .containsExactly(false, true, false, true);
+    long length = finish(sink, written);
+    Catalog c = holds("parts", shards);
+    // Shard 0 follows the header in part 1; the small ones follow the last part of a shard.
+    assertThat(c.shards().get(0).imageOffset()).isEqualTo(ImageFormat.HEADER_SIZE);
+    assertThat(c.shards().get(1).imageOffset()).isGreaterThan(c.shards().get(2).imageOffset());
+    assertThat(Files.size(server.file(BUCKET, "parts.bsave"))).isEqualTo(length);
+  }
+
+  @Test
+  void aSmallFirstShardGoesWithTheHeaderIntoPartOnePaddedToFiveMiB() throws Exception {
+    ImageSink sink = prepared("padded");
+    byte[][] shards = {bytes(100_000, 4), bytes(6 * MIB, 5), bytes(200_000, 6)};
+    List<WrittenShard> written = new ArrayList<>();
+    for (int i = 0; i < shards.length; i++) {
+      written.add(write(sink, i, shards[i]));
+    }
+    finish(sink, written);
+    Catalog c = holds("padded", shards);
+    assertThat(c.shards().get(0).imageOffset()).isEqualTo(ImageFormat.HEADER_SIZE);
+    assertThat(c.shards().get(1).imageOffset()).isEqualTo(StoreImageSink.MIN_PART);
+  }
+
+  @Test
+  void withNoShardOfFiveMiBTheImageIsGatheredFromStagedShards() throws Exception {
+    ImageSink sink = prepared("gathered");
+    byte[][] shards = new byte[9][];
+    List<WrittenShard> written = new ArrayList<>();
+    for (int i = 0; i < shards.length; i++) {
+      shards[i] = bytes(3 * MIB, 10 + i);
+      written.add(write(sink, i, shards[i]));
+    }
+    finish(sink, written);
+    holds("gathered", shards);
+  }
+
+  @Test
+  void aShardSentTwiceWithOtherBytesKeepsTheCopyItsPartHolds() throws Exception {
+    ImageSink sink = prepared("twice");
+    byte[] first = bytes(6 * MIB, 20);
+    byte[] second = bytes(6 * MIB + 4096, 21);
+    byte[] one = bytes(6 * MIB, 22);
+    WrittenShard a = write(sink, 0, first);
+    WrittenShard b = write(sink, 0, second);
+    WrittenShard s1 = write(sink, 1, one);
+    // The job's results may name both copies, in any order.
+    finish(sink, List.of(b, s1, a));
+    holds("twice", second, one);
+  }
+
+  @Test
+  void aKeptCopyThatIsNotThePartInTheUploadIsOneLineNamingTheShard() throws Exception {
+    ImageSink sink = prepared("dropped");
+    WrittenShard kept = write(sink, 1, bytes(6 * MIB, 30));
+    write(sink, 1, bytes(6 * MIB, 31)); // an attempt the job dropped, sent last
+    WrittenShard s0 = write(sink, 0, bytes(6 * MIB, 32));
+    assertThatThrownBy(() -> finish(sink, List.of(s0, kept)))
+        .isInstanceOf(BeamsaveException.class)
+        .hasMessageContaining("s3://sink/dropped.bsave: shard 1: part 2 of the upload is not"
+            + " the copy the job kept");
+    sink.discard();
+    assertThat(store().stat("dropped.bsave")).isEmpty();
+    assertThat(store().uploadsInProgress("dropped.bsave")).isEmpty();
+  }
+
+  @Test
+  void anAbandonedSaveAbortsItsUploadAndItsWorkersSendNoMore() throws Exception {
+    ImageSink sink = prepared("abandoned");
+    write(sink, 0, bytes(6 * MIB, 40));
+    write(sink, 1, bytes(MIB, 41));
+    sink.abandon();
+    assertThat(store().uploadsInProgress("abandoned.bsave")).isEmpty();
+    assertThat(store().list("abandoned")).extracting(Store.Item::key).isEmpty();
+    assertThatThrownBy(() -> write(sink, 2, bytes(6 * MIB, 42)))
+        .hasMessageContaining("interrupted");
+  }
+}
