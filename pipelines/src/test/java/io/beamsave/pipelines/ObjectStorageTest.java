@@ -109,7 +109,7 @@ class ObjectStorageTest {
         "--block-size", "64KiB", "--shard-size", "64KiB", "--quiet");
     assertThat(save.exit()).isEqualTo(1);
     assertThat(save.err().strip()).isEqualTo("beamsave: error: s3://backups/many/x.bsave: 10000"
-        + " shards are more than the 9999 this image can hold; use --shard-size 1MiB or more");
+        + " shards are more than the 9000 this image can hold; use --shard-size 1MiB or more");
     S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
     assertThat(store.stat("many/x.bsave")).isEmpty();
     assertThat(store.uploadsInProgress("many/x.bsave")).isEmpty();

@@ -32,8 +32,6 @@ public final class FaultProxy implements AutoCloseable {
   private final AtomicInteger requests = new AtomicInteger();
   private final AtomicInteger faults = new AtomicInteger();
   private final AtomicLong answerBytes = new AtomicLong();
-  private final java.util.Queue<String> requestLines =
-      new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final Thread acceptor;
 
   public FaultProxy(int targetPort, double rate, long seed) throws IOException {
@@ -62,11 +60,6 @@ public final class FaultProxy implements AutoCloseable {
 
   public int requests() {
     return requests.get();
-  }
-
-  /** Every request line relayed so far, e.g. {@code PUT /b/k?partNumber=2&uploadId=... HTTP/1.1}. */
-  public java.util.List<String> requestLines() {
-    return java.util.List.copyOf(requestLines);
   }
 
   public int faults() {
@@ -115,7 +108,6 @@ public final class FaultProxy implements AutoCloseable {
       String requestLine = head.substring(0, head.indexOf("\r\n"));
       long bodyLength = contentLength(head);
       boolean expectContinue = head.toLowerCase(Locale.ROOT).contains("\nexpect: 100-continue");
-      requestLines.add(requestLine);
       Fault fault = pick(requestLine);
       if (fault != null) {
         faults.incrementAndGet();

@@ -261,8 +261,8 @@ public final class SavePipeline {
 
   /**
    * Runs the save to its end. On failure, removes the staging and every unfinished image of
-   * this run (its partial file, or its staged shards; an assembly that failed has aborted its
-   * multipart upload), then rethrows; images already completed stay (each is whole).
+   * this run (its partial file, or its multipart upload and staged shards), then rethrows;
+   * images already completed stay (each is whole).
    */
   public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
     return run(spec, options, progress, null);

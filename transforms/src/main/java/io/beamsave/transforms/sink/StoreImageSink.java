@@ -59,6 +59,10 @@ public final class StoreImageSink implements ImageSink {
   static final int MAX_PARTS = 10_000;
   /** {@link Copy#where} of a shard sent as a part of the image's upload. */
   public static final long PART = -1;
+  /** {@link Copy#where} of a shard of a run whose image is already complete (a rerun's). */
+  static final long DONE = -2;
+  /** The image's metadata naming the run that made it. */
+  static final String RUN_TAG = "beamsave-run";
   /** The most a finishing worker gathers into one part in memory. */
   private static final long MAX_GATHERED = 1L << 30;
 
@@ -69,6 +73,8 @@ public final class StoreImageSink implements ImageSink {
   private final int parallelParts;
   /** The image's multipart upload, begun by {@link #prepare}; null before. */
   private final String uploadId;
+  /** A random name for this run, in the upload's metadata; null before {@link #prepare}. */
+  private final String runTag;
 
   /**
    * The image {@code image} ({@code s3://B/K}), its small shards staged under {@code staging}
@@ -79,7 +85,7 @@ public final class StoreImageSink implements ImageSink {
       ObjectUri image, ObjectUri staging, S3Settings settings, double linkMbps,
       int parallelParts) {
     this(image.toString(), staging.key().endsWith("/") ? staging.key() : staging.key() + "/",
-        settings, linkMbps, parallelParts, null);
+        settings, linkMbps, parallelParts, null, null);
     if (!image.bucket().equals(staging.bucket())) {
       throw new BeamsaveException("staging " + staging + " must be in the bucket of the image "
           + image + " (staged shards are kept beside the image they become part of)");
@@ -88,7 +94,7 @@ public final class StoreImageSink implements ImageSink {
 
   private StoreImageSink(
       String image, String staging, S3Settings settings, double linkMbps, int parallelParts,
-      String uploadId) {
+      String uploadId, String runTag) {
     if (parallelParts < 1) {
       throw new IllegalArgumentException("parallel parts must be at least 1");
     }
@@ -98,6 +104,7 @@ public final class StoreImageSink implements ImageSink {
     this.linkMbps = linkMbps;
     this.parallelParts = parallelParts;
     this.uploadId = uploadId;
+    this.runTag = runTag;
   }
 
   public ObjectUri uri() {
@@ -127,17 +134,30 @@ public final class StoreImageSink implements ImageSink {
    */
   @Override
   public ImageSink prepare() {
-    String id = store().createMultipart(uri().key(), "application/octet-stream", Map.of());
-    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id);
+    String tag = Long.toHexString(new java.security.SecureRandom().nextLong());
+    String id = store().createMultipart(uri().key(), "application/octet-stream",
+        Map.of(RUN_TAG, tag));
+    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id, tag);
   }
 
   /**
-   * One part each, and one left for the staged shards, the catalog and the trailer after the
-   * last: S3 numbers parts 1 .. 10,000.
+   * Whether the image at the key is this run's, complete: a job run again from the start (Flink
+   * after a lost TaskManager) or a finishing step retried after its upload completed finds no
+   * upload any more, and must neither fail nor make the image again.
+   */
+  private boolean completedByThisRun(Store store) {
+    return runTag != null && store.stat(uri().key())
+        .map(st -> runTag.equals(st.metadata().get(RUN_TAG))).orElse(false);
+  }
+
+  /**
+   * One part each, and 1,000 left for the staged shards, the catalog and the trailer after the
+   * last (S3 numbers parts 1 .. 10,000), so that gathering them never needs parts of more than
+   * about 45 MiB.
    */
   @Override
   public int maxShards() {
-    return MAX_PARTS - 1;
+    return MAX_PARTS - 1000;
   }
 
   @Override
@@ -158,8 +178,15 @@ public final class StoreImageSink implements ImageSink {
         n = len + head;
       }
       byte[] md5 = store.wantsPartMd5() ? Md5.of(data, 0, n) : null;
-      return new Copy(PART,
-          unquote(store.uploadPart(uri().key(), uploadId, shard + 1, data, n, md5, link)));
+      try {
+        return new Copy(PART,
+            unquote(store.uploadPart(uri().key(), uploadId, shard + 1, data, n, md5, link)));
+      } catch (StoreException e) {
+        if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
+          return new Copy(DONE, "");
+        }
+        throw e;
+      }
     }
     long copy = new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
     store.put(shardKey(shard, copy), blocks, len, "application/octet-stream", link);
@@ -172,6 +199,10 @@ public final class StoreImageSink implements ImageSink {
       int blockSize) throws IOException {
     Store store = store();
     String key = uri().key();
+    if (completedByThisRun(store)) {
+      removeStaged(store);
+      return store.stat(key).map(Store.Stat::size).orElseThrow();
+    }
     String upload = uploadId != null ? uploadId
         : store.createMultipart(key, "application/octet-stream", Map.of());
     Map<Integer, Store.Part> sent = new HashMap<>();
@@ -248,14 +279,13 @@ public final class StoreImageSink implements ImageSink {
       }
       a.write(tail);
       a.send(next);
-      a.complete(length);
+      String problem = a.complete(length);
+      if (problem != null) {
+        store.delete(key);
+        throw new BeamsaveException(image + ": " + problem);
+      }
     }
     removeStaged(store);
-    long stored = store.stat(key).map(Store.Stat::size).orElse(-1L);
-    if (stored != length) {
-      store.delete(key);
-      throw new BeamsaveException(image + ": assembled " + stored + " bytes, expected " + length);
-    }
     return length;
   }
 
@@ -284,7 +314,7 @@ public final class StoreImageSink implements ImageSink {
         }
       }
       for (WrittenShard s : e.getValue()) {
-        if (pick == null && s.copy().where() != PART) {
+        if (pick == null && s.copy().where() >= 0) {
           pick = s;
         }
       }
@@ -372,22 +402,41 @@ public final class StoreImageSink implements ImageSink {
       }));
     }
 
-    void complete(long length) {
+    /**
+     * Completes the upload from the parts; returns what is wrong with the object made (null if
+     * nothing): its length, its run, and where the store gives multipart ETags, its parts.
+     */
+    String complete(long length) {
       List<Store.Part> done = new ArrayList<>(parts.size());
       for (Future<Store.Part> f : parts) {
         done.add(get(f));
       }
       done.sort(java.util.Comparator.comparingInt(Store.Part::number));
+      String etag = "";
       try {
-        store.complete(key, uploadId, done);
+        etag = store.complete(key, uploadId, done);
       } catch (StoreException e) {
         // A completion whose answer was lost is retried and then finds no such upload: the
-        // object, whole or not there, says whether the first attempt took effect.
-        if (e.kind() != StoreException.Kind.NOT_FOUND
-            || store.stat(key).map(Store.Stat::size).orElse(-1L) != length) {
+        // object, this run's or not, says whether the first attempt took effect.
+        if (e.kind() != StoreException.Kind.NOT_FOUND || !completedByThisRun(store)) {
           throw e;
         }
       }
+      Store.Stat made = store.stat(key).orElse(null);
+      if (made == null || (runTag != null && !runTag.equals(made.metadata().get(RUN_TAG)))) {
+        return "the completed upload is not at its key";
+      }
+      if (made.size() != length) {
+        return "assembled " + made.size() + " bytes, expected " + length;
+      }
+      String expected = Md5.multipartEtagOf(done.stream().map(Store.Part::etag).toList());
+      for (String tag : new String[] {unquote(etag), made.etag()}) {
+        if (expected != null && tag.contains("-") && !tag.equalsIgnoreCase(expected)) {
+          return "the completed object's ETag " + tag + " is not that of the parts kept ("
+              + expected + "): a part was replaced meanwhile";
+        }
+      }
+      return null;
     }
 
     @Override

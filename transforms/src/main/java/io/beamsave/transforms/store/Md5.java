@@ -38,4 +38,20 @@ public final class Md5 {
     partMd5s.forEach(d::update);
     return hex(d.digest()) + "-" + partMd5s.size();
   }
+
+  /**
+   * The ETag S3 gives the object completed from parts with these ETags (quoted or not), or null
+   * if one of them is not a plain MD5 (a store that makes its ETags otherwise).
+   */
+  public static String multipartEtagOf(List<String> partEtags) {
+    List<byte[]> md5s = new java.util.ArrayList<>(partEtags.size());
+    for (String tag : partEtags) {
+      String t = tag == null ? "" : tag.replace("\"", "");
+      if (!isPlainMd5(t)) {
+        return null;
+      }
+      md5s.add(HexFormat.of().parseHex(t));
+    }
+    return multipartEtag(md5s);
+  }
 }

@@ -175,6 +175,28 @@ class StoreImageSinkTest {
   }
 
   @Test
+  void aRunAgainAfterItsImageWasCompletedKeepsThatImageAndFailsNothing() throws Exception {
+    // Flink runs a job again from the start when a TaskManager is lost: the image of one
+    // library may be complete by then, its upload gone.
+    ImageSink sink = prepared("rerun");
+    byte[][] shards = {bytes(6 * MIB, 50), bytes(MIB, 51)};
+    List<WrittenShard> first = new ArrayList<>();
+    for (int i = 0; i < shards.length; i++) {
+      first.add(write(sink, i, shards[i]));
+    }
+    long length = finish(sink, first);
+    List<WrittenShard> again = new ArrayList<>();
+    for (int i = 0; i < shards.length; i++) {
+      again.add(write(sink, i, bytes(shards[i].length, 60 + i)));
+    }
+    // S3 refuses a part for a completed upload (NoSuchUpload: the worker sees the image done);
+    // S3Proxy stores it where nothing reads it. Either way the image stays the first run's.
+    assertThat(again.get(0).copy().where()).isIn(StoreImageSink.DONE, StoreImageSink.PART);
+    assertThat(finish(sink, again)).isEqualTo(length);
+    holds("rerun", shards);
+  }
+
+  @Test
   void anAbandonedSaveAbortsItsUploadAndItsWorkersSendNoMore() throws Exception {
     ImageSink sink = prepared("abandoned");
     write(sink, 0, bytes(6 * MIB, 40));
