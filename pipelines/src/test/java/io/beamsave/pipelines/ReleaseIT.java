@@ -1,0 +1,167 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.pipelines.restore.TreeSnapshot;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.nio.file.attribute.UserPrincipalLookupService;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The release tarball as an operator installs it: unpacked into a directory nobody may write,
+ * run by an unprivileged user (nobody, when the tests run as root) with a Maven on the PATH that
+ * must never be called. Save, verify and restore all succeed, with a writable cache for the
+ * class-data archive and without one.
+ */
+class ReleaseIT {
+  Path work;
+  Path install;
+  Path mvnCalled;
+
+  @BeforeEach
+  void unpack() throws Exception {
+    // Under /tmp and open to all: the unprivileged user must reach it.
+    work = Files.createTempDirectory(Path.of("/tmp"), "beamsave-release-");
+    Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxrwxrwx"));
+    Path tarball;
+    try (Stream<Path> s = Files.list(Path.of(System.getProperty("beamsave.jar")).getParent())) {
+      tarball = s.filter(p -> p.getFileName().toString().matches("beamsave-.*\\.tar\\.gz"))
+          .findFirst().orElseThrow(() -> new AssertionError("no release tarball in target/"));
+    }
+    Path root = Files.createDirectories(work.resolve("opt"));
+    run(List.of("tar", "-xzf", tarball.toString(), "-C", root.toString()), null, null);
+    try (Stream<Path> s = Files.list(root)) {
+      install = s.findFirst().orElseThrow();
+    }
+    assertThat(install.getFileName().toString()).matches("beamsave-[0-9].*");
+    assertThat(install.resolve("bin/beamsave")).isExecutable();
+    assertThat(install.resolve("lib/beamsave.jar")).isRegularFile();
+    assertThat(install.resolve("docs/operators-guide.md")).isRegularFile();
+    run(List.of("chmod", "-R", "a-w", root.toString()), null, null);
+    // A Maven that records being called: the release's launcher must never build.
+    Path bin = Files.createDirectories(work.resolve("fake-bin"));
+    mvnCalled = work.resolve("mvn-was-called");
+    Path mvn = Files.writeString(bin.resolve("mvn"),
+        "#!/bin/sh\ntouch " + mvnCalled + "\nexit 1\n");
+    Files.setPosixFilePermissions(mvn, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  @AfterEach
+  void remove() throws Exception {
+    run(List.of("chmod", "-R", "u+w", work.toString()), null, null);
+    run(List.of("rm", "-rf", work.toString()), null, null);
+  }
+
+  static boolean isRoot() throws IOException {
+    return ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid")) == 0;
+  }
+
+  /** Runs {@code cmd} with only PATH, HOME and the locale set; returns its exit and output. */
+  static LauncherIT.Run run(List<String> cmd, String path, Path home) throws Exception {
+    Path out = Files.createTempFile("out", ".txt");
+    Path err = Files.createTempFile("err", ".txt");
+    try {
+      ProcessBuilder pb = new ProcessBuilder(cmd);
+      if (path != null) {
+        pb.environment().clear();
+        pb.environment().put("PATH", path);
+        pb.environment().put("HOME", home.toString());
+        pb.environment().put("LC_ALL", "C.UTF-8");
+      }
+      Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+      if (!p.waitFor(5, TimeUnit.MINUTES)) {
+        p.destroyForcibly();
+        throw new AssertionError(cmd + " did not finish in 5 minutes");
+      }
+      LauncherIT.Run r = new LauncherIT.Run(p.exitValue(), Files.readString(out),
+          Files.readString(err));
+      if (path == null && r.exit() != 0) {
+        throw new AssertionError(cmd + ": " + r.err());
+      }
+      return r;
+    } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+    }
+  }
+
+  /** The unpacked bin/beamsave, as nobody when root, with the fake Maven first on the PATH. */
+  LauncherIT.Run beamsave(Path home, Object... args) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    if (isRoot()) {
+      cmd.addAll(List.of("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"));
+    }
+    cmd.add(install.resolve("bin/beamsave").toString());
+    for (Object a : args) {
+      cmd.add(String.valueOf(a));
+    }
+    String path = work.resolve("fake-bin") + ":" + Path.of(System.getProperty("java.home"), "bin")
+        + ":/usr/local/bin:/usr/bin:/bin";
+    return run(cmd, path, home);
+  }
+
+  /** Makes {@code dir} (a tree) the unprivileged user's, so a restore as that user matches it. */
+  static void giveToNobody(Path dir) throws IOException {
+    if (!isRoot()) {
+      return;
+    }
+    UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
+    UserPrincipal nobody = users.lookupPrincipalByName("nobody");
+    GroupPrincipal nogroup = users.lookupPrincipalByGroupName("nogroup");
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.toList()) {
+        PosixFileAttributeView v = Files.getFileAttributeView(p, PosixFileAttributeView.class,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        v.setOwner(nobody);
+        v.setGroup(nogroup);
+      }
+    }
+  }
+
+  @Test
+  void theUnpackedReleaseSavesVerifiesAndRestoresFromAReadOnlyDirectoryWithoutMaven()
+      throws Exception {
+    Path lib = Files.createDirectories(work.resolve("data/lib"));
+    Trees.unicodeNames(lib);
+    Trees.mixedData(lib, 3 << 20);
+    Path home = Files.createDirectories(work.resolve("home"));
+    giveToNobody(work.resolve("data"));
+    giveToNobody(home);
+    Path image = work.resolve("data/lib.bsave");
+
+    LauncherIT.Run save = beamsave(home, "save", "--library", lib, "--image", image, "--quiet");
+    assertThat(save.exit()).as(save.err()).isZero();
+    assertThat(save.err()).doesNotContain("Error occurred").doesNotContain("shared archive");
+    try (Stream<Path> s = Files.list(home.resolve(".cache/beamsave"))) {
+      assertThat(s.map(p -> p.getFileName().toString()))
+          .as("the class-data archive, made in the cache").anyMatch(n -> n.contains(".jsa"));
+    }
+    LauncherIT.Run verify = beamsave(home, "verify", "--image", image);
+    assertThat(verify.exit()).as(verify.err()).isZero();
+    assertThat(verify.out()).startsWith("OK ");
+    Path target = work.resolve("data/restored");
+    LauncherIT.Run restore =
+        beamsave(home, "restore", "--image", image, "--target", target, "--quiet");
+    assertThat(restore.exit()).as(restore.err()).isZero();
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+
+    // No writable cache at all (a service account without a home): still no failure.
+    LauncherIT.Run homeless = beamsave(Path.of("/nonexistent"), "save", "--library", lib,
+        "--image", work.resolve("data/again.bsave"), "--quiet");
+    assertThat(homeless.exit()).as(homeless.err()).isZero();
+    assertThat(homeless.err()).doesNotContain("Error occurred");
+    assertThat(mvnCalled).as("the release's launcher never runs Maven").doesNotExist();
+  }
+}
