@@ -39,8 +39,11 @@ final class RestoreCommand implements Callable<Integer> {
       names = "--include",
       paramLabel = "GLOB",
       description =
-          "Restore only entries whose relative path, or a parent directory's, matches GLOB"
-              + " (e.g. 'bin/*', '**/*.conf'); repeat for several. A byte of a name that is not"
+          "Restore only entries whose relative path, or a parent directory's, matches GLOB;"
+              + " repeat for several. As in .gitignore, a GLOB without a '/' matches at any depth"
+              + " ('*.conf'), one with a '/' from the top ('etc/*.conf', '/bin'), and a trailing"
+              + " '/' directories only; * stays within a name, ** crosses directories. A byte of a"
+              + " name that is not"
               + " UTF-8 is written \\xNN, as 'list' prints it; the glob characters *?[]{},\\"
               + " in a name need a backslash before them.")
   List<String> includes = new ArrayList<>();

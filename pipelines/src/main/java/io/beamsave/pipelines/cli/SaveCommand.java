@@ -9,10 +9,13 @@ import io.beamsave.pipelines.save.SaveReport;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.io.ImageSummary;
+import io.beamsave.transforms.io.Excludes;
 import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.io.StageMetrics;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptions;
 import io.beamsave.transforms.codec.Codecs;
@@ -100,6 +103,36 @@ final class SaveCommand implements Callable<Integer> {
   String staging;
 
   @Option(
+      names = "--exclude",
+      paramLabel = "GLOB",
+      description =
+          "Leave out entries whose path in the library matches GLOB, and everything under a"
+              + " directory that does; repeat for several. As in .gitignore, a GLOB without a '/'"
+              + " matches at any depth ('*.tmp', 'node_modules'), one with a '/' from the"
+              + " library's top ('/build', 'var/log/*.gz'), and a trailing '/' directories only"
+              + " ('cache/'); * stays within a name, ** crosses directories, and a byte of a name"
+              + " that is not UTF-8 is written \\xNN. beamsave's own files (images, partial"
+              + " images, locks, the ledger, staging) are always left out when they lie inside"
+              + " the library.")
+  List<String> excludes = new ArrayList<>();
+
+  @Option(
+      names = "--exclude-file",
+      paramLabel = "FILE",
+      description =
+          "Read --exclude patterns from FILE, one per line; blank lines and lines starting with"
+              + " '#' are skipped. Repeat for several files.")
+  List<Path> excludeFiles = new ArrayList<>();
+
+  @Option(
+      names = "--exclude-caches",
+      description =
+          "Leave out the contents of directories holding a CACHEDIR.TAG file (the Cache"
+              + " Directory Tagging convention; the tag file itself is kept), as tar and restic"
+              + " do.")
+  boolean excludeCaches;
+
+  @Option(
       names = "--allow-changing",
       description =
           "Keep files that change while being saved (marked as changed in the image) instead"
@@ -129,6 +162,58 @@ final class SaveCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** What an exclude that matched nothing may have meant. */
+  static String hint(String pattern) {
+    String p = pattern.replaceAll("/+$", "");
+    if (p.startsWith("/")) {
+      return "a pattern starting with '/' is matched from the library's top only";
+    }
+    if (p.contains("/")) {
+      return "a pattern with a '/' is matched from the library's top ('**/" + p
+          + "' matches at any depth)";
+    }
+    return "a pattern matches whole names ('*" + p + "' matches names ending so)";
+  }
+
+  /** The --exclude patterns, then those of each --exclude-file. */
+  private List<String> excludePatterns() {
+    List<String> all = new ArrayList<>(excludes);
+    for (Path f : excludeFiles) {
+      List<String> lines;
+      try {
+        lines = java.nio.file.Files.readAllLines(f, java.nio.charset.StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot read --exclude-file", f, e);
+      }
+      for (int n = 0; n < lines.size(); n++) {
+        String p = n == 0 && lines.get(0).startsWith("\uFEFF") ? lines.get(0).substring(1)
+            : lines.get(n);
+        // As .gitignore: trailing blanks go unless a backslash quotes the last one.
+        int end = p.length();
+        while (end > 0 && (p.charAt(end - 1) == ' ' || p.charAt(end - 1) == '\t')
+            && !(end > 1 && p.charAt(end - 2) == '\\')) {
+          end--;
+        }
+        p = p.substring(0, end);
+        if (p.isEmpty() || p.startsWith("#")) {
+          continue;
+        }
+        String where = "--exclude-file " + f + " line " + (n + 1);
+        if (p.startsWith("!")) {
+          throw new BeamsaveException(where + ": '" + p + "': negation ('!') is not"
+              + " supported; write only what to leave out (a leading '!' in a name: '\\!')");
+        }
+        try {
+          io.beamsave.transforms.image.Glob.compile(p, where);
+        } catch (IllegalArgumentException e) {
+          throw new BeamsaveException(e.getMessage());
+        }
+        all.add(p);
+      }
+    }
+    return all;
+  }
+
   @Override
   public Integer call() throws IOException {
     PrintWriter out = spec.commandLine().getOut();
@@ -143,7 +228,8 @@ final class SaveCommand implements Callable<Integer> {
               .withCodec(Codecs.forLink(codec, linkMbps))
               .withSizes(shardSize != null ? Sizes.parse(shardSize)
                   : SavePipeline.defaultShardSize(image), Sizes.parse(blockSize))
-              .withAllowChanging(allowChanging);
+              .withAllowChanging(allowChanging)
+              .withExcludes(Excludes.of(excludePatterns(), excludeCaches));
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
@@ -159,6 +245,14 @@ final class SaveCommand implements Callable<Integer> {
     out.println(report.stagesLine());
     for (ImageSummary s : outcome.images()) {
       out.println("image: " + Printable.text(s.image()));
+    }
+    List<String> patterns = save.excludes().patterns();
+    for (int i = 0; i < patterns.size(); i++) {
+      if (outcome.job().counter(StageMetrics.excludedBy(i)) == 0) {
+        String p = patterns.get(i);
+        spec.commandLine().getErr().println(
+            "beamsave: warning: --exclude '" + p + "' matched nothing; " + hint(p));
+      }
     }
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
     if (changed > 0) {

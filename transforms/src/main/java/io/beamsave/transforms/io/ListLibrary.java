@@ -3,12 +3,14 @@ package io.beamsave.transforms.io;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -140,10 +142,12 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       stage.started();
       // Output and counters stay on this thread, because Beam's metrics and receivers belong
       // to it.
-      Walked w = walk(pool, spec.library(name).rootPath()).walked();
+      SaveSpec.Library lib = spec.library(name);
+      Walked w = walk(pool, lib.rootPath(), excludes(spec, lib)).walked();
       out.output(KV.of(name, w.listing));
       filesListed.inc(w.files());
       specialSkipped.inc(w.special);
+      countExcluded(w.excluded);
       stage.finished();
     }
   }
@@ -158,6 +162,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         KvCoder.of(StringUtf8Coder.of(), Listing.CODER);
     private final byte[] encoded;
     private final HashMap<String, Long> special = new HashMap<>();
+    private final HashMap<String, long[]> excluded = new HashMap<>();
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
         StageMetrics.counter(StageMetrics.SPECIAL_FILES_SKIPPED);
@@ -168,6 +173,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       walks.forEach((name, w) -> {
         listings.add(KV.of(name, w.listing));
         special.put(name, w.special);
+        excluded.put(name, w.excluded);
       });
       encoded = Elements.encode(listings, CODER);
     }
@@ -179,13 +185,27 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         out.output(listing);
         filesListed.inc(listing.getValue().entries().stream().filter(Entry::isFile).count());
         specialSkipped.inc(special.get(listing.getKey()));
+        countExcluded(excluded.get(listing.getKey()));
       }
       stage.finished();
     }
   }
 
-  /** One library's listing and the special files its walk skipped. */
-  record Walked(Listing listing, long special) {
+  /**
+   * Counts, per operator's exclude pattern, the entries it left out (counted even when none,
+   * so that a pattern that matched nothing anywhere can be told apart).
+   */
+  private static void countExcluded(long[] byPattern) {
+    for (int i = 0; i < byPattern.length; i++) {
+      StageMetrics.counter(StageMetrics.excludedBy(i)).inc(byPattern[i]);
+    }
+  }
+
+  /**
+   * One library's listing, the special files its walk skipped, and the entries each of the
+   * operator's exclude patterns left out.
+   */
+  record Walked(Listing listing, long special, long[] excluded) {
     long files() {
       return listing.entries().stream().filter(Entry::isFile).count();
     }
@@ -221,7 +241,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     Map<String, CompletableFuture<Walk>> walks = new LinkedHashMap<>();
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Path root = lib.rootPath();
-      walks.put(lib.name(), CompletableFuture.supplyAsync(() -> walk(pool, root), pool));
+      Excludes excludes = excludes(spec, lib);
+      walks.put(lib.name(),
+          CompletableFuture.supplyAsync(() -> walk(pool, root, excludes), pool));
     }
     pool.execute(
         () -> {
@@ -243,8 +265,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
    * opened from its parent's handle without following links, so a directory swapped for a
    * symlink mid-walk fails the walk instead of leading it outside the library.
    */
-  private static Walk walk(ForkJoinPool pool, Path root) {
-    Walk walk = new Walk();
+  private static Walk walk(ForkJoinPool pool, Path root, Excludes excludes) {
+    Walk walk = new Walk(excludes);
     try (Dir dir = Dir.open(root)) {
       walk.root = entry(dir.stat(), PathBytes.of(new byte[0]), null);
       pool.invoke(new WalkDirectory(null, walk, new SharedDir(walk, dir, false), null, EMPTY, 0));
@@ -257,6 +279,68 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   }
 
   private static final PathBytes EMPTY = PathBytes.of(new byte[0]);
+
+  /**
+   * What the walk of {@code lib} leaves out: the operator's excludes, and beamsave's own files
+   * where an image of this save, its ledger or the run's staging lies inside the library (so
+   * that a save into the library never takes in earlier images, a partial one or staging).
+   */
+  static Excludes excludes(SaveSpec spec, SaveSpec.Library lib) {
+    Path root = real(lib.rootPath());
+    java.util.Set<Path> imageDirs = new java.util.LinkedHashSet<>();
+    List<String> own = new ArrayList<>();
+    for (SaveSpec.Library l : spec.libraries().values()) {
+      String where = l.sink().location();
+      if (!ObjectUri.isObject(where) && Path.of(where).getParent() != null) {
+        Path image = real(Path.of(where));
+        imageDirs.add(image.getParent());
+        if (image.startsWith(root) && !image.equals(root)) {
+          // This run's image whatever its name, with its .partial and .lock.
+          String rel = Excludes.quote(root.relativize(image).toString());
+          own.add("/" + rel);
+          own.add("/" + rel + ".*");
+        }
+      }
+    }
+    for (Path dir : imageDirs) {
+      if (dir.startsWith(root)) {
+        String rel = root.relativize(dir).toString();
+        String in = "/" + (rel.isEmpty() ? "" : Excludes.quote(rel) + "/");
+        for (String name : List.of("*" + ImageFormat.EXTENSION, "*" + ImageFormat.EXTENSION + ".*",
+            "beamsave-ledger/" /* the ledger, as pipelines.transfer.Ledger names it */,
+            ".beamsave-staging-*/")) {
+          own.add(in + name);
+        }
+      }
+    }
+    if (!ObjectUri.isObject(spec.staging())) {
+      Path staging = real(Path.of(spec.staging()));
+      if (staging.startsWith(root) && !staging.equals(root)) {
+        own.add("/" + Excludes.quote(root.relativize(staging).toString()) + "/");
+      }
+      // Other runs' staging beside this run's (killed ones', or a concurrent save's).
+      Path base = staging.getParent();
+      if (base != null && base.startsWith(root)) {
+        String rel = root.relativize(base).toString();
+        own.add("/" + (rel.isEmpty() ? "" : Excludes.quote(rel) + "/") + ".beamsave-staging-*/");
+      }
+    }
+    return spec.excludes().withOwn(own);
+  }
+
+  /** {@code p} with its links resolved as far as it exists (it may not be made yet). */
+  private static Path real(Path p) {
+    Path abs = p.toAbsolutePath().normalize();
+    Path existing = abs;
+    while (existing != null && !java.nio.file.Files.exists(existing)) {
+      existing = existing.getParent();
+    }
+    try {
+      return existing == null ? abs : existing.toRealPath().resolve(existing.relativize(abs));
+    } catch (IOException e) {
+      return abs;
+    }
+  }
 
   private static Walk join(CompletableFuture<Walk> ahead) {
     try {
@@ -271,13 +355,24 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
 
   /** What the walk of one library found, shared by its directory tasks. */
   private static final class Walk {
+    final Excludes excludes;
+    final java.util.concurrent.atomic.AtomicLongArray excluded;
     volatile Entry root;
     final Queue<Entry> found = new ConcurrentLinkedQueue<>();
     final AtomicLong special = new AtomicLong();
     final Set<SharedDir> open = ConcurrentHashMap.newKeySet();
 
+    Walk(Excludes excludes) {
+      this.excludes = excludes;
+      this.excluded = new java.util.concurrent.atomic.AtomicLongArray(excludes.patterns().size());
+    }
+
     Walked walked() {
-      return new Walked(new Listing(root, new ArrayList<>(found)), special.get());
+      long[] byPattern = new long[excluded.length()];
+      for (int i = 0; i < byPattern.length; i++) {
+        byPattern[i] = excluded.get(i);
+      }
+      return new Walked(new Listing(root, new ArrayList<>(found)), special.get(), byPattern);
     }
 
     /** Closes the handles of directories whose walk a failure cut short. */
@@ -378,8 +473,31 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         } catch (IOException e) {
           throw BeamsaveException.io("cannot list", dir.name(), e);
         }
+        if (walk.excludes.caches() && isCache(dir, children)) {
+          children = List.of(CACHE_TAG);
+        }
         for (byte[] child : children) {
           PathBytes childRel = rel.child(child);
+          // What a pattern leaves out whatever its type is never even stat'ed (a stale mount,
+          // a file gone meanwhile); patterns of directories only are tried after the stat.
+          int excludedBy = walk.excludes.match(childRel, false);
+          FileStat s = null;
+          if (excludedBy < 0) {
+            try {
+              s = dir.stat(child);
+            } catch (IOException x) {
+              throw BeamsaveException.io("cannot read", dir.child(child), x);
+            }
+            if (s.isDirectory()) {
+              excludedBy = walk.excludes.match(childRel, true);
+            }
+          }
+          if (excludedBy >= 0) {
+            if (excludedBy < walk.excluded.length()) {
+              walk.excluded.incrementAndGet(excludedBy);
+            }
+            continue;
+          }
           if (childRel.length() > CatalogCodec.MAX_NAME_BYTES) {
             throw new BeamsaveException("cannot save " + dir.child(child) + ": its path in the"
                 + " library is longer than " + CatalogCodec.MAX_NAME_BYTES + " bytes");
@@ -390,7 +508,6 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           }
           Entry e;
           try {
-            FileStat s = dir.stat(child);
             e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
           } catch (IOException x) {
             throw BeamsaveException.io("cannot read", dir.child(child), x);
@@ -416,6 +533,39 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       setPendingCount(subdirectories.size());
       subdirectories.forEach(WalkDirectory::fork);
       tryComplete();
+    }
+  }
+
+  private static final byte[] CACHE_TAG =
+      Excludes.CACHE_TAG.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  /** Whether {@code dir} holds a CACHEDIR.TAG file that begins with the tag's signature. */
+  private static boolean isCache(Dir dir, List<byte[]> children) {
+    if (children.stream().noneMatch(c -> java.util.Arrays.equals(c, CACHE_TAG))) {
+      return false;
+    }
+    byte[] want = Excludes.CACHE_SIGNATURE.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    try {
+      if (!dir.stat(CACHE_TAG).isRegularFile()) {
+        return false;
+      }
+      byte[] got = new byte[want.length];
+      int n = 0;
+      try (OpenFile f = dir.openRead(CACHE_TAG)) {
+        while (n < got.length) {
+          int r = f.read(n, got, n, got.length - n);
+          if (r <= 0) {
+            break;
+          }
+          n += r;
+        }
+      }
+      return n == want.length && java.util.Arrays.equals(got, want);
+    } catch (IOException e) {
+      // As tar and restic: a tag that cannot be read tags nothing.
+      LOG.warn("cannot read {}, so its directory is saved: {}", dir.child(CACHE_TAG),
+          e.getMessage());
+      return false;
     }
   }
 

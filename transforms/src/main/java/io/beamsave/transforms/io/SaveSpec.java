@@ -60,6 +60,7 @@ public final class SaveSpec implements Serializable {
   private final String staging;
   private final boolean allowChanging;
   private final S3Settings store;
+  private final Excludes excludes;
 
   private SaveSpec(
       Map<String, Library> libraries,
@@ -68,7 +69,8 @@ public final class SaveSpec implements Serializable {
       int blockSize,
       String staging,
       boolean allowChanging,
-      S3Settings store) {
+      S3Settings store,
+      Excludes excludes) {
     this.libraries = libraries;
     this.codec = codec;
     this.shardSize = shardSize;
@@ -76,6 +78,7 @@ public final class SaveSpec implements Serializable {
     this.staging = staging;
     this.allowChanging = allowChanging;
     this.store = store;
+    this.excludes = excludes;
   }
 
   /**
@@ -86,7 +89,7 @@ public final class SaveSpec implements Serializable {
   public static SaveSpec of(String staging) {
     return new SaveSpec(
         new LinkedHashMap<>(), DEFAULT_CODEC, DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE, staging,
-        false, null);
+        false, null, Excludes.NONE);
   }
 
   /** Adds a library whose image goes to {@code sink}. */
@@ -97,20 +100,21 @@ public final class SaveSpec implements Serializable {
     }
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, root, sink));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store);
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes);
   }
 
-  /** How to reach object storage, for staging or images there. */
   /** The same save with library {@code name}'s image going to {@code sink} instead. */
   public SaveSpec withSink(String name, ImageSink sink) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), sink));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store);
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes);
   }
 
+  /** How to reach object storage, for staging or images there. */
   public SaveSpec withStore(S3Settings settings) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings);
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings,
+        excludes);
   }
 
   public S3Settings store() {
@@ -123,7 +127,8 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withCodec(Codec codec) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store);
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes);
   }
 
   public SaveSpec withShardSize(long bytes) {
@@ -144,11 +149,22 @@ public final class SaveSpec implements Serializable {
       throw new IllegalArgumentException(
           "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
     }
-    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, store);
+    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, store,
+        excludes);
+  }
+
+  /** What the walk leaves out of every library. */
+  public SaveSpec withExcludes(Excludes excludes) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes);
+  }
+
+  public Excludes excludes() {
+    return excludes;
   }
 
   public SaveSpec withAllowChanging(boolean allow) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store);
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store, excludes);
   }
 
   public Map<String, Library> libraries() {

@@ -43,6 +43,11 @@ public final class StageMetrics implements java.io.Serializable {
     return new StageMetrics(stage);
   }
 
+  /** The counter of entries the operator's exclude pattern number {@code i} left out. */
+  public static String excludedBy(int i) {
+    return "excludedByPattern" + i;
+  }
+
   public static Counter counter(String name) {
     return Metrics.counter(NAMESPACE, name);
   }
