@@ -86,6 +86,18 @@ class BadInputTest {
   }
 
   @Test
+  void aUsageErrorIsOneLineWithWhatWasMeantAndWhereHelpIs() {
+    Cli typo = Cli.run("save", "--library", library, "--imag", image);
+    assertThat(typo.exit()).isEqualTo(2);
+    assertThat(typo.err().lines().toList()).containsExactly(
+        "beamsave: error: Unknown option: '--imag'; did you mean --image?",
+        "see 'beamsave save --help'");
+    Cli missing = Cli.run("verify");
+    assertThat(missing.err().lines().toList()).hasSize(2).last()
+        .isEqualTo("see 'beamsave verify --help'");
+  }
+
+  @Test
   void aPartialImageLeftByACrashedRunIsNotExtended() throws IOException {
     Files.createDirectories(image.getParent());
     Files.write(ImageWriter.partialPath(image), "left over by a killed save".getBytes());
@@ -269,5 +281,32 @@ class BadInputTest {
     byte[] b = Files.readAllBytes(file);
     b[(int) at] ^= 0x10;
     Files.write(file, b);
+  }
+
+  @Test
+  void aHistoryOfADirectoryThatIsNotThereIsAnError() {
+    Cli history = Cli.run("history", "--at", tmp.resolve("nowhere"));
+    assertThat(history.exit()).isEqualTo(1);
+    assertThat(history.err().strip())
+        .isEqualTo("beamsave: error: --at " + tmp.resolve("nowhere") + ": no such directory");
+  }
+
+  @Test
+  void anEndpointWithoutItsSchemeIsOneLine() {
+    for (String endpoint : List.of("127.0.0.1:9000", "localhost:9000")) {
+      Cli list = Cli.run("list", "--image", "s3://b/k.bsave", "--s3-endpoint", endpoint);
+      assertThat(list.exit()).isEqualTo(1);
+      assertThat(list.err().strip()).isEqualTo("beamsave: error: endpoint " + endpoint
+          + " is not a URL like http://host:port");
+    }
+  }
+
+  @Test
+  void theDemoWithoutS3LeavesOutTheObjectStorageHalfAndSaysWhereItsFilesAre() throws Exception {
+    Path work = tmp.resolve("demo");
+    Cli demo = Cli.ok("demo", "--source", library, "--work", work, "--codecs", "lz4", "--no-s3");
+    assertThat(demo.out()).doesNotContain("S3Proxy").doesNotContain("uploaded")
+        .contains("restored tree is identical")
+        .contains("the demo's files: " + work);
   }
 }

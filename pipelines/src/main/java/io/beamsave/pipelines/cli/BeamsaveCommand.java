@@ -98,6 +98,26 @@ public final class BeamsaveCommand implements Runnable {
         return EXIT_FAILURE;
       }
     }
+    // A usage error is one line naming it, what may have been meant, and where help is, not
+    // the whole usage text.
+    cli.setParameterExceptionHandler((e, given) -> {
+      CommandLine at = e.getCommandLine();
+      // A mistyped option also leaves a required one missing; the typo is the news.
+      CommandLine.ParameterException shown = e;
+      if (!(e instanceof CommandLine.UnmatchedArgumentException)
+          && !at.getUnmatchedArguments().isEmpty()) {
+        shown = new CommandLine.UnmatchedArgumentException(at, at.getUnmatchedArguments());
+      }
+      String line = "beamsave: error: " + oneLine(Printable.text(shown.getMessage()));
+      if (shown instanceof CommandLine.UnmatchedArgumentException u
+          && !u.getSuggestions().isEmpty()) {
+        line += "; did you mean " + String.join(" or ", u.getSuggestions()) + "?";
+      }
+      at.getErr().println(line);
+      at.getErr().println("see '" + at.getCommandSpec().qualifiedName() + " --help'");
+      at.getErr().flush();
+      return at.getCommandSpec().exitCodeOnInvalidInput();
+    });
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           if (Interrupts.interrupted()) {

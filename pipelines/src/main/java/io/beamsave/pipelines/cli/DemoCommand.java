@@ -63,13 +63,8 @@ final class DemoCommand implements Callable<Integer> {
       description = "Codecs to compare. Default: ${DEFAULT-VALUE}.")
   List<String> codecs;
 
-  @Option(
-      names = "--no-s3",
-      negatable = true,
-      defaultValue = "true",
-      fallbackValue = "true",
-      description = "Skip (--no-s3) the object-storage half of the demo.")
-  boolean s3 = true;
+  @Option(names = "--no-s3", description = "Skip the object-storage half of the demo.")
+  boolean noS3;
 
   @Mixin PipelineArgs pipeline;
 
@@ -102,7 +97,7 @@ final class DemoCommand implements Callable<Integer> {
     S3Settings settings = null;
     LocalS3Server server = null;
     try {
-      if (s3) {
+      if (!noS3) {
         Path root = work.resolve("s3");
         AssembleImage.deleteTree(root);
         server = LocalS3Server.start(root, "demo");
@@ -134,6 +129,14 @@ final class DemoCommand implements Callable<Integer> {
       throw new BeamsaveException("restored tree differs from " + source + ": " + diff);
     }
     out.println("restored tree is identical to " + source + " (bytes, modes, mtimes, links)");
+    long bytes;
+    try (java.util.stream.Stream<Path> all = java.nio.file.Files.walk(work)) {
+      bytes = all.filter(f -> java.nio.file.Files.isRegularFile(f,
+              java.nio.file.LinkOption.NOFOLLOW_LINKS))
+          .mapToLong(f -> f.toFile().length()).sum();
+    }
+    out.printf(Locale.ROOT, "the demo's files: %s, %s (rm -r %s removes them)%n", work,
+        io.beamsave.pipelines.runner.Sizes.human(bytes), work);
     return 0;
   }
 

@@ -34,6 +34,10 @@ final class HistoryCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (!io.beamsave.transforms.store.ObjectUri.isObject(at)
+        && !java.nio.file.Files.isDirectory(java.nio.file.Path.of(at))) {
+      throw new io.beamsave.transforms.BeamsaveException("--at " + at + ": no such directory");
+    }
     List<Ledger.Record> records = Ledger.read(at, s3.settings());
     PrintWriter out = spec.commandLine().getOut();
     if (records.isEmpty()) {

@@ -15,9 +15,15 @@ public record S3Settings(String endpoint, boolean pathStyle, String region, int 
 
   public S3Settings {
     if (endpoint != null) {
-      URI u = URI.create(endpoint);
-      if (u.getScheme() == null || u.getHost() == null) {
-        throw new IllegalArgumentException("endpoint " + endpoint + " is not a URL like http://host:port");
+      URI u;
+      try {
+        u = URI.create(endpoint);
+      } catch (IllegalArgumentException e) {
+        u = null; // "127.0.0.1:9000" is no URI at all: a scheme cannot begin with a digit.
+      }
+      if (u == null || u.getScheme() == null || u.getHost() == null) {
+        throw new IllegalArgumentException(
+            "endpoint " + endpoint + " is not a URL like http://host:port");
       }
     }
     if (maxAttempts < 1) {
