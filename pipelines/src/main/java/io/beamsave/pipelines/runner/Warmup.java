@@ -9,8 +9,8 @@ import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
 /**
  * Starts, on other threads, the slow one-time set-up a pipeline command will need, while the
  * main thread parses the command line and plans: Beam's options registry (~0.8 s of class
- * loading and proxy generation), the native bindings, ByteBuddy's code generation, the
- * DirectRunner's classes, and for an {@code s3://} location the S3 client's. Each would otherwise run one after another on the main thread while
+ * loading and proxy generation), the native bindings, ByteBuddy's code generation and the
+ * DirectRunner's classes. Each would otherwise run one after another on the main thread while
  * the second core idles. Nothing here changes what a run does; a failure is left for the run
  * itself to meet and report.
  */
@@ -32,9 +32,6 @@ public final class Warmup {
     // On Flink the DirectRunner is not used: only Beam's options are worth warming.
     boolean flink = java.util.Arrays.stream(args).anyMatch(BeamOptions::namesFlink);
     run("options", flink ? PipelineOptionsFactory::create : Warmup::runEmptyPipeline);
-    if (java.util.Arrays.stream(args).anyMatch(a -> a.startsWith("s3://"))) {
-      run("s3", io.beamsave.transforms.store.S3Store::warmUp);
-    }
     run("natives", () -> {
       Dir.effectiveUid();
       com.github.luben.zstd.Zstd.defaultCompressionLevel();

@@ -327,8 +327,20 @@ public final class Glob {
         }
       }
       at = next;
+      if (!any(at)) {
+        return at; // No position is reached: the rest of the pattern cannot match (most paths).
+      }
     }
     return at;
+  }
+
+  private static boolean any(boolean[] reached) {
+    for (boolean r : reached) {
+      if (r) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The length of the character at {@code p[i]}: a whole UTF-8 sequence, or one byte. */

@@ -11,6 +11,7 @@ import io.beamsave.transforms.store.LinkThrottle;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
@@ -63,8 +64,6 @@ public final class StoreImageSink implements ImageSink {
   static final long DONE = -2;
   /** The image's metadata naming the run that made it. */
   static final String RUN_TAG = "beamsave-run";
-  /** The most a finishing worker gathers into one part in memory. */
-  private static final long MAX_GATHERED = 1L << 30;
 
   private final String image;
   private final String staging;
@@ -168,7 +167,10 @@ public final class StoreImageSink implements ImageSink {
     Store store = store();
     LinkThrottle link = LinkThrottle.shared(linkMbps);
     int head = shard == 0 ? ImageFormat.HEADER_SIZE : 0;
-    if (uploadId != null && len + head >= MIN_PART && shard < maxShards()) {
+    if (uploadId == null) {
+      throw new IllegalStateException(image + ": written without prepare()");
+    }
+    if (len + head >= MIN_PART && shard < maxShards()) {
       byte[] data = blocks;
       int n = len;
       if (head > 0) {
@@ -180,7 +182,7 @@ public final class StoreImageSink implements ImageSink {
       byte[] md5 = store.wantsPartMd5() ? Md5.of(data, 0, n) : null;
       try {
         return new Copy(PART,
-            unquote(store.uploadPart(uri().key(), uploadId, shard + 1, data, n, md5, link)));
+            S3Store.unquote(store.uploadPart(uri().key(), uploadId, shard + 1, data, n, md5, link)));
       } catch (StoreException e) {
         if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
           return new Copy(DONE, "");
@@ -203,17 +205,19 @@ public final class StoreImageSink implements ImageSink {
       removeStaged(store);
       return store.stat(key).map(Store.Stat::size).orElseThrow();
     }
-    String upload = uploadId != null ? uploadId
-        : store.createMultipart(key, "application/octet-stream", Map.of());
+    if (uploadId == null) {
+      throw new IllegalStateException(image + ": finished without prepare()");
+    }
     Map<Integer, Store.Part> sent = new HashMap<>();
     if (shards.stream().anyMatch(s -> s.copy().where() == PART)) {
-      for (Store.Part p : store.parts(key, upload)) {
+      for (Store.Part p : store.parts(key, uploadId)) {
         sent.put(p.number(), p);
       }
     }
+    List<WrittenShard> chosen = keep(shards, sent);
     List<WrittenShard> direct = new ArrayList<>();
     List<WrittenShard> staged = new ArrayList<>();
-    for (WrittenShard s : keep(shards, sent)) {
+    for (WrittenShard s : chosen) {
       (s.copy().where() == PART ? direct : staged).add(s);
     }
 
@@ -237,25 +241,15 @@ public final class StoreImageSink implements ImageSink {
     for (WrittenShard s : staged.subList(inHead, staged.size())) {
       pos = place(at, s, pos);
     }
-    List<Kept> kept = new ArrayList<>(at.size());
-    for (WrittenShard s : direct) {
-      kept.add(new Kept(s, at.get(s.shard())));
-    }
-    for (WrittenShard s : staged) {
-      kept.add(new Kept(s, at.get(s.shard())));
-    }
-    kept.sort(java.util.Comparator.comparingInt(k -> k.copy().shard()));
+    List<Kept> kept = chosen.stream().map(s -> new Kept(s, at.get(s.shard()))).toList();
     byte[] tail = ImageWriter.tail(CatalogCodec.encode(catalog.apply(kept)), codec, blockSize,
         pos);
     long length = pos + tail.length;
 
     int next = direct.isEmpty() ? 1 : direct.get(direct.size() - 1).shard() + 2;
+    // maxShards() leaves at least 1,000 numbers for these parts.
     long chunk = Math.max(MIN_PART, -Math.floorDiv(-(length - tailStart), MAX_PARTS - next + 1L));
-    if (next > MAX_PARTS || chunk > MAX_GATHERED) {
-      throw new BeamsaveException(image + ": " + (direct.size() + staged.size())
-          + " shards do not fit S3's 10,000 parts; save it with a larger --shard-size");
-    }
-    try (Assembly a = new Assembly(store, key, upload)) {
+    try (Assembly a = new Assembly(store, key, uploadId)) {
       if (headLength > 0) {
         a.write(ImageFormat.header());
         for (WrittenShard s : staged.subList(0, inHead)) {
@@ -265,8 +259,7 @@ public final class StoreImageSink implements ImageSink {
         a.send(1);
       }
       for (WrittenShard s : direct) {
-        Store.Part p = sent.get(s.shard() + 1);
-        a.sent(new Store.Part(p.number(), p.etag(), p.size()));
+        a.sent(sent.get(s.shard() + 1));
       }
       if (direct.isEmpty()) {
         a.write(ImageFormat.header());
@@ -331,18 +324,9 @@ public final class StoreImageSink implements ImageSink {
   /** Whether the part in the upload holds copy {@code s}: its length and its ETag. */
   private static boolean holds(Store.Part part, WrittenShard s) {
     long length = s.storedLength() + (s.shard() == 0 ? ImageFormat.HEADER_SIZE : 0);
-    String etag = unquote(part.etag());
+    String etag = S3Store.unquote(part.etag());
     return part.size() == length
         && (etag.isEmpty() || s.copy().tag().isEmpty() || etag.equalsIgnoreCase(s.copy().tag()));
-  }
-
-  private static String unquote(String etag) {
-    if (etag == null) {
-      return "";
-    }
-    return etag.length() >= 2 && etag.startsWith("\"") && etag.endsWith("\"")
-        ? etag.substring(1, etag.length() - 1)
-        : etag;
   }
 
   /** The parts finishing sends or names, and the completion of the upload. */
@@ -423,14 +407,14 @@ public final class StoreImageSink implements ImageSink {
         }
       }
       Store.Stat made = store.stat(key).orElse(null);
-      if (made == null || (runTag != null && !runTag.equals(made.metadata().get(RUN_TAG)))) {
+      if (made == null || !runTag.equals(made.metadata().get(RUN_TAG))) {
         return "the completed upload is not at its key";
       }
       if (made.size() != length) {
         return "assembled " + made.size() + " bytes, expected " + length;
       }
       String expected = Md5.multipartEtagOf(done.stream().map(Store.Part::etag).toList());
-      for (String tag : new String[] {unquote(etag), made.etag()}) {
+      for (String tag : new String[] {etag, made.etag()}) {
         if (expected != null && tag.contains("-") && !tag.equalsIgnoreCase(expected)) {
           return "the completed object's ETag " + tag + " is not that of the parts kept ("
               + expected + "): a part was replaced meanwhile";

@@ -46,7 +46,7 @@ public final class Md5 {
   public static String multipartEtagOf(List<String> partEtags) {
     List<byte[]> md5s = new java.util.ArrayList<>(partEtags.size());
     for (String tag : partEtags) {
-      String t = tag == null ? "" : tag.replace("\"", "");
+      String t = S3Store.unquote(tag);
       if (!isPlainMd5(t)) {
         return null;
       }

@@ -65,15 +65,6 @@ public final class S3Store implements Store {
     return new S3Store(settings, root.bucket(), root.key());
   }
 
-  /**
-   * Builds and drops a client of no use, so that what every first client costs once per JVM
-   * (the SDK's classes, its HTTP client, the JDK's trust store) is paid on the thread that calls
-   * this, while another does other start-up work.
-   */
-  public static void warmUp() {
-    newClient(new S3Settings(null, false, "us-east-1", 1)).close();
-  }
-
   private static S3Client newClient(S3Settings s) {
     var b =
         S3Client.builder()
@@ -449,7 +440,8 @@ public final class S3Store implements Store {
         () -> s3.abortMultipartUpload(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)));
   }
 
-  static String unquote(String etag) {
+  /** An ETag without the quotes S3 puts around it; empty for none. */
+  public static String unquote(String etag) {
     if (etag == null) {
       return "";
     }
