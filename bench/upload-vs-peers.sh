@@ -32,7 +32,7 @@ clean() {
 run_beamsave() {
   clean
   # shellcheck disable=SC2086
-  seconds "${client_cmd[@]}" "$here/beamsave" upload --image "$image" --to s3://bench/beamsave.bsave \
+  seconds "${client_cmd[@]}" "$here/beamsave" upload --from "$image" --to s3://bench/beamsave.bsave \
     --s3-endpoint "$endpoint" --quiet ${BEAMSAVE_UPLOAD_OPTS:-}
 }
 run_aws() {

@@ -159,7 +159,7 @@ class BadInputTest {
 
       Cli kept =
           Cli.ok("save", "--library", library, "--image", image, "--allow-changing", "--quiet");
-      assertThat(kept.out()).contains("changed while being saved");
+      assertThat(kept.err()).contains("changed while being saved");
     } finally {
       stop.set(true);
       writer.join();

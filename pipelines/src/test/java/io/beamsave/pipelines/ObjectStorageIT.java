@@ -58,8 +58,8 @@ class ObjectStorageIT {
     Path out = dir.resolve("upload.out");
     Path err = dir.resolve("upload.err");
     // 40 Mbit/s: 5 MB/s, so the upload takes several seconds and can be killed in the middle.
-    Process upload = LauncherIT.start(env, List.of(), out, err, "upload", "--image", image,
-        "--to", key, "--part-size", "5MiB", "--parallel-parts", "1", "--link-mbps", "40",
+    Process upload = LauncherIT.start(env, List.of(), out, err, "upload", "--from", image,
+        "--to", key, "--part-size", "5MiB", "--parallel", "1", "--link-mbps", "40",
         "--quiet");
     // Parts land on the server's disk as <name>-<n> in a .mpus-* directory once whole.
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
@@ -74,7 +74,7 @@ class ObjectStorageIT {
     assertThat(mpuDirectories()).as("the interrupted upload, kept for --resume").hasSize(1);
     assertThat(store.stat(ImageUpload.stateObject(key).key())).isPresent();
 
-    LauncherIT.Run resume = LauncherIT.beamsave(env, List.of(), "upload", "--image", image,
+    LauncherIT.Run resume = LauncherIT.beamsave(env, List.of(), "upload", "--from", image,
         "--to", key, "--part-size", "5MiB", "--resume", "--quiet");
     assertThat(resume.exit()).as(resume.err()).isZero();
     assertThat(resume.out()).containsPattern("\\(\\d+ already stored, kept\\)");

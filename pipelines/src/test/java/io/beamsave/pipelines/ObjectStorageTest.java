@@ -141,7 +141,7 @@ class ObjectStorageTest {
   @Test
   void uploadsWithTransferCompressionAndReadsItBackEveryWay() throws Exception {
     int port = server.port();
-    Cli up = ok(port, "upload", "--image", image, "--to", "s3://backups/zlib/payroll.bsave",
+    Cli up = ok(port, "upload", "--from", image, "--to", "s3://backups/zlib/payroll.bsave",
         "--transfer-codec", "zlib:6", "--part-size", "5MiB", "--quiet");
     assertThat(up.out()).contains("zlib:6");
     ok(port, "verify", "--image", "s3://backups/zlib/payroll.bsave", "--quiet");
@@ -151,9 +151,9 @@ class ObjectStorageTest {
     ok(port, "restore", "--image", "s3://backups/zlib/payroll.bsave", "--target", target, "--quiet");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
     Path back = dir.resolve("back-zlib.bsave");
-    ok(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--image", back, "--quiet");
+    ok(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--to", back, "--quiet");
     assertThat(Files.mismatch(back, image)).isEqualTo(-1);
-    Cli again = run(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--image", back);
+    Cli again = run(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--to", back);
     assertThat(again.exit()).isEqualTo(1);
     assertThat(again.err().strip()).isEqualTo("beamsave: error: " + back + " exists; use --overwrite to replace it");
     assertThat(ok(port, "history", "--at", "s3://backups/zlib").out())
@@ -162,7 +162,7 @@ class ObjectStorageTest {
 
   @Test
   void listAndSingleFileRestoreFetchOnlyWhatTheyNeed() throws Exception {
-    ok(server.port(), "upload", "--image", image, "--to", "s3://backups/ranged/payroll.bsave", "--quiet");
+    ok(server.port(), "upload", "--from", image, "--to", "s3://backups/ranged/payroll.bsave", "--quiet");
     long size = Files.size(image);
     try (FaultProxy counting = new FaultProxy(server.port(), 0, 1)) {
       ok(counting.port(), "list", "--image", "s3://backups/ranged/payroll.bsave");
@@ -181,10 +181,10 @@ class ObjectStorageTest {
   void uploadDownloadAndRestoreSurviveAFlakyNetwork() throws Exception {
     try (FaultProxy flaky = new FaultProxy(server.port(), 0.25, 99)) {
       int port = flaky.port();
-      ok(port, "upload", "--image", image, "--to", "s3://backups/flaky/payroll.bsave",
-          "--part-size", "5MiB", "--parallel-parts", "3", "--quiet");
+      ok(port, "upload", "--from", image, "--to", "s3://backups/flaky/payroll.bsave",
+          "--part-size", "5MiB", "--parallel", "3", "--quiet");
       Path back = dir.resolve("back-flaky.bsave");
-      ok(port, "download", "--from", "s3://backups/flaky/payroll.bsave", "--image", back, "--quiet");
+      ok(port, "download", "--from", "s3://backups/flaky/payroll.bsave", "--to", back, "--quiet");
       assertThat(Files.mismatch(back, image)).isEqualTo(-1);
       Path target = dir.resolve("restored-flaky");
       ok(port, "restore", "--image", "s3://backups/flaky/payroll.bsave", "--target", target, "--quiet");
@@ -196,7 +196,7 @@ class ObjectStorageTest {
   @Test
   void aByteChangedOnTheServersDiskIsCaughtByVerifyAndRestore() throws Exception {
     int port = server.port();
-    ok(port, "upload", "--image", image, "--to", "s3://backups/rot/payroll.bsave", "--quiet");
+    ok(port, "upload", "--from", image, "--to", "s3://backups/rot/payroll.bsave", "--quiet");
     Path stored = server.file(BUCKET, "rot/payroll.bsave");
     try (var ch = java.nio.channels.FileChannel.open(stored, StandardOpenOption.READ,
         StandardOpenOption.WRITE)) {
@@ -216,7 +216,7 @@ class ObjectStorageTest {
 
   @Test
   void aMissingBucketOrImageOrServerIsOneClearLine() {
-    Cli noBucket = run(server.port(), "upload", "--image", image, "--to", "s3://nowhere/x.bsave");
+    Cli noBucket = run(server.port(), "upload", "--from", image, "--to", "s3://nowhere/x.bsave");
     assertThat(noBucket.exit()).isEqualTo(1);
     assertThat(noBucket.err().strip()).isEqualTo("beamsave: error: s3://nowhere/x.bsave: no such bucket");
     Cli noImage = run(server.port(), "list", "--image", "s3://backups/none.bsave");
@@ -226,7 +226,7 @@ class ObjectStorageTest {
     assertThat(noServer.err().strip())
         .isEqualTo("beamsave: error: s3://backups/x.bsave: cannot connect to http://127.0.0.1:1"
             + " (gave up after 8 attempts)");
-    Cli badUri = Cli.run("download", "--from", "s3://x/y", "--image", dir.resolve("z"));
+    Cli badUri = Cli.run("download", "--from", "s3://x/y", "--to", dir.resolve("z"));
     assertThat(badUri.err().strip()).isEqualTo("beamsave: error: s3://x/y: 'x' is not a valid bucket name");
   }
 }

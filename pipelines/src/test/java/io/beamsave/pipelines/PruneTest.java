@@ -107,7 +107,7 @@ class PruneTest {
     S3Store store = S3Store.at(server.settings(), new ObjectUri("keep", ""));
     String[] stamps = {"20261101T020000Z", "20261102T020000Z", "20261103T020000Z"};
     for (String s : stamps) {
-      Cli.ok("upload", "--image", image, "--to", "s3://keep/n/payroll-" + s + ".bsave", "--quiet",
+      Cli.ok("upload", "--from", image, "--to", "s3://keep/n/payroll-" + s + ".bsave", "--quiet",
           "--s3-endpoint", server.endpoint());
     }
     // Someone is re-uploading the oldest image right now.

@@ -17,12 +17,27 @@ import picocli.CommandLine.ScopeType;
     name = "beamsave",
     mixinStandardHelpOptions = true,
     version = "beamsave 0.1.0",
+    footer = {
+      "%nExamples:",
+      "  beamsave demo                       # the whole cycle on a sample tree",
+      "  beamsave save --library /srv/data --image /backup/data-{utc}.bsave",
+      "  beamsave images --at /backup",
+      "  beamsave verify /backup/latest",
+      "  beamsave restore /backup/latest --target /srv/restored",
+      "  beamsave save --help                # every option of a command, with examples"
+    },
     description = {
       "Saves libraries (directory trees) into compressed, self-describing save images with an"
           + " Apache Beam pipeline, and restores, verifies and lists them.",
       "",
       "Pipeline commands accept Beam options after '--', e.g."
           + " '-- --runner=DirectRunner --targetParallelism=2'."
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      "0:success",
+      "1:failure (bad input, a damaged image, an I/O error), named in one line on stderr",
+      "2:usage error (an unknown option, a missing argument)"
     },
     // Subcommands are added in execute(): see SUBCOMMANDS.
     subcommands = {})
@@ -40,6 +55,7 @@ public final class BeamsaveCommand implements Runnable {
       RestoreCommand.class,
       VerifyCommand.class,
       ListCommand.class,
+      ImagesCommand.class,
       UploadCommand.class,
       DownloadCommand.class,
       HistoryCommand.class,
@@ -64,7 +80,24 @@ public final class BeamsaveCommand implements Runnable {
       description = "Print stack traces with errors, and Beam's own log messages.")
   boolean verbose;
 
+  @Option(
+      names = {"-q", "--quiet"},
+      scope = ScopeType.INHERIT,
+      description = "Print no progress, only results, warnings and errors.")
+  boolean quiet;
+
+  /**
+   * What followed {@code --} on the command line: Beam's pipeline options. They are split off
+   * before picocli parses the rest, so an image can be given positionally before them.
+   */
+  java.util.List<String> beamArgs = java.util.List.of();
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** The top-level command of the command line that {@code command} belongs to. */
+  static BeamsaveCommand of(CommandLine.Model.CommandSpec command) {
+    return (BeamsaveCommand) command.root().userObject();
+  }
 
   @Override
   public void run() {
@@ -84,9 +117,6 @@ public final class BeamsaveCommand implements Runnable {
     boolean verbose = java.util.Arrays.asList(args).contains("--verbose")
         || java.util.Arrays.asList(args).contains("-v");
     configureLogging(verbose);
-    CommandLine cli = commandLine(args);
-    cli.setOut(out);
-    cli.setErr(err);
     for (String a : args) {
       if (a.indexOf('\uFFFD') >= 0) {
         // The JVM decodes its arguments with the locale's charset before beamsave sees them,
@@ -98,25 +128,29 @@ public final class BeamsaveCommand implements Runnable {
         return EXIT_FAILURE;
       }
     }
+    int dashes = java.util.Arrays.asList(args).indexOf("--");
+    java.util.List<String> beamArgs = dashes < 0 ? java.util.List.of()
+        : java.util.List.of(args).subList(dashes + 1, args.length);
+    args = dashes < 0 ? args : java.util.Arrays.copyOf(args, dashes);
+    CommandLine cli = commandLine(args);
+    ((BeamsaveCommand) cli.getCommand()).beamArgs = beamArgs;
+    cli.setOut(out);
+    cli.setErr(err);
     // A usage error is one line naming it, what may have been meant, and where help is, not
     // the whole usage text.
-    cli.setParameterExceptionHandler((e, given) -> {
-      CommandLine at = e.getCommandLine();
-      // A mistyped option also leaves a required one missing; the typo is the news.
-      CommandLine.ParameterException shown = e;
-      if (!(e instanceof CommandLine.UnmatchedArgumentException)
-          && !at.getUnmatchedArguments().isEmpty()) {
-        shown = new CommandLine.UnmatchedArgumentException(at, at.getUnmatchedArguments());
+    cli.setParameterExceptionHandler((e, given) -> usageError(e));
+    cli.setExecutionStrategy(parsed -> {
+      CommandLine.ParseResult last = parsed;
+      while (last.hasSubcommand()) {
+        last = last.subcommand();
       }
-      String line = "beamsave: error: " + oneLine(Printable.text(shown.getMessage()));
-      if (shown instanceof CommandLine.UnmatchedArgumentException u
-          && !u.getSuggestions().isEmpty()) {
-        line += "; did you mean " + String.join(" or ", u.getSuggestions()) + "?";
+      if (!beamArgs.isEmpty() && last.commandSpec().mixins().get("pipeline") == null
+          && last.commandSpec().userObject() instanceof java.util.concurrent.Callable<?>) {
+        throw new CommandLine.ParameterException(last.commandSpec().commandLine(),
+            "'" + last.commandSpec().name() + "' runs no pipeline and takes no Beam options"
+                + " after '--'");
       }
-      at.getErr().println(line);
-      at.getErr().println("see '" + at.getCommandSpec().qualifiedName() + " --help'");
-      at.getErr().flush();
-      return at.getCommandSpec().exitCodeOnInvalidInput();
+      return new CommandLine.RunLast().execute(parsed);
     });
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
@@ -124,12 +158,23 @@ public final class BeamsaveCommand implements Runnable {
             // What broke was broken on purpose; the signal handler reports and exits.
             return EXIT_FAILURE;
           }
+          if (e instanceof CommandLine.ParameterException usage) {
+            return usageError(usage);
+          }
           RuntimeException shown = e instanceof BeamsaveException ? (BeamsaveException) e
               : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
               : Job.translate(e);
           // Escaped before it is cut to one line: a name's newline must not end the message.
-          commandLine.getErr().println(
-              "beamsave: error: " + oneLine(Printable.text(shown.getMessage())));
+          String message = oneLine(Printable.text(shown.getMessage()));
+          commandLine.getErr().println("beamsave: error: " + message);
+          if (commandLine.getCommandSpec().mixins().get("json") != null
+              && ((JsonOutput) commandLine.getCommandSpec().mixins().get("json").userObject())
+                  .on()) {
+            java.util.Map<String, Object> error = JsonOutput.object("error");
+            error.put("message", message);
+            commandLine.getOut().println(JsonOutput.text(error));
+            commandLine.getOut().flush();
+          }
           if (verbose) {
             StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));
@@ -154,6 +199,29 @@ public final class BeamsaveCommand implements Runnable {
       SUBCOMMANDS.values().forEach(cli::addSubcommand);
     }
     return cli;
+  }
+
+  /**
+   * A usage error is one line naming it, what may have been meant, and where help is, not the
+   * whole usage text.
+   */
+  private static int usageError(CommandLine.ParameterException e) {
+    CommandLine at = e.getCommandLine();
+    // A mistyped option also leaves a required one missing; the typo is the news.
+    CommandLine.ParameterException shown = e;
+    if (!(e instanceof CommandLine.UnmatchedArgumentException)
+        && !at.getUnmatchedArguments().isEmpty()) {
+      shown = new CommandLine.UnmatchedArgumentException(at, at.getUnmatchedArguments());
+    }
+    String line = "beamsave: error: " + oneLine(Printable.text(shown.getMessage()));
+    if (shown instanceof CommandLine.UnmatchedArgumentException u
+        && !u.getSuggestions().isEmpty()) {
+      line += "; did you mean " + String.join(" or ", u.getSuggestions()) + "?";
+    }
+    at.getErr().println(line);
+    at.getErr().println("see '" + at.getCommandSpec().qualifiedName() + " --help'");
+    at.getErr().flush();
+    return at.getCommandSpec().exitCodeOnInvalidInput();
   }
 
   private static String oneLine(String message) {

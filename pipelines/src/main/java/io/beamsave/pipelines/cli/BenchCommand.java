@@ -13,6 +13,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave bench --library /srv/data --runs 3 --out /tmp/bench",
+      "%n" + PipelineArgs.BEAM_OPTIONS_HELP
+    },
     description = {
       "Save a library with each codec, --runs times (interleaved), and print each run's"
           + " duration, the average, image size, ratio and save rate, like IBM's SAVLIB DTACPR"

@@ -11,6 +11,10 @@ import picocli.CommandLine.Command;
 @Command(
     name = "codecs",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave codecs"
+    },
     description = "List the codecs and the IBM i SAVLIB DTACPR names mapped to them.")
 final class CodecsCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

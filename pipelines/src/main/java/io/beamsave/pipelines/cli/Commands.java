@@ -11,6 +11,31 @@ import java.nio.file.Path;
 final class Commands {
   private Commands() {}
 
+  /** Warns that {@code old} is the former name of {@code now}. */
+  static void deprecated(picocli.CommandLine.Model.CommandSpec spec, String old, String now) {
+    spec.commandLine().getErr().println(
+        "beamsave: warning: " + old + " is deprecated; use " + now);
+    spec.commandLine().getErr().flush();
+  }
+
+  /** Fails as a usage error unless the option {@code name} was given ({@code value} not null). */
+  static void require(picocli.CommandLine.Model.CommandSpec spec, Object value, String name) {
+    if (value == null) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "Missing required option: '" + name + "'");
+    }
+  }
+
+  /** Where a command without a pipeline shows progress: stderr, or nowhere with -q. */
+  static java.io.PrintWriter progress(picocli.CommandLine.Model.CommandSpec spec) {
+    if (BeamsaveCommand.of(spec).quiet) {
+      return null;
+    }
+    boolean tty = System.console() != null;
+    return io.beamsave.pipelines.runner.ProgressOutput.text(spec.commandLine().getErr(), tty,
+        tty ? 1 : 10);
+  }
+
   /**
    * The library and codec of a local image; fails with one line unless {@code image} is a
    * complete image (header, trailer, start of the catalog).

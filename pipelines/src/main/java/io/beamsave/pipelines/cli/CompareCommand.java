@@ -15,6 +15,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "compare",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave compare --library /srv/data --to s3://bench/compare --link-mbps 100,1000 --out /tmp/compare",
+      "%n" + PipelineArgs.BEAM_OPTIONS_HELP
+    },
     description = {
       "Measure, per codec, run and link speed, how long it takes to get a library into object"
           + " storage: raw save + raw transfer (baseline), raw save + compress in transfer (IBM"

@@ -34,6 +34,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "demo",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave demo",
+      "  beamsave demo --no-s3 --work /tmp/beamsave-demo",
+      "%n" + PipelineArgs.BEAM_OPTIONS_HELP
+    },
     description = {
       "Run the whole cycle on embedded defaults: save --source with each of --codecs and print"
           + " the comparison table; start a local S3 server (S3Proxy, under --work), upload the"

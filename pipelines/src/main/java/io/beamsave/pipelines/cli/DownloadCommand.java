@@ -20,6 +20,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "download",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave download --from s3://backups/data.bsave --to /tmp/data.bsave",
+      "  beamsave download --from s3://backups/nightly/data/latest --to /tmp/data.bsave --overwrite"
+    },
     description =
         "Download an image from object storage with parallel ranged GETs, undoing transfer"
             + " compression. The file appears only once complete and checked (length, MD5 where"
@@ -29,11 +34,16 @@ final class DownloadCommand implements Callable<Integer> {
       description = "The stored image.")
   String from;
 
-  @Option(names = "--image", paramLabel = "PATH", required = true,
-      description = "The image file to write.")
+  @Option(names = "--to", paramLabel = "PATH", description = "The image file to write (required).")
   Path image;
 
-  @Option(names = "--overwrite", description = "Replace an existing file at --image.")
+  @Option(names = "--image", paramLabel = "PATH", hidden = true)
+  void deprecatedImage(Path p) {
+    Commands.deprecated(spec, "--image", "--to");
+    image = p;
+  }
+
+  @Option(names = "--overwrite", description = "Replace an existing file at --to.")
   boolean overwrite;
 
   @Option(
@@ -43,15 +53,14 @@ final class DownloadCommand implements Callable<Integer> {
       description = "Ranges fetched at once (1-64). Default: ${DEFAULT-VALUE}.")
   int parallel;
 
-  @Option(names = "--quiet", description = "Do not print progress lines.")
-  boolean quiet;
-
   @Mixin S3Args s3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws IOException {
+    Commands.require(spec, image, "--to");
+    from = io.beamsave.pipelines.retention.StoredImages.resolveLatest(from, s3.settings());
     ObjectUri uri = ObjectUri.parse(from, false);
     if (parallel < 1 || parallel > 64) {
       throw new BeamsaveException("--parallel must be between 1 and 64");
@@ -65,7 +74,7 @@ final class DownloadCommand implements Callable<Integer> {
     Path incoming = overwrite ? target.resolveSibling(target.getFileName() + ".incoming") : target;
     ImageDownload.Result r;
     try (TransferProgress progress =
-        new TransferProgress("downloaded", 0, quiet ? null : spec.commandLine().getErr())) {
+        new TransferProgress("downloaded", 0, Commands.progress(spec))) {
       r = ImageDownload.download(Stores.bucketOf(uri, s3.settings()), uri, incoming, parallel, progress);
     }
     if (incoming != target) {

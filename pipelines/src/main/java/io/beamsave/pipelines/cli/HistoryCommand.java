@@ -17,16 +17,25 @@ import picocli.CommandLine.Option;
 @Command(
     name = "history",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave history --at /backup",
+      "  beamsave history --at s3://backups/nightly --json | jq 'select(.kind==\"save\")'"
+    },
     description =
-        "Print the run ledger kept beside images (one record per save and upload: library,"
-            + " codec, strategy, start, duration, raw and stored bytes, where), oldest first.")
+        "Print the run ledgers kept beside images (one record per save and upload: library,"
+            + " codec, strategy, start, duration, raw and stored bytes, where), oldest first,"
+            + " from every ledger at any depth under --at.")
 final class HistoryCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
   @Option(names = "--at", paramLabel = "DIR|s3://BUCKET/PREFIX", required = true,
-      description = "The directory or prefix holding the images (and their beamsave-ledger/).")
+      description = "The directory or prefix holding the images: the ledgers (beamsave-ledger/"
+          + " beside each set of images) are found at any depth beneath it.")
   String at;
+
+  @Mixin JsonOutput json;
 
   @Mixin S3Args s3;
 
@@ -38,8 +47,16 @@ final class HistoryCommand implements Callable<Integer> {
         && !java.nio.file.Files.isDirectory(java.nio.file.Path.of(at))) {
       throw new io.beamsave.transforms.BeamsaveException("--at " + at + ": no such directory");
     }
-    List<Ledger.Record> records = Ledger.read(at, s3.settings());
+    List<Ledger.Record> records = Ledger.readBeneath(at, s3.settings());
     PrintWriter out = spec.commandLine().getOut();
+    if (json.on()) {
+      for (Ledger.Record r : records) {
+        java.util.Map<String, Object> m = JsonOutput.object("run");
+        m.putAll(r.toJson());
+        json.emit(m);
+      }
+      return 0;
+    }
     if (records.isEmpty()) {
       out.println("no runs recorded at " + at);
       return 0;

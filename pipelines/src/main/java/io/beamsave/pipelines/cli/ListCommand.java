@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -20,6 +21,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "list",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave list /backup/data.bsave",
+      "  beamsave list s3://backups/nightly/data/latest --json | jq -r 'select(.type==\"entry\") | .path'"
+    },
     description =
         "List the entries of an image (type, mode, size, mtime in UTC, path). Reads only the"
             + " trailer and the catalog.")
@@ -28,6 +34,8 @@ final class ListCommand implements Callable<Integer> {
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
   @Mixin ImageArgs image;
+
+  @Mixin JsonOutput json;
 
   /**
    * Seconds since the epoch in UTC, for any value a catalog may hold: past the years Java's
@@ -44,6 +52,54 @@ final class ListCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** An entry as JSON: its name as text, and as base64 too where it is not valid UTF-8. */
+  static Map<String, Object> entry(Entry e) {
+    Map<String, Object> m = JsonOutput.object("entry");
+    putName(m, "path", e.path().bytes());
+    m.put("entryType", switch (e.type()) {
+      case FILE -> "file";
+      case DIRECTORY -> "dir";
+      case SYMLINK -> "symlink";
+    });
+    m.put("mode", String.format("%04o", e.mode()));
+    m.put("uid", e.uid());
+    m.put("gid", e.gid());
+    m.put("size", e.size());
+    m.put("mtime", isoTime(e.mtimeSeconds(), e.mtimeNanos()));
+    m.put("mtimeSeconds", e.mtimeSeconds());
+    m.put("mtimeNanos", e.mtimeNanos());
+    m.put("changed", e.changed());
+    if (e.linkTarget() != null) {
+      putName(m, "linkTarget", e.linkTarget().bytes());
+    }
+    return m;
+  }
+
+  /**
+   * {@code name} as a JSON string where it is UTF-8; else as 'list' prints it (\xNN for the
+   * bytes that are not) with the exact bytes in {@code <key>Base64}.
+   */
+  static void putName(Map<String, Object> m, String key, byte[] name) {
+    try {
+      m.put(key, java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+          .decode(java.nio.ByteBuffer.wrap(name)).toString());
+    } catch (java.nio.charset.CharacterCodingException notUtf8) {
+      m.put(key, io.beamsave.transforms.Printable.bytes(name));
+      m.put(key + "Base64", java.util.Base64.getEncoder().encodeToString(name));
+    }
+  }
+
+  /** RFC 3339 UTC with nanoseconds, or null past the years Java's clock reaches. */
+  static String isoTime(long seconds, int nanos) {
+    try {
+      return Instant.ofEpochSecond(seconds, nanos).toString();
+    } catch (java.time.DateTimeException outOfRange) {
+      return null;
+    }
+  }
+
   @Override
   public Integer call() {
     Catalog c;
@@ -51,6 +107,24 @@ final class ListCommand implements Callable<Integer> {
       c = ref.readCatalog();
     }
     PrintWriter out = spec.commandLine().getOut();
+    if (json.on()) {
+      Map<String, Object> head = JsonOutput.object("image");
+      head.put("image", image.image());
+      head.put("library", c.library());
+      head.put("codec", c.codecSpec());
+      head.put("created", Instant.ofEpochMilli(c.createdMillis()).toString());
+      head.put("entries", c.entries().size());
+      head.put("files", c.fileCount());
+      head.put("rawBytes", c.rawBytes());
+      head.put("shards", c.shards().size());
+      head.put("blockSize", c.blockSize());
+      head.put("shardSize", c.shardSize());
+      json.emit(head);
+      for (Entry e : c.entries()) {
+        json.emit(entry(e));
+      }
+      return 0;
+    }
     out.printf(
         Locale.ROOT,
         "library %s, codec %s, saved %s UTC, %d entries, %d shards%n",

@@ -1,32 +1,61 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.BeamOptions;
+import io.beamsave.pipelines.runner.ProgressOutput;
 import java.io.PrintWriter;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptions;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** Options every pipeline command shares: Beam options after {@code --}, and {@code --quiet}. */
+/**
+ * What every pipeline command shares: the Beam options after {@code --} (split off by {@link
+ * BeamsaveCommand#execute}), and where progress goes.
+ */
 final class PipelineArgs {
-  @Option(names = "--quiet", description = "Do not print progress lines.")
-  boolean quiet;
+  /** Told in every pipeline command's help, since picocli never sees them. */
+  static final String BEAM_OPTIONS_HELP =
+      "Beam pipeline options follow '--', e.g. '-- --runner=FlinkRunner"
+          + " --flinkMaster=host:8081' or '-- --targetParallelism=2'. Default: the DirectRunner"
+          + " with one worker per core and its checks off.";
 
-  @Parameters(
-      paramLabel = "BEAM_OPTIONS",
-      arity = "0..*",
+  @Option(
+      names = "--progress-interval",
+      paramLabel = "SECONDS",
       description =
-          "Beam pipeline options, after '--': e.g. --runner=DirectRunner --targetParallelism=2."
-              + " Defaults: one worker per core, DirectRunner checks off.")
-  List<String> beamArgs = new ArrayList<>();
+          "How often progress is shown: default 1 on a terminal (a bar, redrawn), 10 elsewhere"
+              + " (a line each time), and with --json a JSON line each time.")
+  Double progressInterval;
 
-  PipelineOptions options() {
-    return BeamOptions.parse(beamArgs);
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
+
+  List<String> beamArgs() {
+    return BeamsaveCommand.of(command).beamArgs;
   }
 
-  /** Where progress goes: stderr, or nowhere with {@code --quiet}. */
+  PipelineOptions options() {
+    return BeamOptions.parse(beamArgs());
+  }
+
+  /** Where progress goes: to {@code err}, as JSON lines to {@code out} with --json, or nowhere. */
   PrintWriter progress(PrintWriter err) {
-    return quiet ? null : err;
+    return progress(err, null);
+  }
+
+  PrintWriter progress(PrintWriter err, JsonOutput json) {
+    if (BeamsaveCommand.of(command).quiet) {
+      return null;
+    }
+    if (json != null && json.on()) {
+      return ProgressOutput.json(json.out(), interval(false));
+    }
+    boolean tty = System.console() != null;
+    return ProgressOutput.text(err, tty, interval(tty));
+  }
+
+  private double interval(boolean tty) {
+    return progressInterval != null ? Math.max(0.05, progressInterval) : tty ? 1 : 10;
   }
 }

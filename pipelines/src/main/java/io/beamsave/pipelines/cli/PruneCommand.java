@@ -20,6 +20,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "prune",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave prune --at s3://backups/nightly --keep-last 7 --keep-daily 14 --keep-weekly 8",
+      "  beamsave prune --at /backup --keep-last 3 --yes"
+    },
     description = {
       "Remove old images under a directory or prefix, keeping the newest --keep-last of each"
           + " series, the newest of each of the last --keep-daily days and --keep-weekly ISO"
@@ -56,6 +61,8 @@ final class PruneCommand implements Callable<Integer> {
 
   @Mixin S3Args s3;
 
+  @Mixin JsonOutput json;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -69,7 +76,15 @@ final class PruneCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());
     if (series.isEmpty()) {
-      out.println("no images under " + at);
+      if (json.on()) {
+        java.util.Map<String, Object> m = JsonOutput.object("summary");
+        m.put("deleted", yes);
+        m.put("images", 0);
+        m.put("bytes", 0);
+        json.emit(m);
+      } else {
+        out.println("no images under " + at);
+      }
       return 0;
     }
     int gone = 0;
@@ -94,11 +109,28 @@ final class PruneCommand implements Callable<Integer> {
           gone++;
           freed += i.bytes();
         }
+        if (json.on()) {
+          java.util.Map<String, Object> m = JsonOutput.object("decision");
+          m.put("action", action);
+          m.put("image", i.uri());
+          m.put("series", i.series());
+          m.put("time", i.time().toString());
+          m.put("bytes", i.bytes());
+          m.put("reasons", why.isEmpty() ? List.of() : List.of(why.split(", ")));
+          json.emit(m);
+          continue;
+        }
         out.printf(Locale.ROOT, "%-7s  %s  %10s  %s%s%n", action, TIME.format(i.time()),
             Sizes.human(i.bytes()), i.uri(), why.isEmpty() ? "" : "  (" + why + ")");
       }
     }
-    if (yes) {
+    if (json.on()) {
+      java.util.Map<String, Object> m = JsonOutput.object("summary");
+      m.put("deleted", yes);
+      m.put("images", gone);
+      m.put("bytes", freed);
+      json.emit(m);
+    } else if (yes) {
       out.printf(Locale.ROOT, "deleted %d image(s), %s%n", gone, Sizes.human(freed));
     } else {
       out.printf(Locale.ROOT, "would delete %d image(s), %s; run again with --yes to delete%n",

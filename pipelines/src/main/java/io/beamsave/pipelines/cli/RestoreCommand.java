@@ -18,6 +18,13 @@ import picocli.CommandLine.Option;
 @Command(
     name = "restore",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave restore /backup/data.bsave --target /srv/restored",
+      "  beamsave restore s3://backups/nightly/data/latest --target /tmp/etc --include 'etc/**'",
+      "  beamsave restore /backup/data.bsave --target /srv/data --include '*.conf' --overwrite",
+      "%n" + PipelineArgs.BEAM_OPTIONS_HELP
+    },
     description = {
       "Restore an image, or the entries matching --include, into a directory.",
       "Only the shards holding the chosen files are read; every block checksum and file digest"

@@ -32,6 +32,14 @@ import picocli.CommandLine.Option;
 @Command(
     name = "save",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave save --library /srv/data --image /backup/data.bsave",
+      "  beamsave save --library /srv/data --image 's3://backups/nightly/{library}/{library}-{utc}.bsave' --exclude '*.tmp' --exclude-caches",
+      "  beamsave save --library /srv/a --library /srv/b --image /backup/ --codec auto:100 --json",
+      "  beamsave save --library /srv/data --image /backup/data.bsave -- --runner=FlinkRunner --flinkMaster=flink:8081",
+      "%n" + PipelineArgs.BEAM_OPTIONS_HELP
+    },
     description = {
       "Save one or more libraries (directory trees) into save images.",
       "Files are packed into shards of --shard-size raw bytes, compressed in parallel in blocks"
@@ -156,11 +164,34 @@ final class SaveCommand implements Callable<Integer> {
       description = "Also write the report as one JSON object to FILE.")
   Path reportJson;
 
+  @Option(
+      names = "--metrics-file",
+      paramLabel = "FILE",
+      description =
+          "Also write the run's figures (success, timestamps, duration, per-stage seconds, bytes,"
+              + " ratio per library) to FILE in Prometheus' text format, for node_exporter's"
+              + " textfile collector (FILE should end in .prom). Written on failure too, with"
+              + " beamsave_save_success 0; replaced whole, never half-written.")
+  Path metricsFile;
+
   @Mixin PipelineArgs pipeline;
+
+  @Mixin JsonOutput json;
 
   @Mixin S3Args s3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** A warning: a line on stderr, and a "warning" object too with --json. */
+  private void warn(String message) {
+    spec.commandLine().getErr().println("beamsave: warning: " + message);
+    spec.commandLine().getErr().flush();
+    if (json.on()) {
+      java.util.Map<String, Object> m = JsonOutput.object("warning");
+      m.put("message", message);
+      json.emit(m);
+    }
+  }
 
   /** What an exclude that matched nothing may have meant. */
   static String hint(String pattern) {
@@ -216,6 +247,19 @@ final class SaveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    Instant began = Instant.now();
+    try {
+      return save();
+    } catch (RuntimeException | IOException e) {
+      if (metricsFile != null) {
+        // A failure is news for the monitoring too; what it was is on stderr.
+        io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, null, began, Instant.now());
+      }
+      throw e;
+    }
+  }
+
+  private Integer save() throws IOException {
     PrintWriter out = spec.commandLine().getOut();
     PipelineOptions options = pipeline.options();
     boolean inThisJvm = SavePipeline.runsInThisJvm(options);
@@ -236,27 +280,37 @@ final class SaveCommand implements Callable<Integer> {
     // The walk overlaps the start-up of Beam and its runner where the runner's workers run here.
     ListLibrary.WalkedAhead walked = inThisJvm ? ListLibrary.walkAhead(save) : null;
     Instant start = Instant.now();
-    SavePipeline.Outcome outcome =
-        SavePipeline.run(save, options, pipeline.progress(spec.commandLine().getErr()), walked);
+    SavePipeline.Outcome outcome = SavePipeline.run(
+        save, options, pipeline.progress(spec.commandLine().getErr(), json), walked);
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
-    out.println(SaveReport.header());
-    report.rows().forEach(out::println);
-    out.println(report.stagesLine());
-    for (ImageSummary s : outcome.images()) {
-      out.println("image: " + Printable.text(s.image()));
+    if (metricsFile != null) {
+      io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, report, start, end);
+    }
+    if (json.on()) {
+      java.util.Map<String, Object> summary = JsonOutput.object("summary");
+      summary.put("start", start.toString());
+      summary.put("end", end.toString());
+      summary.putAll(report.json());
+      json.emit(summary);
+    } else {
+      out.println(SaveReport.header());
+      report.rows().forEach(out::println);
+      out.println(report.stagesLine());
+      for (ImageSummary s : outcome.images()) {
+        out.println("image: " + Printable.text(s.image()));
+      }
     }
     List<String> patterns = save.excludes().patterns();
     for (int i = 0; i < patterns.size(); i++) {
       if (outcome.job().counter(StageMetrics.excludedBy(i)) == 0) {
         String p = patterns.get(i);
-        spec.commandLine().getErr().println(
-            "beamsave: warning: --exclude '" + p + "' matched nothing; " + hint(p));
+        warn("--exclude '" + p + "' matched nothing; " + hint(p));
       }
     }
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
     if (changed > 0) {
-      out.println("warning: " + changed + " file(s) changed while being saved; marked in the image");
+      warn(changed + " file(s) changed while being saved; marked in the image");
     }
     if (reportJson != null) {
       report.writeJson(reportJson);

@@ -26,6 +26,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "upload",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave upload --from /backup/data.bsave --to s3://backups/data.bsave",
+      "  beamsave upload --from /backup/data-raw.bsave --to s3://backups/data.bsave --transfer-codec zstd:3 --parallel 8",
+      "  beamsave upload --from /backup/data.bsave --to s3://backups/data.bsave --resume"
+    },
     description = {
       "Upload an image to S3-compatible object storage as a multipart upload with parallel"
           + " parts, each checked by the store on arrival (its signed SHA-256 over plain HTTP,"
@@ -36,8 +42,14 @@ import picocli.CommandLine.Option;
           + " again with --resume."
     })
 final class UploadCommand implements Callable<Integer> {
-  @Option(names = "--image", paramLabel = "PATH", required = true, description = "The image file.")
+  @Option(names = "--from", paramLabel = "IMAGE", description = "The image file (required).")
   Path image;
+
+  @Option(names = "--image", paramLabel = "IMAGE", hidden = true)
+  void deprecatedImage(Path p) {
+    Commands.deprecated(spec, "--image", "--from");
+    image = p;
+  }
 
   @Option(names = "--to", paramLabel = "s3://BUCKET/KEY", required = true,
       description = "Where to store it.")
@@ -60,11 +72,17 @@ final class UploadCommand implements Callable<Integer> {
   String partSize;
 
   @Option(
-      names = "--parallel-parts",
+      names = "--parallel",
       paramLabel = "N",
       defaultValue = "4",
       description = "Parts compressed and sent at once (1-64). Default: ${DEFAULT-VALUE}.")
   int parallelParts;
+
+  @Option(names = "--parallel-parts", paramLabel = "N", hidden = true)
+  void deprecatedParallel(int n) {
+    Commands.deprecated(spec, "--parallel-parts", "--parallel");
+    parallelParts = n;
+  }
 
   @Option(
       names = "--link-mbps",
@@ -80,15 +98,13 @@ final class UploadCommand implements Callable<Integer> {
           + " the store does not already hold intact.")
   boolean resume;
 
-  @Option(names = "--quiet", description = "Do not print progress lines.")
-  boolean quiet;
-
   @Mixin S3Args s3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws IOException {
+    Commands.require(spec, image, "--from");
     ObjectUri target = ObjectUri.parse(to, false);
     ImageUpload.Options options;
     try {
@@ -107,7 +123,7 @@ final class UploadCommand implements Callable<Integer> {
     Instant start = Instant.now();
     ImageUpload.Result r;
     try (TransferProgress progress =
-        new TransferProgress("uploaded", Files.size(image), quiet ? null : spec.commandLine().getErr())) {
+        new TransferProgress("uploaded", Files.size(image), Commands.progress(spec))) {
       r = ImageUpload.upload(Stores.bucketOf(target, settings), image, target, options, progress);
     }
     Instant end = Instant.now();

@@ -15,6 +15,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "verify",
     mixinStandardHelpOptions = true,
+    footer = {
+      "%nExamples:",
+      "  beamsave verify /backup/data.bsave",
+      "  beamsave verify s3://backups/nightly/data/latest --json",
+      "%n" + PipelineArgs.BEAM_OPTIONS_HELP
+    },
     description =
         "Check an image: header, trailer and catalog, every block checksum and every file"
             + " digest. Writes nothing; exits non-zero naming the damaged shard, block or file.")
@@ -23,21 +29,35 @@ final class VerifyCommand implements Callable<Integer> {
 
   @Mixin PipelineArgs pipeline;
 
+  @Mixin JsonOutput json;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
-    PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
+    PrintWriter progress = pipeline.progress(spec.commandLine().getErr(), json);
     VerifyPipeline.Outcome o;
     try (ImageRef ref = image.open(progress).readCatalogAhead()) {
       o = VerifyPipeline.run(ref, pipeline.options(), progress);
     }
     PrintWriter out = spec.commandLine().getOut();
+    if (json.on()) {
+      java.util.Map<String, Object> m = JsonOutput.object("summary");
+      m.put("ok", true);
+      m.put("image", image.image());
+      m.put("files", o.catalog().fileCount());
+      m.put("bytesChecked", o.bytesChecked());
+      m.put("shards", o.catalog().shards().size());
+      m.put("changedFiles", o.changedFiles());
+      m.put("seconds", o.seconds());
+      json.emit(m);
+      return 0;
+    }
     out.println(
         String.format(
             Locale.ROOT,
             "OK %s: %d files, %s in %d shards; every block and digest checked in %.2fs",
-            io.beamsave.transforms.Printable.text(image.image),
+            io.beamsave.transforms.Printable.text(image.image()),
             o.catalog().fileCount(),
             Sizes.human(o.bytesChecked()),
             o.catalog().shards().size(),

@@ -54,6 +54,64 @@ public final class StoredImages {
     return series;
   }
 
+  /** The name that stands for the newest image wherever an image is expected. */
+  public static final String LATEST = "latest";
+
+  /**
+   * {@code image} itself, or where it ends in {@code /latest} and nothing of that name exists,
+   * the newest complete image at any depth under what comes before: the one series there (as
+   * {@link #list} groups them), or the error names the series to choose from.
+   */
+  public static String resolveLatest(String image, S3Settings s3) {
+    boolean object = ObjectUri.isObject(image);
+    String name = object ? ObjectUri.parse(image, true).name() : nameOf(image);
+    if (!LATEST.equals(name) || exists(image, s3)) {
+      return image;
+    }
+    String at = object ? ObjectUri.parse(image, true).parent().toString()
+        : Path.of(image).toAbsolutePath().getParent().toString();
+    Map<String, List<Image>> series = list(at, s3);
+    series.values().forEach(l -> l.removeIf(Image::busy));
+    series.values().removeIf(List::isEmpty);
+    if (series.isEmpty()) {
+      throw new BeamsaveException(image + ": no images under " + at);
+    }
+    if (series.size() > 1) {
+      List<String> names = new ArrayList<>();
+      for (String k : series.keySet()) {
+        String rel = k.startsWith(at) ? k.substring(at.length()).replaceFirst("^/", "") : k;
+        names.add(rel);
+      }
+      java.util.Collections.sort(names);
+      String shown = String.join(", ", names.subList(0, Math.min(5, names.size())))
+          + (names.size() > 5 ? " and " + (names.size() - 5) + " more" : "");
+      throw new BeamsaveException(image + ": " + series.size() + " series of images under " + at
+          + " (" + shown + "); name the directory of one, as in " + at.replaceFirst("/$", "")
+          + "/" + parentOf(names.get(0)) + LATEST);
+    }
+    return series.values().iterator().next().stream()
+        .max(java.util.Comparator.comparing(Image::time).thenComparing(Image::uri))
+        .orElseThrow().uri();
+  }
+
+  private static String nameOf(String path) {
+    Path p = Path.of(path).getFileName();
+    return p == null ? "" : p.toString();
+  }
+
+  private static String parentOf(String relative) {
+    int slash = relative.lastIndexOf('/');
+    return slash < 0 ? "" : relative.substring(0, slash + 1);
+  }
+
+  private static boolean exists(String image, S3Settings s3) {
+    if (!ObjectUri.isObject(image)) {
+      return Files.exists(Path.of(image));
+    }
+    ObjectUri uri = ObjectUri.parse(image, true);
+    return Stores.bucketOf(uri, s3).stat(uri.key()).isPresent();
+  }
+
   /** Deletes {@code image} and then its records in the ledger beside it. */
   public static void delete(Image image, S3Settings s3) {
     if (ObjectUri.isObject(image.uri())) {

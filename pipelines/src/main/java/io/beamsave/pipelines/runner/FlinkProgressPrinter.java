@@ -25,7 +25,8 @@ final class FlinkProgressPrinter {
   private FlinkProgressPrinter(FlinkProgress poller, Job.Progress progress, PrintWriter err) {
     long start = System.nanoTime();
     boolean tty = System.console() != null;
-    long every = tty ? 1000 : 10_000;
+    long every = err instanceof ProgressOutput po ? (long) (po.intervalSeconds() * 1000)
+        : tty ? 1000 : 10_000;
     thread = new Thread(() -> {
       long lastPrint = System.nanoTime();
       String last = null;
@@ -69,7 +70,12 @@ final class FlinkProgressPrinter {
           bytes = plannedBytes(progress.plannedBytes());
         }
         String line = Job.shardLine(progress.verb(), s, bytes, (now - start) / 1e9, eta);
-        if (!line.equals(last)) {
+        if (err instanceof ProgressOutput po && bytes > 0 && s.total() > 0) {
+          // Shards are all a remote job tells; the bytes are as far as the shards done go.
+          po.update(progress.verb(), bytes * s.done() / s.total(), bytes, -1,
+              (now - start) / 1e9);
+          lastPrint = now;
+        } else if (!line.equals(last)) {
           synchronized (err) {
             Job.printLine(err, line, tty);
           }

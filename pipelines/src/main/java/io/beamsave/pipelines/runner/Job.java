@@ -3,6 +3,7 @@ package io.beamsave.pipelines.runner;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.ImageException;
+import io.beamsave.transforms.io.LiveProgress;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -34,6 +35,9 @@ public final class Job {
     long startMillis = System.currentTimeMillis();
     PipelineResult result;
     MetricResults finalMetrics = null;
+    // Fixed before the options are sent to the workers: a default job name is made where it is
+    // first asked for, and the workers' live progress is found by it.
+    p.getOptions().setJobName(p.getOptions().getJobName());
     FlinkProgressPrinter flink = FlinkProgressPrinter.start(p.getOptions(), progress, err);
     Interrupts.Registration cancel = null;
     try {
@@ -47,8 +51,13 @@ public final class Job {
         }
       });
       boolean tty = System.console() != null;
+      long every = err instanceof ProgressOutput po ? (long) (po.intervalSeconds() * 1e9)
+          : tty ? 1_000_000_000L : 10_000_000_000L;
       boolean detachedFlink = DetachedFlinkJob.is(result);
       long lastPrint = System.nanoTime();
+      if (flink == null && progress != null && err instanceof ProgressOutput po) {
+        po.update(progress.verb(), 0, progress.knownTotal(), -1, (lastPrint - start) / 1e9);
+      }
       while (true) {
         PipelineResult.State state = detachedFlink ? stateAfterPause(result)
             : result.waitUntilFinish(Duration.millis(500));
@@ -63,8 +72,8 @@ public final class Job {
         }
         long now = System.nanoTime();
         if (flink == null && progress != null && err != null
-            && now - lastPrint > (tty ? 1_000_000_000L : 10_000_000_000L)) {
-          printProgress(result, progress, (now - start) / 1e9, err, tty);
+            && now - lastPrint >= every) {
+          printProgress(p, result, progress, (now - start) / 1e9, err, tty);
           lastPrint = now;
         }
       }
@@ -84,7 +93,10 @@ public final class Job {
       if (flink != null) {
         flink.stop();
       }
-      if (progress != null && err != null && System.console() != null) {
+      LiveProgress.forget(p.getOptions().getJobName());
+      if (err instanceof ProgressOutput po) {
+        po.finish();
+      } else if (progress != null && err != null && System.console() != null) {
         err.print("\r\033[K");
         err.flush();
       }
@@ -107,14 +119,22 @@ public final class Job {
     return result.getState();
   }
 
-  private static void printProgress(
+  private static void printProgress(Pipeline p,
       PipelineResult r, Progress progress, double seconds, PrintWriter err, boolean tty) {
-    long done = JobResult.counter(r, progress.doneCounter());
+    // Workers in this JVM count as they go; the runner's metrics only as bundles commit.
+    String job = p.getOptions().getJobName();
+    long done = Math.max(JobResult.counter(r, progress.doneCounter()),
+        LiveProgress.read(job, progress.doneCounter()));
     long total =
         progress.totalCounter() == null
             ? progress.knownTotal()
             : JobResult.counter(r, progress.totalCounter());
-    printLine(err, progressLine(progress.verb(), done, total, seconds), tty);
+    if (err instanceof ProgressOutput po) {
+      po.update(progress.verb(), done, total, LiveProgress.read(job, LiveProgress.FILES_DONE),
+          seconds);
+    } else {
+      printLine(err, progressLine(progress.verb(), done, total, seconds), tty);
+    }
   }
 
   /** "saved 1.2 GiB of 2.0 GiB (60%), 250.0 MB/s, ETA 3 s" ({@code total} 0 when unknown). */
@@ -158,12 +178,20 @@ public final class Job {
 
   /** Prints a line that stays, clearing a progress line on a terminal first. */
   public static void printNote(PrintWriter err, String line, boolean tty) {
+    if (err instanceof ProgressOutput po) {
+      po.note(line);
+      return;
+    }
     err.println((tty ? "\r\033[K" : "") + Printable.text(line));
     err.flush();
   }
 
   /** Overwrites the progress line on a terminal; prints one line per call elsewhere. */
   public static void printLine(PrintWriter err, String line, boolean tty) {
+    if (err instanceof ProgressOutput po) {
+      po.note(line);
+      return;
+    }
     line = Printable.text(line);
     if (tty) {
       err.print("\r\033[K" + line);

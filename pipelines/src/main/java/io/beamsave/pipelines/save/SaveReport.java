@@ -42,6 +42,19 @@ public final class SaveReport {
     return outcome.images().stream().mapToInt(ImageSummary::shards).sum();
   }
 
+  public List<ImageSummary> images() {
+    return outcome.images();
+  }
+
+  /** Each stage's wall time in seconds. */
+  public Map<String, Double> stageSeconds() {
+    return outcome.job().stageSeconds(STAGES);
+  }
+
+  public long counter(String name) {
+    return outcome.job().counter(name);
+  }
+
   public double seconds() {
     return outcome.job().seconds();
   }

@@ -48,7 +48,7 @@ public final class Ledger {
           str(m.get("where")));
     }
 
-    java.util.Map<String, Object> toJson() {
+    public java.util.Map<String, Object> toJson() {
       java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
       m.put("kind", kind);
       m.put("library", library);
@@ -111,6 +111,43 @@ public final class Ledger {
   /** Every record at {@code at}, oldest first. */
   public static List<Record> read(String at, S3Settings s3) {
     List<Record> out = new ArrayList<>(stored(at, s3).keySet());
+    out.sort(Comparator.comparing(Record::start));
+    return out;
+  }
+
+  /**
+   * Every record of every ledger at or beneath {@code at}, at any depth (a ledger lies beside
+   * the images it records, as in {@code {library}/{library}-{utc}.bsave}), oldest first.
+   */
+  public static List<Record> readBeneath(String at, S3Settings s3) {
+    List<Record> out = new ArrayList<>();
+    if (ObjectUri.isObject(at)) {
+      Store store = Stores.open(ObjectUri.parse(at, true).toString(), s3);
+      for (Store.Item item : store.list("")) {
+        String k = item.key();
+        int dir = k.lastIndexOf(DIRECTORY + "/");
+        boolean inLedger = dir >= 0 && (dir == 0 || k.charAt(dir - 1) == '/')
+            && k.indexOf('/', dir + DIRECTORY.length() + 1) < 0;
+        if (inLedger && k.endsWith(".json")) {
+          out.add(parse(store.get(k), store.where(k)));
+        }
+      }
+    } else {
+      Path root = Path.of(at);
+      if (!java.nio.file.Files.isDirectory(root)) {
+        throw new BeamsaveException(at + ": no such directory");
+      }
+      try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(root)) {
+        for (Path p : (Iterable<Path>) walk::iterator) {
+          if (p.getFileName() != null && p.getFileName().toString().equals(DIRECTORY)
+              && java.nio.file.Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            out.addAll(stored(p.getParent().toString(), s3).keySet());
+          }
+        }
+      } catch (IOException | java.io.UncheckedIOException e) {
+        throw new BeamsaveException("cannot look for ledgers under " + at + ": " + e.getMessage());
+      }
+    }
     out.sort(Comparator.comparing(Record::start));
     return out;
   }

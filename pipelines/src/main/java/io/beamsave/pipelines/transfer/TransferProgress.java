@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.transfer;
 
 import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.runner.ProgressOutput;
 import java.io.PrintWriter;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -21,10 +22,15 @@ public final class TransferProgress implements LongConsumer, AutoCloseable {
     this.printer =
         new Thread(
             () -> {
-              long period = tty ? 1_000 : 10_000;
+              long period = err instanceof ProgressOutput po ? (long) (po.intervalSeconds() * 1000)
+                  : tty ? 1_000 : 10_000;
               try {
                 while (true) {
                   Thread.sleep(period);
+                  if (err instanceof ProgressOutput po) {
+                    po.update(verb, done.get(), total, -1, (System.nanoTime() - start) / 1e9);
+                    continue;
+                  }
                   Job.printLine(
                       err,
                       Job.progressLine(verb, done.get(), total, (System.nanoTime() - start) / 1e9),
@@ -54,7 +60,9 @@ public final class TransferProgress implements LongConsumer, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (err != null && tty) {
+    if (err instanceof ProgressOutput po) {
+      po.finish();
+    } else if (err != null && tty) {
       err.print("\r\033[K");
       err.flush();
     }

@@ -80,6 +80,8 @@ public final class CompressShards
     private transient ShardBuffer shardBytes;
     /** Per library, its root and the directories of the last file read, open. */
     private transient Map<String, Beneath> trees;
+    private transient java.util.concurrent.atomic.LongAdder liveBytes;
+    private transient java.util.concurrent.atomic.LongAdder liveFiles;
 
     CompressShardFn(SaveSpec spec) {
       this.spec = spec;
@@ -118,9 +120,13 @@ public final class CompressShards
     }
 
     @ProcessElement
-    public void process(@Element ShardTask task, OutputReceiver<KV<String, ShardResult>> out)
-        throws IOException {
+    public void process(@Element ShardTask task, OutputReceiver<KV<String, ShardResult>> out,
+        org.apache.beam.sdk.options.PipelineOptions options) throws IOException {
       stage.started();
+      if (liveBytes == null) {
+        liveBytes = LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_READ);
+        liveFiles = LiveProgress.counter(options.getJobName(), LiveProgress.FILES_DONE);
+      }
       SaveSpec.Library lib = spec.library(task.library());
       Beneath tree = tree(lib);
       ShardWriter w = new ShardWriter();
@@ -134,6 +140,9 @@ public final class CompressShards
           changed.add(p.path());
         }
         digests.add(digest.digest());
+        if (p.fileOffset() + p.length() >= p.fileSize()) {
+          liveFiles.increment();
+        }
       }
       w.flushBlock();
       // A library without file data has one empty shard, which goes nowhere and is dropped.
@@ -232,6 +241,7 @@ public final class CompressShards
       w.fill += n;
       w.raw += n;
       bytesRead.inc(n);
+      liveBytes.add(n);
       if (w.fill == block.length) {
         w.flushBlock();
       }

@@ -106,8 +106,11 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     }
 
     @ProcessElement
-    public void process(@Element ReadTask task, OutputReceiver<Long> out) throws IOException {
+    public void process(@Element ReadTask task, OutputReceiver<Long> out,
+        org.apache.beam.sdk.options.PipelineOptions options) throws IOException {
       stage.started();
+      java.util.concurrent.atomic.LongAdder live =
+          LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_CHECKED);
       long[] checked = {0};
       try (TargetFiles files = target == null ? null : new TargetFiles(target)) {
         reader.read(
@@ -122,6 +125,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
                   int len, boolean zero) {
                 checked[0] += len;
                 bytesChecked.inc(len);
+                live.add(len);
                 if (files != null && !zero) {
                   files.write(piece, fileOffset, buf, off, len);
                 }

@@ -1,0 +1,159 @@
+package io.beamsave.pipelines.cli;
+
+import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.store.ObjectUri;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code beamsave images}: what a directory or prefix of scheduled saves holds. */
+@Command(
+    name = "images",
+    mixinStandardHelpOptions = true,
+    description = {
+      "List every image under a directory or s3:// prefix, at any depth, grouped by library"
+          + " and newest first: when it was saved, its size, the raw bytes it holds, ratio,"
+          + " codec and status.",
+      "Status is ok; changed (files changed while being saved, kept as read); in progress (an"
+          + " upload or save to it is running); transfer-compressed (stored compressed in"
+          + " transfer: download to read its catalog); or damaged, with the reason. Only each"
+          + " image's trailer and catalog are read."
+    },
+    footer = {
+      "%nExamples:",
+      "  beamsave images --at /backup/nightly",
+      "  beamsave images --at s3://backups/nightly --json | jq 'select(.status != \"ok\")'",
+      "  beamsave verify s3://backups/nightly/data/latest   # the newest image of 'data'"
+    })
+final class ImagesCommand implements Callable<Integer> {
+  private static final DateTimeFormatter TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+
+  @Option(names = "--at", paramLabel = "DIR|s3://BUCKET/PREFIX", required = true,
+      description = "Where the images are.")
+  String at;
+
+  @Mixin S3Args s3;
+
+  @Mixin JsonOutput json;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** One image and what its catalog says. */
+  record Row(StoredImages.Image image, String library, String codec, long rawBytes, long files,
+      String status) {}
+
+  @Override
+  public Integer call() {
+    Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());
+    Map<String, List<Row>> byLibrary = new TreeMap<>();
+    for (List<StoredImages.Image> images : series.values()) {
+      for (StoredImages.Image i : images) {
+        Row r = read(i);
+        byLibrary.computeIfAbsent(r.library(), k -> new ArrayList<>()).add(r);
+      }
+    }
+    byLibrary.values().forEach(l -> l.sort(
+        Comparator.comparing((Row r) -> r.image().time()).reversed()
+            .thenComparing(r -> r.image().uri())));
+    PrintWriter out = spec.commandLine().getOut();
+    if (json.on()) {
+      byLibrary.values().forEach(rows -> rows.forEach(r -> json.emit(toJson(r))));
+      return 0;
+    }
+    if (byLibrary.isEmpty()) {
+      out.println("no images under " + at);
+      return 0;
+    }
+    int count = 0;
+    for (Map.Entry<String, List<Row>> lib : byLibrary.entrySet()) {
+      List<Row> rows = lib.getValue();
+      long total = rows.stream().mapToLong(r -> r.image().bytes()).sum();
+      out.printf(Locale.ROOT, "library %s: %d image%s, %s%n", Printable.text(lib.getKey()),
+          rows.size(), rows.size() == 1 ? "" : "s", Sizes.human(total));
+      out.printf(Locale.ROOT, "  %-19s  %10s  %10s  %6s  %-8s  %-12s  %s%n", "saved (UTC)",
+          "size", "raw", "ratio", "codec", "status", "image");
+      for (Row r : rows) {
+        out.printf(Locale.ROOT, "  %-19s  %10s  %10s  %6s  %-8s  %-12s  %s%n",
+            TIME.format(r.image().time()), Sizes.human(r.image().bytes()),
+            r.rawBytes() < 0 ? "-" : Sizes.human(r.rawBytes()),
+            r.rawBytes() < 0 ? "-" : String.format(Locale.ROOT, "%.2f", ratio(r)),
+            r.codec() == null ? "-" : Printable.text(r.codec()), Printable.text(r.status()),
+            Printable.text(r.image().uri()));
+        count++;
+      }
+    }
+    out.printf(Locale.ROOT, "%d image%s under %s%n", count, count == 1 ? "" : "s", at);
+    return 0;
+  }
+
+  private static double ratio(Row r) {
+    return r.image().bytes() == 0 ? 0 : (double) r.rawBytes() / r.image().bytes();
+  }
+
+  private Map<String, Object> toJson(Row r) {
+    Map<String, Object> m = JsonOutput.object("image");
+    m.put("library", r.library());
+    m.put("image", r.image().uri());
+    m.put("series", r.image().series());
+    m.put("time", r.image().time().toString());
+    m.put("bytes", r.image().bytes());
+    m.put("rawBytes", r.rawBytes() < 0 ? null : r.rawBytes());
+    m.put("files", r.files() < 0 ? null : r.files());
+    m.put("ratio", r.rawBytes() < 0 ? null : Math.round(ratio(r) * 1000) / 1000.0);
+    m.put("codec", r.codec());
+    m.put("status", r.status());
+    return m;
+  }
+
+  /** The image's catalog figures, or its status where they cannot be read. */
+  private Row read(StoredImages.Image i) {
+    String fallback = libraryOf(i);
+    if (i.busy()) {
+      return new Row(i, fallback, null, -1, -1, "in progress");
+    }
+    try {
+      if (ObjectUri.isObject(i.uri())
+          && !ImageSources.transferCodecOf(i.uri(), s3.settings()).isNone()) {
+        return new Row(i, fallback, null, -1, -1, "transfer-compressed");
+      }
+      Catalog c;
+      try (ImageSource src = ImageSources.open(i.uri(), s3.settings())) {
+        c = ImageReader.readCatalog(src);
+      }
+      long changed = c.entries().stream().filter(Entry::changed).count();
+      return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.fileCount(),
+          changed > 0 ? "changed (" + changed + ")" : "ok");
+    } catch (IOException | RuntimeException e) {
+      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      int nl = why.indexOf('\n');
+      return new Row(i, fallback, null, -1, -1, "damaged: " + (nl < 0 ? why : why.substring(0, nl)));
+    }
+  }
+
+  /** The library an unreadable image belongs to, as far as its name tells: its series' name. */
+  private static String libraryOf(StoredImages.Image i) {
+    String s = i.series();
+    int slash = s.lastIndexOf('/');
+    return slash < 0 ? s : s.substring(slash + 1);
+  }
+}

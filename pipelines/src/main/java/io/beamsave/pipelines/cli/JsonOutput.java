@@ -1,0 +1,58 @@
+package io.beamsave.pipelines.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code --json}: a command's output as JSON Lines on stdout, one object per line, each with a
+ * {@code "type"} saying what it is (docs/json.md lists them). Errors stay one line on stderr,
+ * and are also given as a {@code "type":"error"} line.
+ */
+final class JsonOutput {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Option(
+      names = "--json",
+      description = "Print JSON Lines on stdout instead of text: one object per line with a"
+          + " \"type\" field (see docs/json.md); progress too, as \"type\":\"progress\" lines.")
+  boolean json;
+
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
+
+  boolean on() {
+    return json;
+  }
+
+  PrintWriter out() {
+    return command.commandLine().getOut();
+  }
+
+  /** A new object of {@code type}, to fill and {@link #emit}. */
+  static Map<String, Object> object(String type) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("type", type);
+    return m;
+  }
+
+  void emit(Map<String, ?> object) {
+    PrintWriter out = out();
+    synchronized (out) {
+      out.println(text(object));
+      out.flush();
+    }
+  }
+
+  static String text(Map<String, ?> object) {
+    try {
+      return JSON.writeValueAsString(object);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
