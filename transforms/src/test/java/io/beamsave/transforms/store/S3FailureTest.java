@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
+import io.beamsave.testing.FaultProxy;
 import io.beamsave.testing.S3TestServer;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Which S3 failures are tried again, against real sockets: nothing listening, TLS spoken to a
@@ -111,8 +113,28 @@ class S3FailureTest {
     assertThat(calls).hasValue(1);
   }
 
+  @ParameterizedTest
+  @EnumSource(value = FaultProxy.Fault.class,
+      names = {"RESET_BEFORE_ANSWER", "RESET_DURING_ANSWER"})
+  void aConnectionResetBeforeOrDuringTheAnswerIsTriedAgain(FaultProxy.Fault fault)
+      throws IOException {
+    byte[] object = new byte[100_000];
+    new java.util.Random(5).nextBytes(object);
+    AtomicInteger ignored = new AtomicInteger();
+    counted(server.endpoint(), ignored).put("reset-" + fault, object, object.length,
+        "application/octet-stream", null);
+    try (FaultProxy proxy = new FaultProxy(server.port(), 0, 1)) {
+      proxy.failNext(fault, 2);
+      AtomicInteger calls = new AtomicInteger();
+      Store store = counted("http://127.0.0.1:" + proxy.port(), calls);
+      assertThat(store.get("reset-" + fault)).isEqualTo(object);
+      assertThat(calls).hasValue(3);
+      assertThat(proxy.faults()).isEqualTo(2);
+    }
+  }
+
   /**
-   * A server that answers GETs with the given error {@code times} times, then with the object;
+   * A server that answers GETs with the given error twice, then with the object;
    * the store's verdict is in the attempts it made.
    */
   @ParameterizedTest(name = "{0} {1}: retried={2}")
