@@ -207,7 +207,8 @@ class ObjectStorageTest {
     }
     Cli verify = run(port, "verify", "--image", "s3://backups/rot/payroll.bsave", "--quiet");
     assertThat(verify.exit()).isEqualTo(1);
-    assertThat(verify.err()).startsWith("beamsave: error: s3://backups/rot/payroll.bsave: shard ");
+    assertThat(verify.err()).startsWith("beamsave: error: s3://backups/rot/payroll.bsave: shard ")
+        .contains("; damaged file");
     Cli restore = run(port, "restore", "--image", "s3://backups/rot/payroll.bsave",
         "--target", dir.resolve("restored-rot"), "--quiet");
     assertThat(restore.exit()).isEqualTo(1);
