@@ -207,11 +207,32 @@ class ObjectStorageTest {
     }
     Cli verify = run(port, "verify", "--image", "s3://backups/rot/payroll.bsave", "--quiet");
     assertThat(verify.exit()).isEqualTo(1);
-    assertThat(verify.err()).startsWith("beamsave: error: s3://backups/rot/payroll.bsave: shard ");
+    assertThat(verify.err()).startsWith("beamsave: error: s3://backups/rot/payroll.bsave: shard ")
+        .contains("; damaged file");
     Cli restore = run(port, "restore", "--image", "s3://backups/rot/payroll.bsave",
         "--target", dir.resolve("restored-rot"), "--quiet");
     assertThat(restore.exit()).isEqualTo(1);
     assertThat(restore.err()).contains("s3://backups/rot/payroll.bsave: shard ");
+  }
+
+  @Test
+  void anUploadToAServerThatIsNotRunningOrSpeaksNoTlsIsOneLineWithItsRemedy() throws Exception {
+    int closed;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      closed = s.getLocalPort();
+    }
+    Cli refused = run(closed, "upload", "--image", image, "--to", "s3://backups/x.bsave");
+    assertThat(refused.exit()).isEqualTo(1);
+    assertThat(refused.err().strip()).isEqualTo("beamsave: error: s3://backups/x.bsave: cannot"
+        + " connect to http://127.0.0.1:" + closed + ": connection refused (is the S3 server"
+        + " running? check --s3-endpoint)");
+    Cli tls = Cli.run("upload", "--image", image, "--to", "s3://backups/x.bsave",
+        "--s3-endpoint", "https://127.0.0.1:" + server.port());
+    assertThat(tls.exit()).isEqualTo(1);
+    assertThat(tls.err().strip()).isEqualTo("beamsave: error: s3://backups/x.bsave: cannot"
+        + " connect to https://127.0.0.1:" + server.port() + ": the TLS handshake failed; the"
+        + " server speaks plain HTTP? use http://127.0.0.1:" + server.port());
   }
 
   @Test
@@ -224,8 +245,8 @@ class ObjectStorageTest {
     Cli noServer = Cli.run("list", "--image", "s3://backups/x.bsave", "--s3-endpoint", "http://127.0.0.1:1");
     assertThat(noServer.exit()).isEqualTo(1);
     assertThat(noServer.err().strip())
-        .isEqualTo("beamsave: error: s3://backups/x.bsave: cannot connect to http://127.0.0.1:1"
-            + " (gave up after 8 attempts)");
+        .isEqualTo("beamsave: error: s3://backups/x.bsave: cannot connect to http://127.0.0.1:1:"
+            + " connection refused (is the S3 server running? check --s3-endpoint)");
     Cli badUri = Cli.run("download", "--from", "s3://x/y", "--to", dir.resolve("z"));
     assertThat(badUri.err().strip()).isEqualTo("beamsave: error: s3://x/y: 'x' is not a valid bucket name");
   }

@@ -29,6 +29,8 @@ public final class FaultProxy implements AutoCloseable {
   private final Random random;
   private volatile double rate;
   private volatile Predicate<String> always = line -> false;
+  private Fault next;
+  private int nextCount;
   private final AtomicInteger requests = new AtomicInteger();
   private final AtomicInteger faults = new AtomicInteger();
   private final AtomicLong answerBytes = new AtomicLong();
@@ -51,6 +53,14 @@ public final class FaultProxy implements AutoCloseable {
   /** Share of requests that get a random fault. */
   public void rate(double share) {
     this.rate = share;
+  }
+
+  /** The next {@code n} requests get {@code fault}, whatever the rate says. */
+  public void failNext(Fault fault, int n) {
+    synchronized (random) {
+      next = fault;
+      nextCount = n;
+    }
   }
 
   /** Requests whose request line matches get a 500 every time. */
@@ -89,6 +99,10 @@ public final class FaultProxy implements AutoCloseable {
       return Fault.ERROR_500;
     }
     synchronized (random) {
+      if (nextCount > 0) {
+        nextCount--;
+        return next;
+      }
       if (random.nextDouble() >= rate) {
         return null;
       }

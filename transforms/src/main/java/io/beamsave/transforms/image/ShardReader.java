@@ -2,12 +2,15 @@ package io.beamsave.transforms.image;
 
 import java.io.IOException;
 import java.security.MessageDigest;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Reads the blocks of one shard that hold the wanted extents, checks every block and every
  * extent digest, and hands the raw bytes to a {@link Sink}. Blocks no wanted extent touches are
- * not read. Owns a block-sized buffer and decoders: one per worker thread.
+ * not read. A damaged block fails naming the wanted files with bytes in it. Owns a block-sized
+ * buffer and decoders: one per worker thread.
  */
 public final class ShardReader implements AutoCloseable {
 
@@ -96,7 +99,11 @@ public final class ShardReader implements AutoCloseable {
         }
         // Decode block k unless it is already in the buffer from the previous piece.
         if (loadedBlock != k) {
-          load(ch, image, shardIndex, shard, k, blockPos);
+          try {
+            load(ch, image, shardIndex, shard, k, blockPos);
+          } catch (ImageException e) {
+            throw new ImageException(e.getMessage() + damagedFiles(pieces, shard, k), e);
+          }
         }
         int inBlock = (int) (rawPos - (long) k * blockSize);
         int n = (int) Math.min(loadedRaw - inBlock, x.length() - done);
@@ -146,7 +153,8 @@ public final class ShardReader implements AutoCloseable {
 
   private void load(ImageSource ch, String image, int shardIndex, ShardInfo shard, int k, long pos)
       throws IOException {
-    String where = image + ": shard " + shardIndex + " block " + k;
+    String where =
+        image + ": shard " + shardIndex + " block " + k + " (image offset " + pos + ")";
     int len = shard.blockLengths()[k];
     long rawLeft = shard.rawLength() - (long) k * blockSize;
     if (rawLeft <= 0 || len > block.length) {
@@ -163,6 +171,43 @@ public final class ShardReader implements AutoCloseable {
     loadedBlock = k;
     loadedRaw = expectedRaw;
     loadedZero = BlockDecoder.isZeroBlock(block);
+  }
+
+  /** Files listed by name when a block is damaged; the rest are counted. */
+  private static final int DAMAGED_FILES_NAMED = 5;
+
+  /**
+   * "{@code ; damaged files: a, b and 3 more}": the files among {@code pieces} with bytes in
+   * block {@code k}, which cannot be read back as saved, so the operator knows what the damage
+   * costs. Only the pieces being read are known here: all files of the shard for a verify, the
+   * selected ones for a restore.
+   */
+  private String damagedFiles(List<Piece> pieces, ShardInfo shard, int k) {
+    long start = (long) k * blockSize;
+    long end = Math.min(start + blockSize, shard.rawLength());
+    Set<PathBytes> files = new LinkedHashSet<>();
+    for (Piece p : pieces) {
+      Extent x = p.extent();
+      if (x.offset() < end && x.offset() + x.length() > start) {
+        files.add(p.path());
+      }
+    }
+    if (files.isEmpty()) {
+      return "";
+    }
+    StringBuilder b =
+        new StringBuilder("; damaged ").append(files.size() == 1 ? "file: " : "files: ");
+    int named = 0;
+    for (PathBytes f : files) {
+      if (named == DAMAGED_FILES_NAMED) {
+        break;
+      }
+      b.append(named++ == 0 ? "" : ", ").append(f);
+    }
+    if (files.size() > named) {
+      b.append(" and ").append(files.size() - named).append(" more");
+    }
+    return b.toString();
   }
 
   @Override

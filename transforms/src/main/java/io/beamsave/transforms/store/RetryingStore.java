@@ -11,8 +11,10 @@ import java.util.function.Supplier;
  * The one retry policy, around any {@link Store}: a {@linkplain StoreException#isTransient
  * transient} failure (a server error, throttling, a timeout, a broken connection) is tried
  * again with exponential backoff and full jitter, up to a number of attempts; any other failure
- * (wrong credentials, a missing bucket) passes at once. A failure that outlasts the attempts
- * says how many were made.
+ * (a refused connection, a failed TLS handshake, wrong credentials, a missing bucket) passes at
+ * once. What is transient is the store's to say ({@link S3Failure} for S3), so that this is the
+ * only loop. A failure that outlasts the attempts says how many were made; {@link
+ * StoreException#attempts} tells them either way.
  */
 public final class RetryingStore implements Store {
   private static final long BASE_MILLIS = 100;
@@ -34,11 +36,8 @@ public final class RetryingStore implements Store {
       try {
         return op.get();
       } catch (StoreException e) {
-        if (!e.isTransient()) {
-          throw e;
-        }
-        if (attempt >= attempts) {
-          throw e.withSuffix(" (gave up after " + attempts + " attempts)");
+        if (!e.isTransient() || attempt >= attempts) {
+          throw e.after(attempt);
         }
         sleep(attempt);
       }

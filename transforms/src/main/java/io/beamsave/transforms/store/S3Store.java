@@ -4,9 +4,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
 import java.net.URI;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -20,7 +18,6 @@ import java.util.function.Supplier;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.ContentStreamProvider;
@@ -37,8 +34,9 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
 /**
  * A {@link Store} in a bucket of S3-compatible storage, under a key prefix, through the AWS SDK.
  * It does not retry (the SDK's own retries are off, so attempts do not multiply); it turns every
- * SDK failure into a {@link StoreException} that names the object and says in an operator's
- * words what the server said or why it could not be reached. One SDK client (and connection
+ * SDK failure into a {@link StoreException} that names the object and, through {@link
+ * S3Failure}, says whether it may pass and in an operator's words what the server said or why
+ * it could not be reached. One SDK client (and connection
  * pool) per settings per JVM, shared by all threads. Open one with {@link Stores}.
  */
 public final class S3Store implements Store {
@@ -112,95 +110,11 @@ public final class S3Store implements Store {
   }
 
   private StoreException failure(String what, RuntimeException e) {
-    StoreException.Kind kind = StoreException.Kind.FAILED;
-    if (e instanceof S3Exception s) {
-      String code = code(s);
-      if (s.statusCode() == 404 || "NoSuchKey".equals(code) || "NoSuchBucket".equals(code)
-          || "NoSuchUpload".equals(code)) {
-        kind = StoreException.Kind.NOT_FOUND;
-      } else if (s.statusCode() == 403) {
-        kind = StoreException.Kind.ACCESS_DENIED;
-      } else if (s.statusCode() == 501 || "NotImplemented".equals(code)) {
-        kind = StoreException.Kind.NOT_SUPPORTED;
-      }
-    }
-    return new StoreException(kind, isTransient(e), what + ": " + describe(e), e);
+    return S3Failure.of(what, e, settings);
   }
 
   private static String code(S3Exception s) {
     return s.awsErrorDetails() == null ? null : s.awsErrorDetails().errorCode();
-  }
-
-  private static boolean isTransient(Throwable e) {
-    if (e instanceof S3Exception s) {
-      int status = s.statusCode();
-      String code = code(s);
-      return status == 500 || status == 502 || status == 503 || status == 504 || status == 429
-          || "SlowDown".equals(code) || "RequestTimeout".equals(code)
-          || "InternalError".equals(code);
-    }
-    if (e instanceof SdkClientException || e instanceof UncheckedIOException) {
-      return !hasCause(e, UnknownHostException.class) && !isMissingCredentials(e);
-    }
-    return false;
-  }
-
-  /** The cause in an operator's words: what the server said, or why it could not be reached. */
-  private String describe(Throwable e) {
-    if (e instanceof S3Exception s) {
-      String code = code(s);
-      int status = s.statusCode();
-      if ("NoSuchBucket".equals(code)) {
-        return "no such bucket";
-      }
-      if ("InvalidAccessKeyId".equals(code)) {
-        return "the access key is not known to " + settings.where() + " (InvalidAccessKeyId)";
-      }
-      if ("SignatureDoesNotMatch".equals(code)) {
-        return "the secret key does not match the access key (SignatureDoesNotMatch)";
-      }
-      if (status == 403) {
-        return "access denied" + (code == null ? "" : " (" + code + ")");
-      }
-      if ("NoSuchKey".equals(code) || status == 404) {
-        return "no such object";
-      }
-      String message = s.awsErrorDetails() == null ? null : s.awsErrorDetails().errorMessage();
-      return "HTTP " + status + (code == null ? "" : " " + code)
-          + (message == null ? "" : ": " + message);
-    }
-    if (isMissingCredentials(e)) {
-      return "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)";
-    }
-    if (hasCause(e, UnknownHostException.class)) {
-      return "cannot resolve the host of " + settings.where();
-    }
-    if (hasCause(e, ConnectException.class)) {
-      return "cannot connect to " + settings.where();
-    }
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    String m = root.getMessage();
-    if (root instanceof IOException && m != null) {
-      return m;
-    }
-    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-  }
-
-  private static boolean isMissingCredentials(Throwable e) {
-    return e instanceof SdkClientException && e.getMessage() != null
-        && e.getMessage().contains("Unable to load credentials");
-  }
-
-  private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (type.isInstance(t)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** Fails with a clear line if the bucket is missing or the credentials are refused. */

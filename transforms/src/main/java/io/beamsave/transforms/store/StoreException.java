@@ -16,17 +16,29 @@ public final class StoreException extends BeamsaveException {
     ACCESS_DENIED,
     /** The store does not implement the operation (S3's 501, UploadPartCopy on some servers). */
     NOT_SUPPORTED,
+    /**
+     * No conversation with the store could begin: nothing listens at the endpoint, its host is
+     * unknown, or TLS failed (a plain HTTP server, an untrusted certificate).
+     */
+    UNREACHABLE,
     /** Anything else: a server error, a broken connection, bad data. */
     FAILED
   }
 
   private final Kind kind;
   private final boolean transientFailure;
+  private final int attempts;
 
   public StoreException(Kind kind, boolean transientFailure, String message, Throwable cause) {
+    this(kind, transientFailure, message, cause, 1);
+  }
+
+  private StoreException(
+      Kind kind, boolean transientFailure, String message, Throwable cause, int attempts) {
     super(message, cause);
     this.kind = kind;
     this.transientFailure = transientFailure;
+    this.attempts = attempts;
   }
 
   public StoreException(Kind kind, String message) {
@@ -42,8 +54,22 @@ public final class StoreException extends BeamsaveException {
     return transientFailure;
   }
 
-  /** The same failure with {@code suffix} added to its message, e.g. how often it was tried. */
-  StoreException withSuffix(String suffix) {
-    return new StoreException(kind, false, getMessage() + suffix, getCause());
+  /** How many times the operation was tried before it failed like this. */
+  public int attempts() {
+    return attempts;
+  }
+
+  /**
+   * The same failure after {@code n} attempts, no longer worth repeating (the retries are
+   * spent, or it never was); the message says so only where attempts were spent on it.
+   */
+  StoreException after(int n) {
+    if (n == attempts && !transientFailure) {
+      return this;
+    }
+    String message = transientFailure && n > 1
+        ? getMessage() + " (gave up after " + n + " attempts)"
+        : getMessage();
+    return new StoreException(kind, false, message, getCause(), n);
   }
 }

@@ -1,0 +1,104 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageReader;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A damaged block is reported with the files whose bytes it holds, so the operator knows what
+ * the damage costs. Libraries with 4 KiB blocks and files of known sizes laid end to end in path
+ * order, so each block's files are known without asking the code under test.
+ */
+class DamagedFilesTest {
+  static final int BLOCK = 4096;
+
+  @TempDir Path tmp;
+
+  static void write(Path file, int size, int seed) throws IOException {
+    byte[] b = new byte[size];
+    new Random(seed).nextBytes(b);
+    Files.createDirectories(file.getParent());
+    Files.write(file, b);
+  }
+
+  /**
+   * data/a.bin holds raw bytes [0, 10000) of shard 0 (blocks 0-2), data/b.log [10000, 13000)
+   * (blocks 2-3), data/c.bin [13000, 23000) (blocks 3-5).
+   */
+  Path saveThreeFiles() throws IOException {
+    Path lib = tmp.resolve("lib");
+    write(lib.resolve("data/a.bin"), 10_000, 1);
+    write(lib.resolve("data/b.log"), 3_000, 2);
+    write(lib.resolve("data/c.bin"), 10_000, 3);
+    Path image = tmp.resolve("lib.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--quiet");
+    return image;
+  }
+
+  /** Flips a byte inside the payload of block {@code k} of shard 0. */
+  static void damage(Path image, int k) throws IOException {
+    Catalog c = ImageReader.readCatalog(image);
+    assertThat(c.shards()).hasSize(1);
+    assertThat(c.blockSize()).isEqualTo(BLOCK);
+    long at = c.shards().get(0).blockOffset(k) + 20;
+    byte[] b = Files.readAllBytes(image);
+    b[(int) at] ^= 0x10;
+    Files.write(image, b);
+  }
+
+  static String oneErrorLine(Cli c) {
+    assertThat(c.exit()).as(c.err()).isEqualTo(1);
+    assertThat(c.err().lines().filter(l -> !l.isBlank()).toList()).as(c.err()).hasSize(1);
+    assertThat(c.err()).doesNotContain("\tat ");
+    return c.err().strip();
+  }
+
+  @Test
+  void aDamagedBlockInsideOneFileNamesThatFileAlone() throws IOException {
+    Path image = saveThreeFiles();
+    damage(image, 0);
+    String line = oneErrorLine(Cli.run("verify", "--image", image, "--quiet"));
+    assertThat(line)
+        .startsWith("beamsave: error: " + image + ": shard 0 block 0 (image offset ")
+        .contains("checksum mismatch")
+        .endsWith("; damaged file: data/a.bin");
+  }
+
+  @Test
+  void aDamagedBlockThatSpansTwoFilesNamesBoth() throws IOException {
+    Path image = saveThreeFiles();
+    damage(image, 3);
+    String line = oneErrorLine(Cli.run("verify", "--image", image, "--quiet"));
+    assertThat(line)
+        .contains(": shard 0 block 3 (image offset ")
+        .contains("checksum mismatch")
+        .endsWith("; damaged files: data/b.log, data/c.bin");
+    // A restore meets the same block and says the same.
+    String restore = oneErrorLine(
+        Cli.run("restore", "--image", image, "--target", tmp.resolve("back"), "--quiet"));
+    assertThat(restore).contains("shard 0 block 3")
+        .endsWith("; damaged files: data/b.log, data/c.bin");
+  }
+
+  @Test
+  void manyFilesInADamagedBlockAreNamedFirstFewThenCountedAndEscaped() throws IOException {
+    Path lib = tmp.resolve("many");
+    // A newline in a name must not break the one line: it prints as \x0a, as list prints it.
+    write(lib.resolve("f\nx"), 300, 10);
+    for (int i = 0; i < 7; i++) {
+      write(lib.resolve("f" + i), 300, i);
+    }
+    Path image = tmp.resolve("many.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--quiet");
+    damage(image, 0);
+    String line = oneErrorLine(Cli.run("verify", "--image", image, "--quiet"));
+    assertThat(line).endsWith("; damaged files: f\\x0ax, f0, f1, f2, f3 and 3 more");
+  }
+}
