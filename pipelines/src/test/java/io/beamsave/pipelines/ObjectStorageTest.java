@@ -222,12 +222,12 @@ class ObjectStorageTest {
         java.net.InetAddress.getLoopbackAddress())) {
       closed = s.getLocalPort();
     }
-    Cli refused = run(closed, "upload", "--image", image, "--to", "s3://backups/x.bsave");
+    Cli refused = run(closed, "upload", "--from", image, "--to", "s3://backups/x.bsave");
     assertThat(refused.exit()).isEqualTo(1);
     assertThat(refused.err().strip()).isEqualTo("beamsave: error: s3://backups/x.bsave: cannot"
         + " connect to http://127.0.0.1:" + closed + ": connection refused (is the S3 server"
         + " running? check --s3-endpoint)");
-    Cli tls = Cli.run("upload", "--image", image, "--to", "s3://backups/x.bsave",
+    Cli tls = Cli.run("upload", "--from", image, "--to", "s3://backups/x.bsave",
         "--s3-endpoint", "https://127.0.0.1:" + server.port());
     assertThat(tls.exit()).isEqualTo(1);
     assertThat(tls.err().strip()).isEqualTo("beamsave: error: s3://backups/x.bsave: cannot"

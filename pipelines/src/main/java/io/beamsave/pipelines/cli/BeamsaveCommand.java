@@ -36,14 +36,23 @@ import picocli.CommandLine.ScopeType;
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
       "0:success",
-      "1:failure (bad input, a damaged image, an I/O error), named in one line on stderr",
-      "2:usage error (an unknown option, a missing argument)"
+      "1:failure (bad input, a damaged image, an I/O error), named in one line on stderr;"
+          + " nothing partial is left",
+      "2:usage error (an unknown option, a missing argument)",
+      "3:partial: 'save' wrote a usable image without what it could not read"
+          + " (--skip-unreadable) or find (--files-from)"
     },
     // Subcommands are added in execute(): see SUBCOMMANDS.
     subcommands = {})
 public final class BeamsaveCommand implements Runnable {
   /** Exit code for a failed run (bad input, damaged image, I/O error). */
   public static final int EXIT_FAILURE = 1;
+
+  /**
+   * Exit code for a save whose image is complete and usable but partial: entries it could not
+   * read or find were left out, each named in a warning (as restic's 3).
+   */
+  public static final int EXIT_PARTIAL = 3;
 
   /**
    * The commands, in the order help lists them. A run adds only the one it names: picocli

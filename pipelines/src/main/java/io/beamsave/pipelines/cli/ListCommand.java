@@ -137,8 +137,8 @@ final class ListCommand implements Callable<Integer> {
     for (Entry e : c.entries()) {
       String type =
           switch (e.type()) {
-            case FILE -> e.changed() ? "f!" : "f";
-            case DIRECTORY -> "d";
+            case FILE -> e.unreadable() ? "f?" : e.changed() ? "f!" : "f";
+            case DIRECTORY -> e.unreadable() ? "d?" : "d";
             case SYMLINK -> "l";
           };
       out.printf(
@@ -153,7 +153,8 @@ final class ListCommand implements Callable<Integer> {
     }
     out.printf(
         Locale.ROOT,
-        "%d files, %s (f! = changed while being saved)%n",
+        "%d files, %s (f! = changed while being saved, f? = could not be read: not saved,"
+            + " d? = could not be wholly listed: holds only what could)%n",
         c.fileCount(),
         Sizes.human(c.rawBytes()));
     return 0;

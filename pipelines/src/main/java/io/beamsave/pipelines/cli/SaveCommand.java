@@ -10,6 +10,10 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.Excludes;
+import io.beamsave.transforms.io.FilesFrom;
+import io.beamsave.transforms.io.Unreadable;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.io.SaveSpec;
 import io.beamsave.transforms.io.StageMetrics;
 import java.io.IOException;
@@ -45,6 +49,15 @@ import picocli.CommandLine.Option;
       "Files are packed into shards of --shard-size raw bytes, compressed in parallel in blocks"
           + " of --block-size with --codec, and assembled into one image per library. Symlinks"
           + " are stored as links, never followed; FIFOs, sockets and devices are skipped."
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      "0:the images are complete",
+      "1:the save failed (one line names the file and the cause); no image was left"
+          + " unfinished",
+      "2:usage error",
+      "3:the images are complete and usable but partial: --skip-unreadable skipped entries"
+          + " or --files-from listed paths the library lacks (each named in a warning)"
     })
 final class SaveCommand implements Callable<Integer> {
   @Option(
@@ -146,6 +159,36 @@ final class SaveCommand implements Callable<Integer> {
           "Keep files that change while being saved (marked as changed in the image) instead"
               + " of failing.")
   boolean allowChanging;
+
+  @Option(
+      names = "--skip-unreadable",
+      description =
+          "Skip what cannot be read (a file that may not be opened or fails to read, a"
+              + " directory that may not be listed) with a warning naming it, instead of failing"
+              + " the save. The image records each such entry as unreadable ('?' in 'beamsave"
+              + " list'; restore leaves such files out), the report counts them"
+              + " (filesUnreadable), and the exit code is 3.")
+  boolean skipUnreadable;
+
+  @Option(
+      names = "--files-from",
+      paramLabel = "FILE",
+      description =
+          "Save only the paths FILE lists ('-' reads the list from standard input), one per"
+              + " line, relative to the library (to each, with several) or absolute beneath it;"
+              + " blank lines and lines starting with '#' are skipped (list such a name as"
+              + " './#name'), a '..' component is refused. A listed"
+              + " directory brings everything under it, the directories on the way are saved as"
+              + " directories, and --exclude still applies. A listed path the library lacks is"
+              + " a warning naming the line, and the exit code is 3.")
+  String filesFrom;
+
+  @Option(
+      names = "--from0",
+      description =
+          "The --files-from list is separated by NUL bytes, not lines (as 'find -print0'"
+              + " writes it, and rsync's --from0 reads it), so it may name any file; no comments.")
+  boolean from0;
 
   @Option(
       names = "--link-mbps",
@@ -273,7 +316,9 @@ final class SaveCommand implements Callable<Integer> {
               .withSizes(shardSize != null ? Sizes.parse(shardSize)
                   : SavePipeline.defaultShardSize(image), Sizes.parse(blockSize))
               .withAllowChanging(allowChanging)
-              .withExcludes(Excludes.of(excludePatterns(), excludeCaches));
+              .withExcludes(Excludes.of(excludePatterns(), excludeCaches))
+              .withSkipUnreadable(skipUnreadable);
+      save = withFilesFrom(save);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
@@ -312,6 +357,10 @@ final class SaveCommand implements Callable<Integer> {
     if (changed > 0) {
       warn(changed + " file(s) changed while being saved; marked in the image");
     }
+    boolean partial = warnPartial(save, outcome);
+    if (report.unreadableLine() != null && !json.on()) {
+      out.println(report.unreadableLine());
+    }
     if (reportJson != null) {
       report.writeJson(reportJson);
     }
@@ -326,6 +375,68 @@ final class SaveCommand implements Callable<Integer> {
               kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
               outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image()));
     }
-    return 0;
+    return partial ? BeamsaveCommand.EXIT_PARTIAL : 0;
+  }
+
+  /** The lines of the --files-from list, kept to name them in warnings. */
+  private List<FilesFrom.Line> listed = List.of();
+
+  /** {@code save} restricted to what --files-from lists, if given. */
+  private SaveSpec withFilesFrom(SaveSpec save) {
+    if (filesFrom == null) {
+      if (from0) {
+        throw new BeamsaveException("--from0 needs --files-from FILE");
+      }
+      return save;
+    }
+    byte[] content;
+    try {
+      content = filesFrom.equals("-") ? System.in.readAllBytes()
+          : java.nio.file.Files.readAllBytes(Path.of(filesFrom));
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read --files-from", filesFrom, e);
+    }
+    listed = FilesFrom.lines(content, from0);
+    // An absolute line may name the library as given or as resolved (the spec holds that).
+    java.util.Map<String, List<byte[]>> roots = new java.util.LinkedHashMap<>();
+    int i = 0;
+    for (SaveSpec.Library lib : save.libraries().values()) {
+      roots.put(lib.name(), List.of(Dir.bytesOf(lib.rootPath()),
+          Dir.bytesOf(libraries.get(i++).toAbsolutePath().normalize())));
+    }
+    return save.withFilesFrom(FilesFrom.select("--files-from " + filesFrom, listed, roots));
+  }
+
+  /**
+   * Warns about each entry the save skipped and each listed path no library held; returns
+   * whether there was any, which makes the image partial.
+   */
+  private boolean warnPartial(SaveSpec save, SavePipeline.Outcome outcome) {
+    boolean partial = false;
+    java.util.Map<Integer, Integer> missingIn = new java.util.HashMap<>();
+    for (ImageSummary s : outcome.images()) {
+      String root = Printable.bytes(Dir.bytesOf(save.library(s.library()).rootPath()));
+      for (Unreadable u : s.unreadable()) {
+        warn("cannot read " + root + (u.path().isEmpty() ? "" : "/") + u.path() + ": "
+            + u.reason() + "; skipped");
+        partial = true;
+      }
+      FilesFrom only = save.filesFrom(s.library());
+      for (PathBytes p : s.missing()) {
+        missingIn.merge(only.line(p), 1, Integer::sum);
+      }
+    }
+    for (FilesFrom.Line line : listed) {
+      // A relative line is looked for in every library, an absolute one in its own.
+      int lookedIn = line.path()[0] == '/' ? 1 : outcome.images().size();
+      if (missingIn.getOrDefault(line.number(), 0) >= lookedIn) {
+        warn("--files-from " + filesFrom + " line " + line.number()
+            + ": '" + Printable.bytes(line.path()) + "' is not in "
+            + (lookedIn == 1 && outcome.images().size() == 1 ? "the library" : "any library")
+            + "; skipped");
+        partial = true;
+      }
+    }
+    return partial;
   }
 }

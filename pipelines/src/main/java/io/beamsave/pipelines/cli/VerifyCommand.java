@@ -65,6 +65,13 @@ final class VerifyCommand implements Callable<Integer> {
     if (o.changedFiles() > 0) {
       out.println("note: " + o.changedFiles() + " file(s) changed while they were being saved");
     }
+    long unreadable = o.catalog().entries().stream()
+        .filter(io.beamsave.transforms.image.Entry::unreadable).count();
+    if (unreadable > 0) {
+      out.println("note: " + unreadable + " entr" + (unreadable == 1 ? "y" : "ies") + " could not"
+          + " be read when saved and " + (unreadable == 1 ? "is" : "are") + " not wholly in the"
+          + " image (marked ? in 'beamsave list')");
+    }
     return 0;
   }
 }

@@ -57,6 +57,11 @@ public final class RestorePipeline {
     long start = System.nanoTime();
     Catalog catalog = image.readCatalog();
     List<Entry> chosen = new ArrayList<>(Selection.select(catalog.entries(), includes));
+    // A file the save could not read holds zeros or nothing: making it would pass that off as
+    // the file, so it stays out, and the operator is told.
+    List<Entry> unread = chosen.stream().filter(e -> e.isFile() && e.unreadable()).toList();
+    chosen.removeAll(unread);
+    long unlisted = chosen.stream().filter(e -> !e.isFile() && e.unreadable()).count();
     if (chosen.isEmpty() && includes != null && !includes.isEmpty()) {
       throw new BeamsaveException(
           "no entry of " + image.display() + " matches --include " + includes);
@@ -89,6 +94,15 @@ public final class RestorePipeline {
         String clamped = tree.clampedTimes(clampedByWorkers);
         if (clamped != null) {
           warnings.add(clamped);
+        }
+        if (!unread.isEmpty()) {
+          warnings.add(unread.size() + " file" + (unread.size() == 1 ? "" : "s") + " could not"
+              + " be read when saved (marked f? in 'list') and " + (unread.size() == 1 ? "was"
+              : "were") + " not restored, e.g. " + unread.get(0).path());
+        }
+        if (unlisted > 0) {
+          warnings.add(unlisted + " director" + (unlisted == 1 ? "y" : "ies") + " could not be"
+              + " wholly listed when saved (marked d? in 'list'): restored with what was saved");
         }
         long changed = files.stream().filter(Entry::changed).count();
         if (changed > 0) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.io.ImageSummary;
 import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.io.Unreadable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,6 +37,23 @@ public final class SaveReport {
 
   public long files() {
     return outcome.images().stream().mapToLong(ImageSummary::files).sum();
+  }
+
+  /** Entries {@code --skip-unreadable} skipped, in all images. */
+  public long filesUnreadable() {
+    return outcome.images().stream().mapToLong(s -> s.unreadable().size()).sum();
+  }
+
+  /** Paths {@code --files-from} listed that a library does not hold, counted per library. */
+  public long listedMissing() {
+    return outcome.images().stream().mapToLong(s -> s.missing().size()).sum();
+  }
+
+  /** The line that says how much was skipped, or null when nothing was. */
+  public String unreadableLine() {
+    long n = filesUnreadable();
+    return n == 0 ? null : "unreadable: " + n + " entr" + (n == 1 ? "y" : "ies")
+        + " could not be read and were skipped (marked ? in 'beamsave list')";
   }
 
   public int shards() {
@@ -88,6 +106,8 @@ public final class SaveReport {
     m.put("blocksStoredRaw", outcome.job().counter(StageMetrics.BLOCKS_STORED_RAW));
     m.put("filesChanged", outcome.job().counter(StageMetrics.FILES_CHANGED));
     m.put("specialFilesSkipped", outcome.job().counter(StageMetrics.SPECIAL_FILES_SKIPPED));
+    m.put("filesUnreadable", filesUnreadable());
+    m.put("listedMissing", listedMissing());
     List<Map<String, Object>> images = new ArrayList<>();
     for (ImageSummary s : outcome.images()) {
       Map<String, Object> i = new LinkedHashMap<>();
@@ -97,6 +117,12 @@ public final class SaveReport {
       i.put("rawBytes", s.rawBytes());
       i.put("imageBytes", s.imageBytes());
       i.put("shards", s.shards());
+      List<Map<String, Object>> unreadable = new ArrayList<>();
+      for (Unreadable u : s.unreadable()) {
+        unreadable.add(Map.of("path", u.path().toString(), "reason", u.reason()));
+      }
+      i.put("unreadable", unreadable);
+      i.put("missing", s.missing().stream().map(Object::toString).toList());
       images.add(i);
     }
     m.put("images", images);

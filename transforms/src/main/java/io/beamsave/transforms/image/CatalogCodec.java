@@ -245,7 +245,7 @@ public final class CatalogCodec {
       inode = in.int64Signed(where + " inode");
     }
     long size = in.int64(where + " size");
-    if ((flags & ~Entry.FLAG_CHANGED) != 0 || (mode & ~07777) != 0 || !validNanos(nanos)
+    if ((flags & ~Entry.FLAGS) != 0 || (mode & ~07777) != 0 || !validNanos(nanos)
         || !validNanos(cnanos) || (type != EntryType.FILE && size != 0)) {
       throw in.fail(where + ": invalid flags, mode, time or size");
     }

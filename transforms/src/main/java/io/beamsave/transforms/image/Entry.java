@@ -7,7 +7,8 @@ import java.util.List;
  * what {@code statx} said of it: permission bits, owner, modification and status-change times
  * to the nanosecond, inode and size. Files carry their extents once planned; {@link
  * #FLAG_CHANGED} marks a file that changed while it was being saved (kept only with {@code
- * --allow-changing}). The library root itself is an entry with an empty path ({@link
+ * --allow-changing}), {@link #FLAG_UNREADABLE} an entry the save could not read (kept only with
+ * {@code --skip-unreadable}). The library root itself is an entry with an empty path ({@link
  * Catalog#root()}).
  */
 public record Entry(
@@ -27,6 +28,14 @@ public record Entry(
     List<Extent> extents) {
 
   public static final int FLAG_CHANGED = 1;
+  /**
+   * The save could not read this entry: for a file, its bytes (its extents hold zeros where
+   * reading failed, and restore leaves it out); for a directory, some or all of its entries
+   * (what could be read is saved, and restore makes the directory).
+   */
+  public static final int FLAG_UNREADABLE = 2;
+  /** Every flag a reader knows. */
+  public static final int FLAGS = FLAG_CHANGED | FLAG_UNREADABLE;
 
   public boolean isFile() {
     return type == EntryType.FILE;
@@ -34,6 +43,10 @@ public record Entry(
 
   public boolean changed() {
     return (flags & FLAG_CHANGED) != 0;
+  }
+
+  public boolean unreadable() {
+    return (flags & FLAG_UNREADABLE) != 0;
   }
 
   public Entry withExtents(List<Extent> newExtents) {

@@ -110,7 +110,7 @@ public final class AssembleImage
       String image = lib.destination();
       long files = plan.entries().stream().filter(Entry::isFile).count();
       new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes,
-          distinct.size())
+          distinct.size(), unreadable(listing, results.values()), listing.missing())
           .writeTo(spec);
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));
@@ -118,11 +118,27 @@ public final class AssembleImage
     }
   }
 
-  /** Sets each extent's digest from its shard's results, and the changed flag on files. */
+  /**
+   * What the walk and the shards could not read, each entry once (a file of several pieces may
+   * fail in each), in path order.
+   */
+  static List<Unreadable> unreadable(Listing listing, java.util.Collection<ShardResult> results) {
+    java.util.TreeMap<PathBytes, Unreadable> all = new java.util.TreeMap<>();
+    listing.unreadable().forEach(u -> all.putIfAbsent(u.path(), u));
+    results.forEach(r -> r.unreadable().forEach(u -> all.putIfAbsent(u.path(), u)));
+    return new ArrayList<>(all.values());
+  }
+
+  /**
+   * Sets each extent's digest from its shard's results, and the changed and unreadable flags
+   * on files.
+   */
   static List<Entry> withDigests(List<Entry> entries, List<ShardResult> results) {
     int[] cursor = new int[results.size()];
     Set<PathBytes> changed = new HashSet<>();
+    Set<PathBytes> unread = new HashSet<>();
     results.forEach(r -> changed.addAll(r.changedPaths()));
+    results.forEach(r -> r.unreadable().forEach(u -> unread.add(u.path())));
     List<Entry> out = new ArrayList<>(entries.size());
     for (Entry e : entries) {
       if (!e.isFile()) {
@@ -134,7 +150,9 @@ public final class AssembleImage
         extents.add(x.withDigest(results.get(x.shard()).digests().get(cursor[x.shard()]++)));
       }
       Entry done = e.withExtents(extents);
-      out.add(changed.contains(e.path()) ? done.withFlags(Entry.FLAG_CHANGED) : done);
+      int flags = done.flags() | (changed.contains(e.path()) ? Entry.FLAG_CHANGED : 0)
+          | (unread.contains(e.path()) ? Entry.FLAG_UNREADABLE : 0);
+      out.add(done.withFlags(flags));
     }
     return out;
   }

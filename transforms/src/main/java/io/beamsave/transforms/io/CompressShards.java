@@ -41,7 +41,10 @@ import org.apache.beam.sdk.values.PCollection;
  * without following a link. A file whose size, mtime or ctime, once read, differs from the
  * listing, that is no longer the listed inode, or that ends early, has changed during the save:
  * that fails the shard, naming the file, unless the spec allows changing files, in which case
- * the bytes read are kept (a short file padded with zeros) and the file is reported changed.
+ * the bytes read are kept (a short file padded with zeros) and the file is reported changed. A
+ * file that cannot be opened or read fails the shard, naming the file and the cause, unless the
+ * spec skips unreadable files: then the rest of its bytes are zeros and it is reported unreadable
+ * (the catalog flags it, and restore leaves it out).
  *
  * <p>Counters: {@code bytesRead}, {@code bytesStaged}, {@code shardsWritten}, {@code
  * blocksStoredRaw}, {@code filesChanged}.
@@ -134,9 +137,10 @@ public final class CompressShards
       w.sink = shardBytes;
       List<byte[]> digests = new ArrayList<>(task.pieces().size());
       List<PathBytes> changed = new ArrayList<>();
+      List<Unreadable> unreadable = new ArrayList<>();
       for (ShardTask.Piece p : task.pieces()) {
         digest.reset();
-        if (readPiece(tree, p, w)) {
+        if (readPiece(tree, p, w, unreadable)) {
           changed.add(p.path());
         }
         digests.add(digest.digest());
@@ -160,7 +164,8 @@ public final class CompressShards
           KV.of(
               task.library(),
               new ShardResult(
-                  task.shard(), copy, w.raw, w.stored, w.lengths(), digests, changed)));
+                  task.shard(), copy, w.raw, w.stored, w.lengths(), digests, changed,
+                  unreadable)));
       stage.finished();
     }
 
@@ -182,10 +187,16 @@ public final class CompressShards
       return tree.root().name() + "/" + p.path();
     }
 
-    private boolean readPiece(Beneath tree, ShardTask.Piece p, ShardWriter w) throws IOException {
+    /**
+     * Reads one piece into the block stream; returns whether the file changed meanwhile. A file
+     * that cannot be read is added to {@code unreadable} when the spec skips such files.
+     */
+    private boolean readPiece(Beneath tree, ShardTask.Piece p, ShardWriter w,
+        List<Unreadable> unreadable) throws IOException {
       byte[] path = p.path().bytes();
       int slash = p.path().lastSlash();
       boolean changed = false;
+      boolean unread = false;
       long left = p.length();
       OpenFile f = null;
       try {
@@ -193,7 +204,7 @@ public final class CompressShards
       } catch (NoSuchFileException | NotDirectoryException | SymlinkException gone) {
         changed = true;
       } catch (IOException e) {
-        throw BeamsaveException.io("cannot read", shown(tree, p), e);
+        unread = cannotRead(tree, p, e, unreadable);
       }
       if (f != null) {
         try (OpenFile in = f) {
@@ -216,8 +227,14 @@ public final class CompressShards
           // Comparing with the listing after the read also catches changes made during it.
           changed |= !sameAsListed(in.stat(), p);
         } catch (IOException e) {
-          throw BeamsaveException.io("cannot read", shown(tree, p), e);
+          unread = cannotRead(tree, p, e, unreadable);
         }
+      }
+      if (unread) {
+        // What was read stays (the planned bytes must all be there); restore leaves it out.
+        changed = false;
+        pad(w, left);
+        return false;
       }
       if (changed) {
         filesChanged.inc();
@@ -226,14 +243,28 @@ public final class CompressShards
               "file changed while it was being saved: " + shown(tree, p)
                   + " (use --allow-changing to keep what was read)");
         }
-        while (left > 0) {
-          int n = (int) Math.min(block.length - w.fill, left);
-          Arrays.fill(block, w.fill, w.fill + n, (byte) 0);
-          add(w, n);
-          left -= n;
-        }
+        pad(w, left);
       }
       return changed;
+    }
+
+    /** Fails on {@code e}, naming the file; or, skipping unreadable files, records it. */
+    private boolean cannotRead(Beneath tree, ShardTask.Piece p, IOException e,
+        List<Unreadable> unreadable) {
+      if (!spec.skipUnreadable()) {
+        throw BeamsaveException.io("cannot read", shown(tree, p), e);
+      }
+      unreadable.add(new Unreadable(p.path(), BeamsaveException.describe(e)));
+      return true;
+    }
+
+    private void pad(ShardWriter w, long left) throws IOException {
+      while (left > 0) {
+        int n = (int) Math.min(block.length - w.fill, left);
+        Arrays.fill(block, w.fill, w.fill + n, (byte) 0);
+        add(w, n);
+        left -= n;
+      }
     }
 
     private void add(ShardWriter w, int n) throws IOException {

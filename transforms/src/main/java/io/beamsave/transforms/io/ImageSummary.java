@@ -5,14 +5,24 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import io.beamsave.transforms.image.PathBytes;
+import java.util.List;
 
 /**
- * What {@link AssembleImage} wrote for one library. It leaves this in the run's staging directory
+ * What {@link AssembleImage} wrote for one library, with what it could not read and skipped and
+ * the {@code --files-from} paths it does not hold. It leaves this in the run's staging directory
  * for the launcher's report, so the launcher need not re-read every catalog: a pipeline's
  * output does not travel back to the program that started it, and staging is shared storage.
  */
 public record ImageSummary(
-    String library, String image, long files, long rawBytes, long imageBytes, int shards) {
+    String library,
+    String image,
+    long files,
+    long rawBytes,
+    long imageBytes,
+    int shards,
+    List<Unreadable> unreadable,
+    List<PathBytes> missing) {
 
   public static final DataCoder<ImageSummary> CODER =
       new DataCoder<>() {
@@ -24,13 +34,15 @@ public record ImageSummary(
           out.writeLong(s.rawBytes);
           out.writeLong(s.imageBytes);
           out.writeInt(s.shards);
+          Unreadable.writeAll(out, s.unreadable);
+          Unreadable.writePaths(out, s.missing);
         }
 
         @Override
         ImageSummary read(DataInputStream in) throws IOException {
           return new ImageSummary(
               readString(in), readString(in), in.readLong(), in.readLong(), in.readLong(),
-              in.readInt());
+              in.readInt(), Unreadable.readAll(in), Unreadable.readPaths(in));
         }
       };
 

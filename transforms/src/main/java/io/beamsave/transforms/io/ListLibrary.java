@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.fs.SymlinkException;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
@@ -45,10 +46,14 @@ import org.slf4j.LoggerFactory;
  * Walks each library of a {@link SaveSpec} and emits its root and entries (files, directories,
  * symlinks; never following links; names as bytes, times to the nanosecond) as one {@link
  * Listing} keyed by library name, also for an empty library. Special files are skipped with a
- * warning.
+ * warning. With {@code --files-from}, only the listed entries, all under listed directories, and
+ * the directories on the way to them are walked; listed paths not found go into the listing.
  *
  * <p>Counters: {@code filesListed}, {@code specialFilesSkipped}. Fails, naming the path, when a
- * directory cannot be listed or a file cannot be read.
+ * directory cannot be listed or a file cannot be read; with {@link SaveSpec#skipUnreadable}, such
+ * an entry is instead kept flagged unreadable (a file without its bytes, a directory without
+ * what could not be listed), or left out when not even its type is known, and recorded in the
+ * listing with the cause.
  */
 public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String, Listing>>> {
   private final SaveSpec spec;
@@ -143,7 +148,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       // Output and counters stay on this thread, because Beam's metrics and receivers belong
       // to it.
       SaveSpec.Library lib = spec.library(name);
-      Walked w = walk(pool, lib.rootPath(), excludes(spec, lib)).walked();
+      Walked w = walk(pool, lib.rootPath(), excludes(spec, lib), spec.filesFrom(name),
+          spec.skipUnreadable()).walked();
       out.output(KV.of(name, w.listing));
       filesListed.inc(w.files());
       specialSkipped.inc(w.special);
@@ -242,8 +248,10 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Path root = lib.rootPath();
       Excludes excludes = excludes(spec, lib);
+      FilesFrom only = spec.filesFrom(lib.name());
+      boolean skip = spec.skipUnreadable();
       walks.put(lib.name(),
-          CompletableFuture.supplyAsync(() -> walk(pool, root, excludes), pool));
+          CompletableFuture.supplyAsync(() -> walk(pool, root, excludes, only, skip), pool));
     }
     pool.execute(
         () -> {
@@ -265,11 +273,13 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
    * opened from its parent's handle without following links, so a directory swapped for a
    * symlink mid-walk fails the walk instead of leading it outside the library.
    */
-  private static Walk walk(ForkJoinPool pool, Path root, Excludes excludes) {
-    Walk walk = new Walk(excludes);
+  private static Walk walk(
+      ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only, boolean skip) {
+    Walk walk = new Walk(excludes, only, skip);
     try (Dir dir = Dir.open(root)) {
       walk.root = entry(dir.stat(), PathBytes.of(new byte[0]), null);
-      pool.invoke(new WalkDirectory(null, walk, new SharedDir(walk, dir, false), null, EMPTY, 0));
+      pool.invoke(new WalkDirectory(null, walk, new SharedDir(walk, dir, false), null, EMPTY, 0,
+          only == null));
     } catch (IOException e) {
       throw BeamsaveException.io("cannot list", root, e);
     } finally {
@@ -361,10 +371,39 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     final Queue<Entry> found = new ConcurrentLinkedQueue<>();
     final AtomicLong special = new AtomicLong();
     final Set<SharedDir> open = ConcurrentHashMap.newKeySet();
+    /** What --files-from selects, or null for everything. */
+    final FilesFrom only;
+    final boolean skip;
+    final Queue<Unreadable> unreadable = new ConcurrentLinkedQueue<>();
+    /** Entries found but not wholly read: files without their bytes, directories partly listed. */
+    final Set<PathBytes> flagged = ConcurrentHashMap.newKeySet();
+    /** Listed paths the walk came to. */
+    final Set<PathBytes> reached = ConcurrentHashMap.newKeySet();
+    /** Directories on the way to listed paths that were excluded or could not be read. */
+    final Set<PathBytes> settled = ConcurrentHashMap.newKeySet();
 
-    Walk(Excludes excludes) {
+    Walk(Excludes excludes, FilesFrom only, boolean skip) {
       this.excludes = excludes;
       this.excluded = new java.util.concurrent.atomic.AtomicLongArray(excludes.patterns().size());
+      this.only = only;
+      this.skip = skip;
+    }
+
+    /**
+     * Fails the walk on {@code e} as the message names it, or with {@link #skip} records {@code
+     * rel} as unreadable and flags {@code flag} (the entry itself, or the directory that misses
+     * it) instead. A directory swapped for a symlink always fails: that is a library changing
+     * under the save, not one it may not read.
+     */
+    void cannot(String action, String shown, PathBytes rel, PathBytes flag, IOException e) {
+      if (!skip || e instanceof SymlinkException) {
+        throw BeamsaveException.io(action, shown, e);
+      }
+      unreadable.add(new Unreadable(rel, BeamsaveException.describe(e)));
+      if (flag != null && !flag.isEmpty()) {
+        flagged.add(flag);
+      }
+      settled.add(rel);
     }
 
     Walked walked() {
@@ -372,7 +411,30 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       for (int i = 0; i < byPattern.length; i++) {
         byPattern[i] = excluded.get(i);
       }
-      return new Walked(new Listing(root, new ArrayList<>(found)), special.get(), byPattern);
+      List<Entry> entries = new ArrayList<>(found.size());
+      for (Entry e : found) {
+        entries.add(flagged.contains(e.path()) ? unreadableEntry(e) : e);
+      }
+      List<Unreadable> skipped = new ArrayList<>(unreadable);
+      skipped.sort(java.util.Comparator.comparing(Unreadable::path));
+      List<PathBytes> missing = new ArrayList<>();
+      if (only != null) {
+        for (PathBytes p : only.paths()) {
+          if (!reached.contains(p) && !underSettled(p)) {
+            missing.add(p);
+          }
+        }
+      }
+      return new Walked(new Listing(root, entries, skipped, missing), special.get(), byPattern);
+    }
+
+    private boolean underSettled(PathBytes p) {
+      for (PathBytes d = p.parent(); d != null; d = d.parent()) {
+        if (settled.contains(d)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /** Closes the handles of directories whose walk a failure cut short. */
@@ -435,33 +497,39 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     private final byte[] name;
     private final PathBytes rel;
     private final int depth;
+    /** Whether all of this directory is saved; if not, it is on the way to listed paths. */
+    private final boolean selected;
 
     /**
      * The walk of {@code parent}'s child {@code name} at {@code depth} components, or of the
      * root when name is null.
      */
     WalkDirectory(CountedCompleter<?> completer, Walk walk, SharedDir parent, byte[] name,
-        PathBytes rel, int depth) {
+        PathBytes rel, int depth, boolean selected) {
       super(completer);
       this.walk = walk;
       this.parent = parent;
       this.name = name;
       this.rel = rel;
       this.depth = depth;
+      this.selected = selected;
     }
 
     @Override
     public void compute() {
-      SharedDir self;
-      if (name == null) {
-        self = parent;
-      } else {
+      SharedDir self = parent;
+      if (name != null) {
         try {
           self = new SharedDir(walk, parent.dir.openDir(name), true);
         } catch (IOException e) {
-          throw BeamsaveException.io("cannot list", parent.dir.child(name), e);
+          walk.cannot("cannot list", parent.dir.child(name), rel, rel, e);
+          self = null;
         } finally {
           parent.release();
+        }
+        if (self == null) {
+          tryComplete();
+          return;
         }
       }
       List<WalkDirectory> subdirectories = new ArrayList<>();
@@ -471,13 +539,22 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         try {
           children = dir.list();
         } catch (IOException e) {
-          throw BeamsaveException.io("cannot list", dir.name(), e);
+          walk.cannot("cannot list", dir.name(), rel, rel, e);
+          children = List.of();
         }
         if (walk.excludes.caches() && isCache(dir, children)) {
           children = List.of(CACHE_TAG);
         }
         for (byte[] child : children) {
           PathBytes childRel = rel.child(child);
+          boolean childSelected = selected;
+          if (walk.only != null && walk.only.listed(childRel)) {
+            // Also beneath a listed directory: a path listed twice is not missing.
+            childSelected = true;
+            walk.reached.add(childRel);
+          } else if (!selected && !walk.only.onTheWay(childRel)) {
+            continue; // Off the listed paths and the way to them: not even stat'ed.
+          }
           // What a pattern leaves out whatever its type is never even stat'ed (a stale mount,
           // a file gone meanwhile); patterns of directories only are tried after the stat.
           int excludedBy = walk.excludes.match(childRel, false);
@@ -486,13 +563,18 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
             try {
               s = dir.stat(child);
             } catch (IOException x) {
-              throw BeamsaveException.io("cannot read", dir.child(child), x);
+              walk.cannot("cannot read", dir.child(child), childRel, rel, x);
+              continue;
+            }
+            if (!childSelected && !s.isDirectory()) {
+              continue; // On the way, but not a directory: what was listed beneath is missing.
             }
             if (s.isDirectory()) {
               excludedBy = walk.excludes.match(childRel, true);
             }
           }
           if (excludedBy >= 0) {
+            walk.settled.add(childRel);
             if (excludedBy < walk.excluded.length()) {
               walk.excluded.incrementAndGet(excludedBy);
             }
@@ -510,7 +592,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           try {
             e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
           } catch (IOException x) {
-            throw BeamsaveException.io("cannot read", dir.child(child), x);
+            walk.cannot("cannot read", dir.child(child), childRel, rel, x);
+            continue;
           }
           if (e == null) {
             walk.special.incrementAndGet();
@@ -519,11 +602,13 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           }
           if (e.type() == EntryType.DIRECTORY) {
             self.retain();
-            subdirectories.add(new WalkDirectory(this, walk, self, child, childRel, depth + 1));
+            subdirectories.add(new WalkDirectory(this, walk, self, child, childRel, depth + 1,
+                childSelected));
           } else if (e.isFile() && (e.mode() & 0444) != 0444 && !dir.canRead(child)) {
             // A file everyone's bits may read skips the access() call: an ACL that still denies
             // this user makes the read fail later, naming the file the same way.
-            throw new BeamsaveException("cannot read " + dir.child(child) + ": permission denied");
+            walk.cannot("cannot read", dir.child(child), childRel, childRel,
+                new java.nio.file.AccessDeniedException(dir.child(child)));
           }
           walk.found.add(e);
         }
@@ -567,6 +652,20 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           e.getMessage());
       return false;
     }
+  }
+
+  /**
+   * {@code e} flagged unreadable: a file keeps no bytes (none were read, and none are planned),
+   * a directory keeps what could be listed.
+   */
+  static Entry unreadableEntry(Entry e) {
+    Entry flagged = e.withFlags(e.flags() | Entry.FLAG_UNREADABLE);
+    if (!e.isFile()) {
+      return flagged;
+    }
+    return new Entry(e.path(), e.type(), flagged.flags(), e.mode(), e.uid(), e.gid(),
+        e.mtimeSeconds(), e.mtimeNanos(), e.ctimeSeconds(), e.ctimeNanos(), e.inode(), 0,
+        e.linkTarget(), List.of());
   }
 
   /**

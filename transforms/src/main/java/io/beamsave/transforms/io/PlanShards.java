@@ -66,7 +66,7 @@ public final class PlanShards
             + " shards are more than the " + lib.sink().maxShards()
             + " this image can hold; use --shard-size " + leastMiB + "MiB or more");
       }
-      writeListing(spec, listing.getKey(), new Listing(listing.getValue().root(), plan.entries()));
+      writeListing(spec, listing.getKey(), listing.getValue().withEntries(plan.entries()));
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
       for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
         pieces.add(new ArrayList<>());

@@ -18,7 +18,7 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
@@ -61,6 +61,9 @@ public final class SaveSpec implements Serializable {
   private final boolean allowChanging;
   private final S3Settings store;
   private final Excludes excludes;
+  private final boolean skipUnreadable;
+  /** Per library name, what {@code --files-from} selects; a library absent is saved whole. */
+  private final Map<String, FilesFrom> filesFrom;
 
   private SaveSpec(
       Map<String, Library> libraries,
@@ -70,7 +73,9 @@ public final class SaveSpec implements Serializable {
       String staging,
       boolean allowChanging,
       S3Settings store,
-      Excludes excludes) {
+      Excludes excludes,
+      boolean skipUnreadable,
+      Map<String, FilesFrom> filesFrom) {
     this.libraries = libraries;
     this.codec = codec;
     this.shardSize = shardSize;
@@ -79,6 +84,8 @@ public final class SaveSpec implements Serializable {
     this.allowChanging = allowChanging;
     this.store = store;
     this.excludes = excludes;
+    this.skipUnreadable = skipUnreadable;
+    this.filesFrom = filesFrom;
   }
 
   /**
@@ -89,7 +96,7 @@ public final class SaveSpec implements Serializable {
   public static SaveSpec of(String staging) {
     return new SaveSpec(
         new LinkedHashMap<>(), DEFAULT_CODEC, DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE, staging,
-        false, null, Excludes.NONE);
+        false, null, Excludes.NONE, false, Map.of());
   }
 
   /** Adds a library whose image goes to {@code sink}. */
@@ -100,7 +107,8 @@ public final class SaveSpec implements Serializable {
     }
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, root, sink));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes);
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+        skipUnreadable, filesFrom);
   }
 
   /** The same save with library {@code name}'s image going to {@code sink} instead. */
@@ -108,13 +116,14 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), sink));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes);
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+        skipUnreadable, filesFrom);
   }
 
   /** How to reach object storage, for staging or images there. */
   public SaveSpec withStore(S3Settings settings) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings,
-        excludes);
+        excludes, skipUnreadable, filesFrom);
   }
 
   public S3Settings store() {
@@ -128,7 +137,7 @@ public final class SaveSpec implements Serializable {
 
   public SaveSpec withCodec(Codec codec) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
-        excludes);
+        excludes, skipUnreadable, filesFrom);
   }
 
   public SaveSpec withShardSize(long bytes) {
@@ -150,21 +159,49 @@ public final class SaveSpec implements Serializable {
           "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
     }
     return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, store,
-        excludes);
+        excludes, skipUnreadable, filesFrom);
   }
 
   /** What the walk leaves out of every library. */
   public SaveSpec withExcludes(Excludes excludes) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
-        excludes);
+        excludes, skipUnreadable, filesFrom);
   }
 
   public Excludes excludes() {
     return excludes;
   }
 
+  /**
+   * Whether an entry the save cannot read (a file it may not open or that fails to read, a
+   * directory it may not list) is skipped, flagged {@link
+   * io.beamsave.transforms.image.Entry#FLAG_UNREADABLE} and reported, instead of failing the
+   * save.
+   */
+  public SaveSpec withSkipUnreadable(boolean skip) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes, skip, filesFrom);
+  }
+
+  public boolean skipUnreadable() {
+    return skipUnreadable;
+  }
+
+  /** Saves only what {@code selection} lists of each library it names (see {@link FilesFrom}). */
+  public SaveSpec withFilesFrom(Map<String, FilesFrom> selection) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes, skipUnreadable, Map.copyOf(selection));
+  }
+
+  /** What {@code --files-from} selects of library {@code name}, or null to save it whole. */
+  public FilesFrom filesFrom(String name) {
+    FilesFrom f = filesFrom.get(name);
+    return f == null || f.all() ? null : f;
+  }
+
   public SaveSpec withAllowChanging(boolean allow) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store, excludes);
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store, excludes,
+        skipUnreadable, filesFrom);
   }
 
   public Map<String, Library> libraries() {

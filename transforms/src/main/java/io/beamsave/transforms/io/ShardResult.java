@@ -11,8 +11,8 @@ import java.util.List;
 /**
  * What compressing a shard produced: where the sink put this copy (as {@link
  * ImageSink#writeShard} returned it; null for a library without file data), its raw and stored
- * lengths, each block's stored length, one digest per piece (in the task's order), and the files
- * seen changing while being read.
+ * lengths, each block's stored length, one digest per piece (in the task's order), the files
+ * seen changing while being read, and those that could not be read (when the save skips them).
  */
 public record ShardResult(
     int shard,
@@ -21,7 +21,8 @@ public record ShardResult(
     long storedLength,
     int[] blockLengths,
     List<byte[]> digests,
-    List<PathBytes> changedPaths) {
+    List<PathBytes> changedPaths,
+    List<Unreadable> unreadable) {
 
   public static final DataCoder<ShardResult> CODER =
       new DataCoder<>() {
@@ -48,6 +49,7 @@ public record ShardResult(
           for (PathBytes p : r.changedPaths) {
             writeBytes(out, p);
           }
+          Unreadable.writeAll(out, r.unreadable);
         }
 
         @Override
@@ -73,7 +75,8 @@ public record ShardResult(
           for (int i = 0; i < c; i++) {
             changed.add(readBytes(in));
           }
-          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed);
+          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed,
+              Unreadable.readAll(in));
         }
       };
 }

@@ -68,6 +68,21 @@ class CatalogCodecTest {
   }
 
   @Test
+  void keepsTheUnreadableFlagAndRejectsFlagsNoReaderKnows() throws Exception {
+    Entry skipped = file("secret", 0).withFlags(Entry.FLAG_UNREADABLE);
+    Entry closed = dir("closed").withFlags(Entry.FLAG_UNREADABLE);
+    Entry partly = file("a", 100, new Extent(0, 0, 100, DIGEST))
+        .withFlags(Entry.FLAG_UNREADABLE | Entry.FLAG_CHANGED);
+    Catalog back = decode(catalog(List.of(partly, closed, skipped)));
+    assertThat(back.entries()).allMatch(Entry::unreadable);
+    assertThat(back.entries().get(0).changed()).isTrue();
+
+    Entry unknown = file("a", 100, new Extent(0, 0, 100, DIGEST)).withFlags(4);
+    assertThatThrownBy(() -> decode(catalog(List.of(unknown))))
+        .hasMessageContaining("invalid flags");
+  }
+
+  @Test
   void absurdCountsFailFastInsteadOfAllocating() {
     byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
     int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES;
