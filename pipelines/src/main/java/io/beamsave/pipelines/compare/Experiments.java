@@ -97,7 +97,7 @@ public final class Experiments {
   /** Restores {@code saved} as {@code restore} does, checks it, and removes what it made. */
   private Restored restore(Saved saved, TreeSnapshot original) throws IOException {
     Path target = work.resolve("restored-" + saved.image.getFileName());
-    say("run %s: restoring the %s image", saved.image.getFileName(), saved.codec);
+    say("restoring %s (%s) to check it", saved.image.getFileName(), saved.codec);
     try {
       ProcessUsage before = ProcessUsage.now();
       long start = System.nanoTime();
