@@ -8,6 +8,8 @@ import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.Stores;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -42,7 +44,7 @@ class CompareTest {
     Path out = dir.resolve("report");
     Cli c = Cli.ok("compare", "--library", library, "--to", "s3://trials/cmp", "--codecs",
         "lz4,zstd:3,auto", "--runs", "1", "--link-mbps", "0,200", "--out", out, "--quiet",
-        "--s3-endpoint", server.endpoint());
+        "--keep-objects", "--s3-endpoint", server.endpoint());
     assertThat(c.out()).contains("winner at unthrottled:").contains("winner at 200 Mbit/s:");
 
     JsonNode json = new ObjectMapper().readTree(out.resolve("results.json").toFile());
@@ -115,17 +117,68 @@ class CompareTest {
   }
 
   @Test
-  void benchTabulatesEveryRunOfEveryCodec() throws Exception {
+  void withoutKeepObjectsACompareLeavesNothingOfItsOwnInTheBucket() throws Exception {
+    Path tiny = Files.createDirectories(dir.resolve("tiny"));
+    Trees.mixedData(tiny, 256L << 10);
+    Store bucket = Stores.bucketOf(ObjectUri.parse("s3://trials/", true), server.settings());
+    // Something of the operator's under the same prefix, which compare did not make.
+    bucket.put("tidy/keep-me.txt", new byte[] {1, 2, 3}, 3, "text/plain", null);
+
+    Cli.ok("compare", "--library", tiny, "--to", "s3://trials/tidy", "--codecs", "lz4",
+        "--runs", "1", "--quiet", "--s3-endpoint", server.endpoint());
+    assertThat(bucket.list("tidy/")).extracting(Store.Item::key)
+        .containsExactly("tidy/keep-me.txt");
+
+    Cli c = Cli.ok("compare", "--library", tiny, "--to", "s3://trials/kept", "--codecs", "lz4",
+        "--runs", "1", "--keep-objects", "--quiet", "--s3-endpoint", server.endpoint());
+    List<String> kept = bucket.list("kept/").stream().map(Store.Item::key).toList();
+    // The baseline, lz4 at save and lz4 while transferring, and the ledger's records.
+    assertThat(kept).filteredOn(k -> k.endsWith(".bsave")).hasSize(3);
+    assertThat(kept).filteredOn(k -> k.startsWith("kept/" + Ledger.DIRECTORY + "/")).isNotEmpty();
+    assertThat(c.out()).contains("winner at unthrottled:");
+  }
+
+  @Test
+  void benchTabulatesEveryRunOfEveryCodecWithItsRestoreAndCalls() throws Exception {
     Path out = dir.resolve("bench");
     Cli c = Cli.ok("bench", "--library", library, "--codecs", "none,zstd:3", "--runs", "2",
-        "--out", out, "--quiet");
-    assertThat(c.out()).contains("fastest codec:");
+        "--link-mbps", "100", "--out", out, "--quiet");
+    assertThat(c.out()).contains("fastest save:").contains("smallest image: zstd:3")
+        .contains("best at 100 Mbit/s:").contains("fastest restore:")
+        .contains("restore CPU s").contains("image MiB").contains("ratio")
+        .contains("save reads").contains("restore writes").contains("beamsave: 0.1.0")
+        .contains("UTC").contains("cores");
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     assertThat(csv).hasSize(1 + 4);
     assertThat(csv.subList(1, 5)).allMatch(l -> l.startsWith("0,save,"));
+    List<String> columns = List.of(csv.get(0).split(","));
+    assertThat(columns).contains("restore_seconds", "save_cpu_seconds", "restore_cpu_seconds",
+        "save_read_calls", "save_write_calls", "restore_read_calls", "restore_write_calls",
+        "bytes_stored_raw");
+    for (String line : csv.subList(1, 5)) {
+      String[] v = line.split(",", -1);
+      java.util.function.ToDoubleFunction<String> at =
+          name -> Double.parseDouble(v[columns.indexOf(name)]);
+      assertThat(at.applyAsDouble("restore_seconds")).as(line).isPositive();
+      assertThat(at.applyAsDouble("save_cpu_seconds")).as(line).isPositive();
+      assertThat(at.applyAsDouble("restore_cpu_seconds")).as(line).isPositive();
+      // Every file is read by the save and written by the restore.
+      assertThat(at.applyAsDouble("save_read_calls")).as(line).isPositive();
+      assertThat(at.applyAsDouble("save_write_calls")).as(line).isPositive();
+      assertThat(at.applyAsDouble("restore_read_calls")).as(line).isPositive();
+      assertThat(at.applyAsDouble("restore_write_calls")).as(line).isPositive();
+    }
     JsonNode json = new ObjectMapper().readTree(out.resolve("results.json").toFile());
     assertThat(json.get("averages")).hasSize(2);
-    assertThat(json.get("averages").get(1).get("imageBytes").asLong())
-        .isLessThan(json.get("averages").get(0).get("imageBytes").asLong());
+    JsonNode none = json.get("averages").get(0);
+    JsonNode zstd = json.get("averages").get(1);
+    assertThat(zstd.get("imageBytes").asLong()).isLessThan(none.get("imageBytes").asLong());
+    // mixedData holds random bytes zstd cannot shrink; codec none tries nothing.
+    assertThat(zstd.get("bytesStoredRaw").asLong()).isPositive()
+        .isLessThan(zstd.get("rawBytes").asLong());
+    assertThat(none.get("bytesStoredRaw").asLong()).isZero();
+    assertThat(json.get("header").get("cores").asInt()).isPositive();
+    assertThat(json.get("verdicts")).extracting(v -> v.get("target").asText())
+        .contains("fastest save", "smallest image", "best at 100 Mbit/s");
   }
 }

@@ -1,6 +1,5 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.compare.Report;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
@@ -26,9 +25,13 @@ import picocli.CommandLine.Option;
           + " ICC's way; zlib and zstd), compress at save + raw transfer, and compress while"
           + " transferring (the image is uploaded while later shards still compress). auto is"
           + " tuned to each link speed (docs/auto-codec.md). Prints every run,"
-          + " the averages and the winner at each link speed; with --out, also results.csv,"
-          + " results.json, chart.png and index.html.",
-      "Every save and upload is real and goes into the ledger at --to; objects stay under --to."
+          + " the averages (sizes in MiB, with the ratio and the save's CPU seconds) and the"
+          + " winner at each link speed, under a header naming the machine, the date (UTC) and"
+          + " this version; with --out, also results.csv, results.json, chart.png (one panel"
+          + " per link speed) and index.html.",
+      "Every save and upload is real and goes into the ledger at --to. When compare ends, also"
+          + " when it fails, it removes every object it created under --to (images and ledger"
+          + " records) unless --keep-objects."
     })
 final class CompareCommand implements Callable<Integer> {
   @Mixin ExperimentArgs experiment;
@@ -53,6 +56,12 @@ final class CompareCommand implements Callable<Integer> {
       description = "Link speeds to emulate, in Mbit/s (0: unthrottled). Default: ${DEFAULT-VALUE}.")
   List<Integer> links;
 
+  @Option(
+      names = "--keep-objects",
+      description = "Leave the uploaded images and their ledger records under --to (to restore"
+          + " or inspect them); by default they are removed when compare ends.")
+  boolean keepObjects;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin S3Args s3;
@@ -65,10 +74,10 @@ final class CompareCommand implements Callable<Integer> {
     if (links.stream().anyMatch(l -> l < 0)) {
       throw new BeamsaveException("--link-mbps must not be negative");
     }
-    experiment.run(codecs, pipeline, spec.commandLine().getOut(), spec.commandLine().getErr(),
-        e -> new Report(
-            "beamsave compare: " + experiment.library.toAbsolutePath() + " to " + prefix,
-            e.compare(prefix, links, s3.settings())));
+    experiment.run(
+        "beamsave compare: " + experiment.library.toAbsolutePath() + " to " + prefix, codecs,
+        List.of(), pipeline, spec.commandLine(),
+        e -> e.compare(prefix, links, s3.settings(), keepObjects));
     return 0;
   }
 }

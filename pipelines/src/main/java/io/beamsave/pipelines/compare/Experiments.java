@@ -1,10 +1,15 @@
 package io.beamsave.pipelines.compare;
 
+import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.io.AssembleImage;
 import io.beamsave.transforms.io.ImageSummary;
+import io.beamsave.transforms.io.StageMetrics;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -18,6 +23,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -60,22 +67,54 @@ public final class Experiments {
     }
   }
 
-  /** {@code bench}: each codec saved locally, {@code runs} times. */
+  /**
+   * {@code bench}: each codec saved locally, {@code runs} times, and each image restored into a
+   * scratch directory the way {@code restore} does it, checked against the library, removed.
+   */
   public List<Measurement> bench() throws IOException {
-    say("warm-up (not measured): one save per codec");
+    TreeSnapshot original = TreeSnapshot.of(library);
+    say("warm-up (not measured): one save and restore per codec");
     for (String codec : codecs) {
-      Files.deleteIfExists(save(codec, 0).image);
+      Saved s = save(codec, 0);
+      restore(s, original);
+      Files.deleteIfExists(s.image);
     }
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
       for (String codec : codecs) {
         Saved s = save(codec, run);
-        rows.add(Measurement.sequential(0, Strategy.LOCAL_SAVE.id(), codec, run, s.seconds, 0,
-            s.raw, s.bytes, 0, null));
+        Restored r = restore(s, original);
+        rows.add(Measurement.local(codec, run, s.seconds, s.raw, s.bytes, s.storedRaw, s.usage,
+            r.seconds, r.usage));
         Files.deleteIfExists(s.image);
       }
     }
     return rows;
+  }
+
+  private record Restored(double seconds, ProcessUsage usage) {}
+
+  /** Restores {@code saved} as {@code restore} does, checks it, and removes what it made. */
+  private Restored restore(Saved saved, TreeSnapshot original) throws IOException {
+    Path target = work.resolve("restored-" + saved.image.getFileName());
+    say("restoring %s (%s) to check it", saved.image.getFileName(), saved.codec);
+    try {
+      ProcessUsage before = ProcessUsage.now();
+      long start = System.nanoTime();
+      try (ImageRef ref = ImageRef.of(saved.image.toString(), null, null)) {
+        RestorePipeline.run(ref, target, List.of(), false, options, null);
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      ProcessUsage usage = ProcessUsage.now().since(before);
+      String diff = TreeSnapshot.of(target).diff(original);
+      if (diff != null) {
+        throw new BeamsaveException("the " + saved.codec + " image " + saved.image
+            + " restored differently from the library " + library + ": " + diff);
+      }
+      return new Restored(seconds, usage);
+    } finally {
+      AssembleImage.deleteTree(target);
+    }
   }
 
   /**
@@ -84,12 +123,48 @@ public final class Experiments {
    * with the codec as transfer compression (zlib and zstd only: the transfer codecs), and a
    * save with the codec that uploads the image while writing it (overlapped). {@code auto} is
    * tuned to each link, so its images are saved once per link speed. Every save and upload goes
-   * into the ledger at {@code prefix}.
+   * into the ledger at {@code prefix}. Unless {@code keepObjects}, every object the run
+   * created under {@code prefix} (images, ledger records) is removed when it ends, also when it
+   * fails: a comparison is a measurement, not a backup.
    */
-  public List<Measurement> compare(ObjectUri prefix, List<Integer> linksMbps, S3Settings s3)
+  public List<Measurement> compare(
+      ObjectUri prefix, List<Integer> linksMbps, S3Settings s3, boolean keepObjects)
       throws IOException {
     Store store = Stores.bucketOf(prefix, s3);
     store.check(prefix.key());
+    if (keepObjects) {
+      return measureUploads(store, prefix, linksMbps, s3);
+    }
+    String under = prefix.child("").key();
+    Set<String> before = new HashSet<>();
+    store.list(under).forEach(i -> before.add(i.key()));
+    boolean finished = false;
+    try {
+      List<Measurement> rows = measureUploads(store, prefix, linksMbps, s3);
+      finished = true;
+      return rows;
+    } finally {
+      try {
+        int removed = 0;
+        for (Store.Item i : store.list(under)) {
+          if (!before.contains(i.key())) {
+            store.delete(i.key());
+            removed++;
+          }
+        }
+        say("removed the %d objects this comparison created under %s (--keep-objects keeps"
+            + " them)", removed, prefix);
+      } catch (RuntimeException e) {
+        if (finished) {
+          throw e;
+        }
+        // The failure of the comparison is the news; this one would hide it.
+      }
+    }
+  }
+
+  private List<Measurement> measureUploads(
+      Store store, ObjectUri prefix, List<Integer> linksMbps, S3Settings s3) throws IOException {
     // Elsewhere the workers send the shards to the store themselves, beyond the link emulation,
     // which throttles this process only: that strategy could not be measured at a link speed.
     boolean overlapped = SavePipeline.runsInThisJvm(options);
@@ -185,17 +260,20 @@ public final class Experiments {
     String saveCodec = Codecs.forLink(codec, link);
     say("run %d, %s: %s with %s", run, linkName(link), Strategy.OVERLAPPED.label(), saveCodec);
     Instant start = Instant.now();
+    ProcessUsage before = ProcessUsage.now();
     SavePipeline.Outcome o = saveWhileUploading(s3, to, saveCodec, link);
     ImageSummary s = o.images().get(0);
     // The upload spans the save: shards leave as they are compressed, and the image is
     // assembled in the store when the last has arrived.
     double seconds = o.job().seconds();
+    ProcessUsage usage = ProcessUsage.now().since(before);
     Ledger.append(prefix.toString(), s3,
         new Ledger.Record("save-upload", s.library(), saveCodec, "none",
             Ledger.strategy("save-upload", saveCodec, "none"), start, Instant.now(),
             seconds, s.rawBytes(), s.imageBytes(), to.toString()));
     return new Measurement(link, Strategy.OVERLAPPED.id(), codec, run, seconds, seconds,
-        seconds, s.rawBytes(), s.imageBytes(), s.imageBytes(), to.toString());
+        seconds, s.rawBytes(), s.imageBytes(), s.imageBytes(), to.toString(),
+        o.job().counter(StageMetrics.BYTES_STORED_RAW), usage, 0, null);
   }
 
   private SavePipeline.Outcome saveWhileUploading(
@@ -232,18 +310,20 @@ public final class Experiments {
   }
 
   private record Saved(String codec, Path image, double seconds, long raw, long bytes,
-      Instant start, Instant end, String library) {}
+      Instant start, Instant end, String library, long storedRaw, ProcessUsage usage) {}
 
   private Saved save(String codec, int run) {
     Path image = work.resolve(codec.replaceAll("[^A-Za-z0-9]+", "-") + "-run" + run + ".bsave");
     say("run %d: saving with %s", run, codec);
     Instant start = Instant.now();
+    ProcessUsage before = ProcessUsage.now();
     SavePipeline.Outcome o =
         SavePipeline.run(
             SavePipeline.spec(List.of(library), image, null).withCodec(codec), options, null);
+    ProcessUsage usage = ProcessUsage.now().since(before);
     ImageSummary s = o.images().get(0);
     return new Saved(codec, image, o.job().seconds(), s.rawBytes(), s.imageBytes(), start,
-        Instant.now(), s.library());
+        Instant.now(), s.library(), o.job().counter(StageMetrics.BYTES_STORED_RAW), usage);
   }
 
   private Measurement upload(
@@ -259,7 +339,7 @@ public final class Experiments {
             Ledger.strategy("upload", saved.codec, transfer.spec()), start, Instant.now(),
             r.seconds(), r.rawBytes(), r.storedBytes(), to.toString()));
     return Measurement.sequential(link, strategy.id(), codec, run, saved.seconds, r.seconds(),
-        saved.raw, saved.bytes, r.storedBytes(), to.toString());
+        saved.raw, saved.bytes, r.storedBytes(), to.toString(), saved.storedRaw, saved.usage);
   }
 
   private void ledgerSave(ObjectUri prefix, S3Settings s3, Saved s, String codec) {

@@ -47,7 +47,7 @@ import org.apache.beam.sdk.values.PCollection;
  * (the catalog flags it, and restore leaves it out).
  *
  * <p>Counters: {@code bytesRead}, {@code bytesStaged}, {@code shardsWritten}, {@code
- * blocksStoredRaw}, {@code filesChanged}.
+ * blocksStoredRaw}, {@code bytesStoredRaw}, {@code filesChanged}.
  */
 public final class CompressShards
     extends PTransform<PCollection<ShardTask>, PCollection<KV<String, ShardResult>>> {
@@ -74,6 +74,7 @@ public final class CompressShards
     private final Counter bytesStaged = StageMetrics.counter(StageMetrics.BYTES_STAGED);
     private final Counter shardsWritten = StageMetrics.counter(StageMetrics.SHARDS_WRITTEN);
     private final Counter blocksStoredRaw = StageMetrics.counter(StageMetrics.BLOCKS_STORED_RAW);
+    private final Counter bytesStoredRaw = StageMetrics.counter(StageMetrics.BYTES_STORED_RAW);
     private final Counter filesChanged = StageMetrics.counter(StageMetrics.FILES_CHANGED);
     private final StageMetrics stage = StageMetrics.of("compress");
 
@@ -341,6 +342,9 @@ public final class CompressShards
         int len = encoder.write(block, fill, sink);
         if (encoder.lastCodec() == CodecId.STORED) {
           blocksStoredRaw.inc();
+          if (spec.codec().id() != CodecId.STORED) {
+            bytesStoredRaw.inc(fill);
+          }
         }
         if (count == lengths.length) {
           lengths = Arrays.copyOf(lengths, count * 2);

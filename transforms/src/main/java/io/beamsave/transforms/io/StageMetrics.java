@@ -21,6 +21,11 @@ public final class StageMetrics implements java.io.Serializable {
   public static final String BYTES_STAGED = "bytesStaged";
   public static final String SHARDS_WRITTEN = "shardsWritten";
   public static final String BLOCKS_STORED_RAW = "blocksStoredRaw";
+  /**
+   * Raw bytes of blocks the codec was tried on and could not shrink, stored raw: the price of
+   * compressing paid for nothing. With codec {@code none} nothing is tried, so nothing counts.
+   */
+  public static final String BYTES_STORED_RAW = "bytesStoredRaw";
   public static final String FILES_LISTED = "filesListed";
   public static final String SPECIAL_FILES_SKIPPED = "specialFilesSkipped";
   public static final String FILES_CHANGED = "filesChanged";
