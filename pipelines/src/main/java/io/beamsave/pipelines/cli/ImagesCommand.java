@@ -33,7 +33,8 @@ import picocli.CommandLine.Option;
       "List every image under a directory or s3:// prefix, at any depth, grouped by library"
           + " and newest first: when it was saved, its size, the raw bytes it holds, ratio,"
           + " codec and status.",
-      "Status is ok; changed (files changed while being saved, kept as read); in progress (an"
+      "Status is ok; partial (entries the save could not read, --skip-unreadable); changed"
+          + " (files changed while being saved, kept as read); in progress (an"
           + " upload or save to it is running); transfer-compressed (stored compressed in"
           + " transfer: download to read its catalog); or damaged, with the reason. Only each"
           + " image's trailer and catalog are read."
@@ -141,8 +142,10 @@ final class ImagesCommand implements Callable<Integer> {
         c = ImageReader.readCatalog(src);
       }
       long changed = c.entries().stream().filter(Entry::changed).count();
+      long unreadable = c.entries().stream().filter(Entry::unreadable).count();
       return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.fileCount(),
-          changed > 0 ? "changed (" + changed + ")" : "ok");
+          unreadable > 0 ? "partial (" + unreadable + " unreadable)"
+              : changed > 0 ? "changed (" + changed + ")" : "ok");
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       int nl = why.indexOf('\n');

@@ -69,6 +69,7 @@ final class ListCommand implements Callable<Integer> {
     m.put("mtimeSeconds", e.mtimeSeconds());
     m.put("mtimeNanos", e.mtimeNanos());
     m.put("changed", e.changed());
+    m.put("unreadable", e.unreadable());
     if (e.linkTarget() != null) {
       putName(m, "linkTarget", e.linkTarget().bytes());
     }
