@@ -217,10 +217,12 @@ public final class BeamsaveCommand implements Runnable {
   private static int usageError(CommandLine.ParameterException e) {
     CommandLine at = e.getCommandLine();
     // A mistyped option also leaves a required one missing; the typo is the news.
+    // Of what was not understood, the first is named: what follows a mistyped option is most
+    // likely its value.
     CommandLine.ParameterException shown = e;
-    if (!(e instanceof CommandLine.UnmatchedArgumentException)
-        && !at.getUnmatchedArguments().isEmpty()) {
-      shown = new CommandLine.UnmatchedArgumentException(at, at.getUnmatchedArguments());
+    if (!at.getUnmatchedArguments().isEmpty()) {
+      shown = new CommandLine.UnmatchedArgumentException(at,
+          at.getUnmatchedArguments().subList(0, 1));
     }
     String line = "beamsave: error: " + oneLine(Printable.text(shown.getMessage()));
     if (shown instanceof CommandLine.UnmatchedArgumentException u
