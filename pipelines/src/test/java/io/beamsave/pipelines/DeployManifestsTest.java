@@ -34,8 +34,7 @@ class DeployManifestsTest {
 
   /** Parses {@code args} as the beamsave command line would; fails on anything it rejects. */
   static CommandLine.ParseResult parse(List<String> args) {
-    String[] given = args.toArray(String[]::new);
-    return BeamsaveCommand.commandLine(given).parseArgs(given);
+    return BeamsaveCommand.parse(args.toArray(String[]::new));
   }
 
   static void assertTimestampedImage(List<String> args) {

@@ -198,6 +198,23 @@ public final class BeamsaveCommand implements Runnable {
     return code;
   }
 
+  /**
+   * Parses {@code args} as {@link #execute} would, without running anything: what precedes
+   * {@code --} by picocli, what follows as Beam's options. Throws what either rejects.
+   */
+  public static CommandLine.ParseResult parse(String... args) {
+    int dashes = java.util.Arrays.asList(args).indexOf("--");
+    String[] head = dashes < 0 ? args : java.util.Arrays.copyOf(args, dashes);
+    CommandLine cli = commandLine(head);
+    CommandLine.ParseResult parsed = cli.parseArgs(head);
+    if (dashes >= 0) {
+      java.util.List<String> beam = java.util.List.of(args).subList(dashes + 1, args.length);
+      ((BeamsaveCommand) cli.getCommand()).beamArgs = beam;
+      io.beamsave.pipelines.runner.BeamOptions.parse(beam);
+    }
+    return parsed;
+  }
+
   /** The command line that parses {@code args}: with only the command they name, if any. */
   public static CommandLine commandLine(String... args) {
     CommandLine cli = new CommandLine(new BeamsaveCommand());
