@@ -55,7 +55,8 @@ public final class Job {
           : tty ? 1_000_000_000L : 10_000_000_000L;
       boolean detachedFlink = DetachedFlinkJob.is(result);
       long lastPrint = System.nanoTime();
-      if (flink == null && progress != null && err instanceof ProgressOutput po) {
+      if (flink == null && progress != null && err instanceof ProgressOutput po
+          && po.showsStart()) {
         po.update(progress.verb(), 0, progress.knownTotal(), -1, (lastPrint - start) / 1e9);
       }
       while (true) {

@@ -50,6 +50,11 @@ public final class ProgressOutput extends PrintWriter {
     return interval;
   }
 
+  /** Whether progress is shown from the start (a log gets its first line after an interval). */
+  public boolean showsStart() {
+    return mode != Mode.LINES;
+  }
+
   /** Whether a line is redrawn in place (so the last one is cleared when work ends). */
   public boolean redraws() {
     return mode == Mode.BAR;

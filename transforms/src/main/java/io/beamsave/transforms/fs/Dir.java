@@ -163,9 +163,13 @@ public final class Dir extends Handle {
     return target;
   }
 
-  /** Whether this process may read {@code name}, by its real ids (as {@code access(2)}). */
+  /**
+   * Whether this process may read {@code name} as open(2) would judge it: by its effective ids
+   * and capabilities. Plain access(2) judges by the real ids and drops the capabilities, which
+   * refused a service that reads through CAP_DAC_READ_SEARCH every file a save then read well.
+   */
   public boolean canRead(byte[] name) {
-    return Posix.c().faccessat(fd(), checked(name), Posix.R_OK, 0) == 0;
+    return Posix.c().faccessat(fd(), checked(name), Posix.R_OK, Posix.AT_EACCESS) == 0;
   }
 
   /** Opens file {@code name} to read; a symlink there fails, a FIFO does not block. */

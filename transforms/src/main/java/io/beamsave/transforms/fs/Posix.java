@@ -100,6 +100,8 @@ final class Posix {
   static final int AT_FDCWD = -100;
   static final int AT_SYMLINK_NOFOLLOW = 0x100;
   static final int AT_REMOVEDIR = 0x200;
+  /** For faccessat: check with the effective ids and capabilities, as open(2) would. */
+  static final int AT_EACCESS = 0x200;
   static final int AT_EMPTY_PATH = 0x1000;
   static final int STATX_BASIC_STATS = 0x7ff;
   static final int STATX_SIZE = 0x200;
