@@ -6,7 +6,8 @@
 #
 # usage: deploy/flink/start-cluster.sh DIR [TASKMANAGERS] [REST_PORT]
 #   TASKMANAGERS defaults to 2, REST_PORT to 8081. Each TaskManager has 2 slots.
-# Environment: FLINK_TM_MEMORY (default 1728m), FLINK_JM_MEMORY (default 1024m); the
+# Environment: FLINK_TM_MEMORY (default 1728m), FLINK_JM_MEMORY (default 1024m),
+# FLINK_PROM_PORTS (Prometheus metrics, one port each process, default 9249-9259); the
 # TaskManagers inherit this environment, so set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
 # AWS_PROFILE) here for jobs that read or write s3:// images. BEAMSAVE_JAR puts that beamsave
 # jar on the cluster's classpath: jobs submitted with `-- --jarOnCluster` then ship no jar, and
@@ -63,6 +64,10 @@ restart-strategy.fixed-delay.attempts: 10
 restart-strategy.fixed-delay.delay: 5 s
 heartbeat.interval: 2000
 heartbeat.timeout: 10000
+# Prometheus metrics of each process (JobManager first) on the first free port of the range.
+metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory
+metrics.reporter.prom.port: ${FLINK_PROM_PORTS:-9249-9259}
+metrics.reporter.prom.host: 127.0.0.1
 io.tmp.dirs: $dir/tmp
 web.tmpdir: $dir/web
 web.upload.dir: $dir/web

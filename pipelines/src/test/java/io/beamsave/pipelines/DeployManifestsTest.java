@@ -45,15 +45,145 @@ class DeployManifestsTest {
     }
   }
 
+  static JsonNode ofKind(List<JsonNode> docs, String kind) {
+    return docs.stream().filter(d -> kind.equals(d.path("kind").asText())).findFirst()
+        .orElseThrow(() -> new AssertionError("no " + kind));
+  }
+
+  static List<JsonNode> k8sObjects() throws Exception {
+    List<JsonNode> all = new ArrayList<>();
+    try (var s = Files.list(DEPLOY.resolve("k8s"))) {
+      for (Path f : s.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
+        all.addAll(documents(f));
+      }
+    }
+    return all;
+  }
+
+  /** Every image: value anywhere under {@code node}. */
+  static void images(JsonNode node, List<String> into) {
+    if (node.isObject()) {
+      node.fields().forEachRemaining(f -> {
+        if (f.getKey().equals("image") && f.getValue().isTextual()) {
+          into.add(f.getValue().asText());
+        } else {
+          images(f.getValue(), into);
+        }
+      });
+    } else if (node.isArray()) {
+      node.forEach(n -> images(n, into));
+    }
+  }
+
+  @Test
+  void everyImageIsPinnedToAVersionAndBeamsaveToTheProjects() throws Exception {
+    List<String> all = new ArrayList<>();
+    k8sObjects().forEach(d -> images(d, all));
+    documents(DEPLOY.resolve("compose.yaml")).forEach(d -> images(d, all));
+    assertThat(all).hasSizeGreaterThan(5).allSatisfy(image -> {
+      assertThat(image).as(image).matches("[^:]+:[^:]+").doesNotEndWith(":latest");
+      assertThat(image.substring(image.indexOf(':') + 1)).as(image).matches(".*[0-9].*");
+    });
+    String version = System.getProperty("project.version", "0.1.0-SNAPSHOT").replace("-SNAPSHOT", "");
+    assertThat(all).filteredOn(i -> i.startsWith("beamsave:")).isNotEmpty()
+        .allSatisfy(i -> assertThat(i).isEqualTo("beamsave:" + version));
+    // Flink's image is the version beamsave is built against, which the session cluster runs.
+    String pom = Files.readString(Path.of("..", "pom.xml"));
+    String flink = pom.replaceAll("(?s).*<flink.version>([^<]+)</flink.version>.*", "$1");
+    assertThat(all).filteredOn(i -> i.startsWith("flink:")).isNotEmpty()
+        .allSatisfy(i -> assertThat(i).startsWith("flink:" + flink + "-"));
+  }
+
+  @Test
+  void kubernetesObjectsReferencedExistAndPodsRunLockedDown() throws Exception {
+    List<JsonNode> objects = k8sObjects();
+    java.util.Set<String> defined = new java.util.HashSet<>();
+    objects.forEach(o -> defined.add(o.path("kind").asText() + "/" + o.at("/metadata/name").asText()));
+    List<JsonNode> pods = new ArrayList<>();
+    for (JsonNode o : objects) {
+      if (o.path("kind").asText().equals("CronJob")) {
+        assertThat(o.at("/spec/concurrencyPolicy").asText()).isEqualTo("Forbid");
+        assertThat(o.at("/spec/jobTemplate/spec/backoffLimit").asInt(99)).isBetween(0, 3);
+        pods.add(o.at("/spec/jobTemplate/spec/template/spec"));
+      }
+      if (o.path("kind").asText().equals("FlinkDeployment")) {
+        assertThat(defined).contains("ServiceAccount/" + o.at("/spec/serviceAccount").asText());
+        pods.add(o.at("/spec/podTemplate/spec"));
+      }
+    }
+    assertThat(pods).hasSize(3);
+    List<String> refs = new ArrayList<>();
+    for (JsonNode pod : pods) {
+      pod.path("volumes").forEach(v -> {
+        if (v.has("persistentVolumeClaim")) {
+          refs.add("PersistentVolumeClaim/" + v.at("/persistentVolumeClaim/claimName").asText());
+        }
+      });
+      pod.findValues("secretRef").forEach(r -> refs.add("Secret/" + r.get("name").asText()));
+      if (pod.has("serviceAccountName")) {
+        refs.add("ServiceAccount/" + pod.get("serviceAccountName").asText());
+        assertThat(pod.path("automountServiceAccountToken").asBoolean(true)).isFalse();
+      }
+    }
+    for (JsonNode o : objects) {
+      if (o.path("kind").asText().equals("CronJob")) {
+        JsonNode pod = o.at("/spec/jobTemplate/spec/template/spec");
+        assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+        JsonNode c = pod.at("/containers/0");
+        assertThat(c.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+        assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean(true)).isFalse();
+        // The image's natives unpack into /tmp: with a read-only root it must be a volume.
+        String tmpVolume = null;
+        for (JsonNode m : c.path("volumeMounts")) {
+          if (m.get("mountPath").asText().equals("/tmp")) {
+            tmpVolume = m.get("name").asText();
+          }
+        }
+        assertThat(tmpVolume).as("a /tmp mount").isNotNull();
+        String name = tmpVolume;
+        assertThat(pod.path("volumes")).anySatisfy(v -> {
+          assertThat(v.get("name").asText()).isEqualTo(name);
+          assertThat(v.has("emptyDir")).isTrue();
+        });
+      }
+    }
+    assertThat(refs).contains("Secret/beamsave-s3", "PersistentVolumeClaim/beamsave-libraries",
+        "ServiceAccount/beamsave");
+    assertThat(defined).containsAll(refs);
+    // Many pods on many nodes read the libraries at once.
+    JsonNode pvc = ofKind(objects, "PersistentVolumeClaim");
+    assertThat(pvc.at("/spec/accessModes/0").asText()).isEqualTo("ReadOnlyMany");
+  }
+
+  @Test
+  void everyFlinkClusterServesPrometheusMetrics() throws Exception {
+    String factory = "org.apache.flink.metrics.prometheus.PrometheusReporterFactory";
+    JsonNode k8s = ofKind(documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")),
+        "FlinkDeployment");
+    assertThat(k8s.at("/spec/flinkConfiguration/metrics.reporter.prom.factory.class").asText())
+        .isEqualTo(factory);
+    JsonNode services = documents(DEPLOY.resolve("compose.yaml")).get(0).get("services");
+    for (String s : List.of("jobmanager", "taskmanager")) {
+      assertThat(flatConfig(services.at("/" + s + "/environment/FLINK_PROPERTIES").asText()))
+          .containsEntry("metrics.reporter.prom.factory.class", factory);
+    }
+    String script = Files.readString(DEPLOY.resolve("flink/start-cluster.sh"));
+    assertThat(flatConfig(script.substring(script.indexOf("<<YAML"), script.indexOf("\nYAML"))))
+        .containsEntry("metrics.reporter.prom.factory.class", factory);
+    assertThat(Files.readString(DEPLOY.resolve("flink/pom.xml"))).contains("flink-metrics-prometheus");
+  }
+
   @Test
   void kubernetesCronJobsRunCommandsTheCliAcceptsAgainstTheSessionCluster() throws Exception {
-    JsonNode cluster = documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")).get(0);
+    JsonNode cluster = ofKind(documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")),
+        "FlinkDeployment");
     assertThat(cluster.get("kind").asText()).isEqualTo("FlinkDeployment");
     assertThat(cluster.at("/spec/flinkVersion").asText()).isEqualTo("v1_19");
     assertThat(cluster.at("/spec/taskManager/replicas").asInt()).isGreaterThanOrEqualTo(2);
     String rest = cluster.at("/metadata/name").asText() + "-rest:8081";
 
-    List<JsonNode> jobs = documents(DEPLOY.resolve("k8s/beamsave-cronjob.yaml"));
+    List<JsonNode> jobs = documents(DEPLOY.resolve("k8s/beamsave-cronjob.yaml")).stream()
+        .filter(d -> d.path("kind").asText().equals("CronJob")).toList();
     assertThat(jobs).hasSize(2).allSatisfy(j -> assertThat(j.get("kind").asText()).isEqualTo("CronJob"));
     List<String> commands = new ArrayList<>();
     for (JsonNode job : jobs) {
@@ -79,7 +209,12 @@ class DeployManifestsTest {
     List<String> lines = Files.readAllLines(DEPLOY.resolve("systemd/beamsave-save.service"));
     List<String> commands = new ArrayList<>();
     for (String line : lines) {
-      if (line.startsWith("ExecStart=")) {
+      if (line.startsWith("ExecStart=/bin/sh -c ")) {
+        // The verify of the image just saved: the last save in the ledger beside it.
+        assertThat(line).contains("beamsave history --at s3://backups/nightly/data")
+            .contains("beamsave verify --quiet --image");
+        commands.add("verify");
+      } else if (line.startsWith("ExecStart=")) {
         List<String> words = Arrays.asList(line.substring("ExecStart=".length()).split(" +"));
         assertThat(words.get(0)).endsWith("/beamsave");
         // systemd would expand % specifiers; image names use {utc} instead.
@@ -89,9 +224,36 @@ class DeployManifestsTest {
         assertTimestampedImage(args);
       }
     }
-    assertThat(commands).containsExactly("save", "prune");
+    assertThat(commands).containsExactly("save", "verify", "prune");
+    assertThat(lines).contains("ProtectSystem=strict", "ProtectHome=read-only", "PrivateTmp=yes",
+        "NoNewPrivileges=yes", "DynamicUser=yes", "CapabilityBoundingSet=CAP_DAC_READ_SEARCH",
+        "AmbientCapabilities=CAP_DAC_READ_SEARCH")
+        .anyMatch(l -> l.startsWith("OnFailure=beamsave-failure@"));
+    assertThat(DEPLOY.resolve("systemd/beamsave-failure@.service")).isRegularFile();
     List<String> timer = Files.readAllLines(DEPLOY.resolve("systemd/beamsave-save.timer"));
     assertThat(timer).contains("Unit=beamsave-save.service").anyMatch(l -> l.startsWith("OnCalendar="));
+  }
+
+  /** systemd itself accepts the units, with the launcher of this tree where /opt has it. */
+  @Test
+  void systemdAnalyzeVerifiesTheUnits(@org.junit.jupiter.api.io.TempDir Path dir)
+      throws Exception {
+    Path analyze = Path.of("/usr/bin/systemd-analyze");
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(analyze),
+        "systemd-analyze is not installed");
+    String launcher = Path.of("src/dist/bin/beamsave").toAbsolutePath().toString();
+    List<String> cmd = new ArrayList<>(List.of(analyze.toString(), "verify", "--man=no"));
+    try (var s = Files.list(DEPLOY.resolve("systemd"))) {
+      for (Path unit : s.sorted().toList()) {
+        Path copy = dir.resolve(unit.getFileName());
+        Files.writeString(copy, Files.readString(unit).replace("/opt/beamsave/bin/beamsave", launcher));
+        cmd.add(copy.toString());
+      }
+    }
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor()).as(out).isZero();
+    assertThat(out).isEmpty();
   }
 
   @Test
@@ -142,7 +304,8 @@ class DeployManifestsTest {
 
   @Test
   void everyClusterRestartsAJobThatLostATaskManager() throws Exception {
-    JsonNode k8s = documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")).get(0);
+    JsonNode k8s = ofKind(documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")),
+        "FlinkDeployment");
     java.util.Map<String, String> conf = new java.util.HashMap<>();
     k8s.at("/spec/flinkConfiguration").fields()
         .forEachRemaining(f -> conf.put(f.getKey(), f.getValue().asText()));
