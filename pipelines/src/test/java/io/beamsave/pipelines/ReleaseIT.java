@@ -164,4 +164,36 @@ class ReleaseIT {
     assertThat(homeless.err()).doesNotContain("Error occurred");
     assertThat(mvnCalled).as("the release's launcher never runs Maven").doesNotExist();
   }
+
+  @Test
+  void theUnpackedReleaseShipsBashCompletionAndManPagesForEveryCommand() throws Exception {
+    Path completion = install.resolve("completion/beamsave.bash");
+    assertThat(completion).isRegularFile();
+    assertThat(Files.readString(completion))
+        .contains("images", "prune", "--exclude-caches", "complete -F _complete_beamsave")
+        .doesNotContain("\r");
+    // Sourced into bash, it completes a subcommand and one of that subcommand's options.
+    String complete = "source " + completion + "\n"
+        + "c() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMP_LINE=\"$*\";"
+        + " COMP_POINT=${#COMP_LINE}; _complete_beamsave 2>/dev/null;"
+        + " echo \"${COMPREPLY[*]}\"; }\n"
+        + "c beamsave ima\nc beamsave save --exclude-c\n";
+    LauncherIT.Run bash = run(List.of("bash", "-c", complete), null, null);
+    assertThat(bash.out().lines().toList()).containsExactly("images", "--exclude-caches");
+
+    Path man1 = install.resolve("man/man1");
+    try (Stream<Path> s = Files.list(man1)) {
+      assertThat(s.map(p -> p.getFileName().toString()))
+          .contains("beamsave.1", "beamsave-save.1", "beamsave-restore.1", "beamsave-verify.1",
+              "beamsave-images.1", "beamsave-prune.1")
+          .allMatch(n -> n.matches("beamsave(-[a-z]+)?\\.1"));
+    }
+    String save = Files.readString(man1.resolve("beamsave-save.1"));
+    assertThat(save).contains(".TH \"BEAMSAVE\\-SAVE\" \"1\"")
+        .contains("\\-\\-exclude\\-caches", "\\-\\-library")
+        // A glob's '*' in the help text stays a '*', not bold markup.
+        .contains("\\*(Aqvar/log/*.gz\\*(Aq")
+        .doesNotContain("pass:c[");
+    assertThat(Files.readString(man1.resolve("beamsave.1"))).contains(".SH \"COMMANDS\"");
+  }
 }
