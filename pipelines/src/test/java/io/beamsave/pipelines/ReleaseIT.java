@@ -165,6 +165,37 @@ class ReleaseIT {
     assertThat(mvnCalled).as("the release's launcher never runs Maven").doesNotExist();
   }
 
+  /**
+   * As deploy/systemd runs it: a user of its own that reads the library through
+   * CAP_DAC_READ_SEARCH alone, which must reach files and directories only root may read.
+   */
+  @Test
+  void aServiceUserWithOnlyCapDacReadSearchSavesWhatOnlyRootMayRead() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(isRoot(), "needs root to hand out a capability");
+    Path lib = Files.createDirectories(work.resolve("root-only/lib/private"));
+    Files.writeString(lib.resolve("secret.txt"), "only root may read this\n");
+    Files.writeString(lib.getParent().resolve("open.txt"), "anyone may\n");
+    Files.setPosixFilePermissions(lib.resolve("secret.txt"), PosixFilePermissions.fromString("rw-------"));
+    Files.setPosixFilePermissions(lib, PosixFilePermissions.fromString("rwx------"));
+    Path image = work.resolve("service.bsave");
+    Path home = Files.createDirectories(work.resolve("service-home"));
+    giveToNobody(home);
+    String path = work.resolve("fake-bin") + ":" + Path.of(System.getProperty("java.home"), "bin")
+        + ":/usr/local/bin:/usr/bin:/bin";
+    List<String> asService = List.of("setpriv", "--reuid=nobody", "--regid=nogroup",
+        "--clear-groups", "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search",
+        install.resolve("bin/beamsave").toString());
+    List<String> save = new ArrayList<>(asService);
+    save.addAll(List.of("save", "--library", lib.getParent().toString(), "--image",
+        image.toString(), "-q"));
+    LauncherIT.Run saved = run(save, path, home);
+    assertThat(saved.exit()).as(saved.err()).isZero();
+    List<String> list = new ArrayList<>(asService);
+    list.addAll(List.of("list", image.toString()));
+    assertThat(run(list, path, home).out()).contains("private/secret.txt").contains("open.txt");
+    assertThat(mvnCalled).doesNotExist();
+  }
+
   @Test
   void theUnpackedReleaseShipsBashCompletionAndManPagesForEveryCommand() throws Exception {
     Path completion = install.resolve("completion/beamsave.bash");
