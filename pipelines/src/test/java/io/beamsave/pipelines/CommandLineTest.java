@@ -113,6 +113,45 @@ class CommandLineTest {
   }
 
   @Test
+  void aDamagedNewestImageNeitherTakesThePlaceOfAGoodOneNorIsLatest() throws IOException {
+    Path series = dir.resolve("damaged-series");
+    Files.createDirectories(series);
+    Path older = series.resolve("payroll-20261201T021500Z.bsave");
+    Path newer = series.resolve("payroll-20261202T021500Z.bsave");
+    Files.copy(backups.resolve("payroll/payroll-20261201T021500Z.bsave"), older);
+    Files.copy(backups.resolve("payroll/payroll-20261202T021500Z.bsave"), newer);
+    byte[] bytes = Files.readAllBytes(newer);
+    java.util.Arrays.fill(bytes, bytes.length - 16, bytes.length, (byte) 0);
+    Files.write(newer, bytes);
+
+    List<JsonNode> prune = ofType(lines(Cli.ok("prune", "--at", series, "--keep-last", "1",
+        "--yes", "--json").out()), "decision");
+    assertThat(prune).hasSize(2).allSatisfy(d -> assertThat(d.path("action").asText())
+        .isEqualTo("keep"));
+    assertThat(prune).anySatisfy(d -> {
+      assertThat(d.path("image").asText()).endsWith("payroll-20261202T021500Z.bsave");
+      assertThat(d.path("reasons").get(0).asText()).startsWith("damaged, not counted: ");
+    });
+    assertThat(older).exists();
+    assertThat(Cli.ok("verify", series.resolve("latest")).out())
+        .contains("payroll-20261201T021500Z.bsave");
+  }
+
+  @Test
+  void anImageBeingReplacedIsStillLatest() throws IOException {
+    Path one = dir.resolve("being-replaced");
+    Files.createDirectories(one);
+    Files.copy(backups.resolve("ledger/ledger-20261201T021500Z.bsave"), one.resolve("ledger.bsave"));
+    Files.writeString(one.resolve("ledger.bsave.partial"), "a save is writing this");
+    assertThat(Cli.ok("list", one.resolve("latest")).out()).startsWith("library ledger");
+    assertThat(ofType(lines(Cli.ok("images", "--at", one, "--json").out()), "image"))
+        .singleElement().satisfies(n -> {
+          assertThat(n.path("status").asText()).isEqualTo("in progress");
+          assertThat(n.path("codec").asText()).isEqualTo("zstd:3");
+        });
+  }
+
+  @Test
   void historyFindsLedgersAtAnyDepth() throws IOException {
     Cli text = Cli.ok("history", "--at", backups);
     assertThat(text.out()).contains("payroll").contains("ledger").doesNotContain("no runs");
@@ -247,6 +286,10 @@ class CommandLineTest {
     Cli typo = Cli.run("images", "--att", backups);
     assertThat(typo.exit()).isEqualTo(2);
     assertThat(typo.err()).contains("did you mean --at?");
+
+    Cli json = Cli.run("images", "--json", "--att", backups);
+    assertThat(json.exit()).isEqualTo(2);
+    assertThat(json.out()).contains("\"type\":\"error\"").contains("\"usage\":true");
   }
 
   @Test
@@ -257,6 +300,10 @@ class CommandLineTest {
         "--s3-endpoint", "http://127.0.0.1:9");
     assertThat(down.err()).startsWith("beamsave: warning: --image is deprecated; use --to\n");
     assertThat(down.err()).doesNotContain("Missing required option");
+    Cli twice = Cli.run("upload", "--from", dir.resolve("a.bsave"), "--image",
+        dir.resolve("b.bsave"), "--to", "s3://no-bucket-here/x.bsave");
+    assertThat(twice.exit()).isEqualTo(2);
+    assertThat(twice.err()).contains("--from given twice");
     Cli up = Cli.run("upload", "--image", dir.resolve("missing.bsave"), "--parallel-parts", "2",
         "--to", "s3://no-bucket-here/x.bsave");
     assertThat(up.err()).contains("beamsave: warning: --image is deprecated; use --from")

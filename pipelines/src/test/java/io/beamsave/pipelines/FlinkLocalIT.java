@@ -56,7 +56,7 @@ class FlinkLocalIT {
     try (S3TestServer server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), "cmp")) {
       Path out = dir.resolve("report");
       Cli c = Cli.ok(withFlink("compare", "--library", lib, "--to", "s3://cmp/run", "--codecs",
-          "zstd:3", "--runs", "1", "--link-mbps", "1000", "--out", out, "--quiet",
+          "zstd:3", "--runs", "1", "--link-mbps", "1000", "--out", out, "--quiet", "--keep-objects",
           "--s3-endpoint", server.endpoint()));
       assertThat(c.out()).contains("winner at 1000 Mbit/s:");
       JsonNode runs = new ObjectMapper().readTree(out.resolve("results.json").toFile()).get("runs");

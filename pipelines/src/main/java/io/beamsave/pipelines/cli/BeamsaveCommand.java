@@ -147,7 +147,7 @@ public final class BeamsaveCommand implements Runnable {
     cli.setErr(err);
     // A usage error is one line naming it, what may have been meant, and where help is, not
     // the whole usage text.
-    cli.setParameterExceptionHandler((e, given) -> usageError(e));
+    cli.setParameterExceptionHandler((e, given) -> usageError(e, java.util.List.of(given)));
     cli.setExecutionStrategy(parsed -> {
       CommandLine.ParseResult last = parsed;
       while (last.hasSubcommand()) {
@@ -168,7 +168,7 @@ public final class BeamsaveCommand implements Runnable {
             return EXIT_FAILURE;
           }
           if (e instanceof CommandLine.ParameterException usage) {
-            return usageError(usage);
+            return usageError(usage, parseResult.originalArgs());
           }
           RuntimeException shown = e instanceof BeamsaveException ? (BeamsaveException) e
               : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
@@ -231,7 +231,7 @@ public final class BeamsaveCommand implements Runnable {
    * A usage error is one line naming it, what may have been meant, and where help is, not the
    * whole usage text.
    */
-  private static int usageError(CommandLine.ParameterException e) {
+  private static int usageError(CommandLine.ParameterException e, java.util.List<String> given) {
     CommandLine at = e.getCommandLine();
     // A mistyped option also leaves a required one missing; the typo is the news.
     // Of what was not understood, the first is named: what follows a mistyped option is most
@@ -249,6 +249,13 @@ public final class BeamsaveCommand implements Runnable {
     at.getErr().println(line);
     at.getErr().println("see '" + at.getCommandSpec().qualifiedName() + " --help'");
     at.getErr().flush();
+    if (given.contains("--json")) {
+      java.util.Map<String, Object> error = JsonOutput.object("error");
+      error.put("message", line.substring("beamsave: error: ".length()));
+      error.put("usage", true);
+      at.getOut().println(JsonOutput.text(error));
+      at.getOut().flush();
+    }
     return at.getCommandSpec().exitCodeOnInvalidInput();
   }
 

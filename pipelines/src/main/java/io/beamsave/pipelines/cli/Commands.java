@@ -18,6 +18,15 @@ final class Commands {
     spec.commandLine().getErr().flush();
   }
 
+  /** Fails as a usage error if an old name gives what its new name {@code now} already gave. */
+  static void once(picocli.CommandLine.Model.CommandSpec spec, Object given, Object again,
+      String now) {
+    if (given != null && !given.equals(again)) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          now + " given twice: " + given + " and " + again);
+    }
+  }
+
   /** Fails as a usage error unless the option {@code name} was given ({@code value} not null). */
   static void require(picocli.CommandLine.Model.CommandSpec spec, Object value, String name) {
     if (value == null) {

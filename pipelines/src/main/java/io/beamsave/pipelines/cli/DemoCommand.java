@@ -79,6 +79,9 @@ final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     PrintWriter out = spec.commandLine().getOut();
+    if (!noS3) {
+      LocalS3Server.jar(); // Known missing before the saves, not after them.
+    }
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     out.println("beamsave demo: saving " + source + " with " + String.join(", ", codecs));
     Path images = work.resolve("images");

@@ -34,12 +34,18 @@ final class DownloadCommand implements Callable<Integer> {
       description = "The stored image.")
   String from;
 
-  @Option(names = "--to", paramLabel = "PATH", description = "The image file to write (required).")
   Path image;
+
+  @Option(names = "--to", paramLabel = "PATH", description = "The image file to write (required).")
+  void to(Path p) {
+    Commands.once(spec, image, p, "--to");
+    image = p;
+  }
 
   @Option(names = "--image", paramLabel = "PATH", hidden = true)
   void deprecatedImage(Path p) {
     Commands.deprecated(spec, "--image", "--to");
+    Commands.once(spec, image, p, "--to");
     image = p;
   }
 

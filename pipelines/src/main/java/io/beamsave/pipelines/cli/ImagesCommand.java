@@ -36,7 +36,8 @@ import picocli.CommandLine.Option;
       "Status is ok; partial (entries the save could not read, --skip-unreadable); changed"
           + " (files changed while being saved, kept as read); in progress (an"
           + " upload or save to it is running); transfer-compressed (stored compressed in"
-          + " transfer: download to read its catalog); or damaged, with the reason. Only each"
+          + " transfer: download to read its catalog); or damaged, with the reason (prune neither"
+          + " counts nor deletes a damaged image, and latest passes over it). Only each"
           + " image's trailer and catalog are read."
     },
     footer = {
@@ -129,9 +130,6 @@ final class ImagesCommand implements Callable<Integer> {
   /** The image's catalog figures, or its status where they cannot be read. */
   private Row read(StoredImages.Image i) {
     String fallback = libraryOf(i);
-    if (i.busy()) {
-      return new Row(i, fallback, null, -1, -1, "in progress");
-    }
     try {
       if (ObjectUri.isObject(i.uri())
           && !ImageSources.transferCodecOf(i.uri(), s3.settings()).isNone()) {
@@ -143,10 +141,14 @@ final class ImagesCommand implements Callable<Integer> {
       }
       long changed = c.entries().stream().filter(Entry::changed).count();
       long unreadable = c.entries().stream().filter(Entry::unreadable).count();
+      // One being replaced is whole until the new one takes its name.
       return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.fileCount(),
-          unreadable > 0 ? "partial (" + unreadable + " unreadable)"
+          i.busy() ? "in progress" : unreadable > 0 ? "partial (" + unreadable + " unreadable)"
               : changed > 0 ? "changed (" + changed + ")" : "ok");
     } catch (IOException | RuntimeException e) {
+      if (i.busy()) {
+        return new Row(i, fallback, null, -1, -1, "in progress");
+      }
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       int nl = why.indexOf('\n');
       return new Row(i, fallback, null, -1, -1, "damaged: " + (nl < 0 ? why : why.substring(0, nl)));

@@ -89,8 +89,21 @@ final class PruneCommand implements Callable<Integer> {
     }
     int gone = 0;
     long freed = 0;
-    for (List<StoredImages.Image> images : series.values()) {
-      for (Retention.Decision d : policy.decide(images)) {
+    for (List<StoredImages.Image> all : series.values()) {
+      // A damaged image neither takes a place the policy keeps nor is deleted: an intact older
+      // image must not go to keep it, and what it is the operator should see ('images').
+      List<StoredImages.Image> images = new java.util.ArrayList<>();
+      List<Retention.Decision> decisions = new java.util.ArrayList<>();
+      for (StoredImages.Image i : all) {
+        String problem = i.busy() ? null : StoredImages.problem(i, s3.settings());
+        if (problem == null) {
+          images.add(i);
+        } else {
+          decisions.add(new Retention.Decision(i, List.of("damaged, not counted: " + problem)));
+        }
+      }
+      decisions.addAll(0, images.isEmpty() ? List.of() : policy.decide(images));
+      for (Retention.Decision d : decisions) {
         StoredImages.Image i = d.image();
         String action;
         String why;
@@ -116,7 +129,7 @@ final class PruneCommand implements Callable<Integer> {
           m.put("series", i.series());
           m.put("time", i.time().toString());
           m.put("bytes", i.bytes());
-          m.put("reasons", why.isEmpty() ? List.of() : List.of(why.split(", ")));
+          m.put("reasons", d.reasons());
           json.emit(m);
           continue;
         }

@@ -296,13 +296,25 @@ final class SaveCommand implements Callable<Integer> {
     } catch (RuntimeException | IOException e) {
       if (metricsFile != null) {
         // A failure is news for the monitoring too; what it was is on stderr.
-        io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, null, began, Instant.now());
+        try {
+          io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, null, began, Instant.now());
+        } catch (RuntimeException unwritable) {
+          e.addSuppressed(unwritable);
+        }
       }
       throw e;
     }
   }
 
   private Integer save() throws IOException {
+    if (metricsFile != null) {
+      Path dir = metricsFile.toAbsolutePath().getParent();
+      if (!java.nio.file.Files.isDirectory(dir) || !java.nio.file.Files.isWritable(dir)) {
+        // Found out before the save, not after a good one.
+        throw new BeamsaveException("--metrics-file " + metricsFile + ": " + dir
+            + (java.nio.file.Files.isDirectory(dir) ? " is not writable" : " is no directory"));
+      }
+    }
     PrintWriter out = spec.commandLine().getOut();
     PipelineOptions options = pipeline.options();
     boolean inThisJvm = SavePipeline.runsInThisJvm(options);
@@ -332,6 +344,18 @@ final class SaveCommand implements Callable<Integer> {
     if (metricsFile != null) {
       io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, report, start, end);
     }
+    List<String> patterns = save.excludes().patterns();
+    for (int i = 0; i < patterns.size(); i++) {
+      if (outcome.job().counter(StageMetrics.excludedBy(i)) == 0) {
+        String p = patterns.get(i);
+        warn("--exclude '" + p + "' matched nothing; " + hint(p));
+      }
+    }
+    long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
+    if (changed > 0) {
+      warn(changed + " file(s) changed while being saved; marked in the image");
+    }
+    boolean partial = warnPartial(save, outcome);
     if (json.on()) {
       java.util.Map<String, Object> summary = JsonOutput.object("summary");
       summary.put("start", start.toString());
@@ -346,18 +370,6 @@ final class SaveCommand implements Callable<Integer> {
         out.println("image: " + Printable.text(s.image()));
       }
     }
-    List<String> patterns = save.excludes().patterns();
-    for (int i = 0; i < patterns.size(); i++) {
-      if (outcome.job().counter(StageMetrics.excludedBy(i)) == 0) {
-        String p = patterns.get(i);
-        warn("--exclude '" + p + "' matched nothing; " + hint(p));
-      }
-    }
-    long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
-    if (changed > 0) {
-      warn(changed + " file(s) changed while being saved; marked in the image");
-    }
-    boolean partial = warnPartial(save, outcome);
     if (report.unreadableLine() != null && !json.on()) {
       out.println(report.unreadableLine());
     }

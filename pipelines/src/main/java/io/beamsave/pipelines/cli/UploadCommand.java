@@ -42,12 +42,18 @@ import picocli.CommandLine.Option;
           + " again with --resume."
     })
 final class UploadCommand implements Callable<Integer> {
-  @Option(names = "--from", paramLabel = "IMAGE", description = "The image file (required).")
   Path image;
+
+  @Option(names = "--from", paramLabel = "IMAGE", description = "The image file (required).")
+  void from(Path p) {
+    Commands.once(spec, image, p, "--from");
+    image = p;
+  }
 
   @Option(names = "--image", paramLabel = "IMAGE", hidden = true)
   void deprecatedImage(Path p) {
     Commands.deprecated(spec, "--image", "--from");
+    Commands.once(spec, image, p, "--from");
     image = p;
   }
 

@@ -48,6 +48,8 @@ final class VerifyCommand implements Callable<Integer> {
       m.put("files", o.catalog().fileCount());
       m.put("bytesChecked", o.bytesChecked());
       m.put("shards", o.catalog().shards().size());
+      m.put("unreadableEntries",
+          o.catalog().entries().stream().filter(e -> e.unreadable()).count());
       m.put("changedFiles", o.changedFiles());
       m.put("seconds", o.seconds());
       json.emit(m);

@@ -71,8 +71,6 @@ public final class StoredImages {
     String at = object ? ObjectUri.parse(image, true).parent().toString()
         : Path.of(image).toAbsolutePath().getParent().toString();
     Map<String, List<Image>> series = list(at, s3);
-    series.values().forEach(l -> l.removeIf(Image::busy));
-    series.values().removeIf(List::isEmpty);
     if (series.isEmpty()) {
       throw new BeamsaveException(image + ": no images under " + at);
     }
@@ -85,13 +83,59 @@ public final class StoredImages {
       java.util.Collections.sort(names);
       String shown = String.join(", ", names.subList(0, Math.min(5, names.size())))
           + (names.size() > 5 ? " and " + (names.size() - 5) + " more" : "");
+      // Series in a directory of their own are named by it; else by their newest image.
+      String example = parentOf(names.get(0)).isEmpty()
+          ? newest(series.get(at.replaceFirst("/$", "") + "/" + names.get(0)), s3)
+          : at.replaceFirst("/$", "") + "/" + parentOf(names.get(0)) + LATEST;
       throw new BeamsaveException(image + ": " + series.size() + " series of images under " + at
-          + " (" + shown + "); name the directory of one, as in " + at.replaceFirst("/$", "")
-          + "/" + parentOf(names.get(0)) + LATEST);
+          + " (" + shown + "); name one, as in " + example);
     }
-    return series.values().iterator().next().stream()
-        .max(java.util.Comparator.comparing(Image::time).thenComparing(Image::uri))
-        .orElseThrow().uri();
+    return newest(series.values().iterator().next(), s3);
+  }
+
+  /**
+   * The newest image of {@code series} whose catalog reads: one being replaced is still whole,
+   * a damaged one is passed over.
+   */
+  private static String newest(List<Image> series, S3Settings s3) {
+    if (series == null || series.isEmpty()) {
+      throw new BeamsaveException("no images");
+    }
+    List<Image> newestFirst = new ArrayList<>(series);
+    newestFirst.sort(java.util.Comparator.comparing(Image::time).thenComparing(Image::uri)
+        .reversed());
+    String problems = "";
+    for (Image i : newestFirst) {
+      String problem = problem(i, s3);
+      if (problem == null) {
+        return i.uri();
+      }
+      problems = problems.isEmpty() ? i.uri() + ": " + problem : problems;
+    }
+    throw new BeamsaveException("no readable image (" + problems + ")");
+  }
+
+  /**
+   * What is wrong with {@code image}: null if its trailer and catalog read (or it is stored
+   * with transfer compression, whose catalog only a download reaches), else the first line of
+   * why not.
+   */
+  public static String problem(Image image, S3Settings s3) {
+    try {
+      if (ObjectUri.isObject(image.uri())
+          && !io.beamsave.transforms.store.ImageSources.transferCodecOf(image.uri(), s3).isNone()) {
+        return null;
+      }
+      try (io.beamsave.transforms.image.ImageSource src =
+          io.beamsave.transforms.store.ImageSources.open(image.uri(), s3)) {
+        io.beamsave.transforms.image.ImageReader.readCatalog(src);
+      }
+      return null;
+    } catch (IOException | RuntimeException e) {
+      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      int nl = why.indexOf('\n');
+      return nl < 0 ? why : why.substring(0, nl);
+    }
   }
 
   private static String nameOf(String path) {

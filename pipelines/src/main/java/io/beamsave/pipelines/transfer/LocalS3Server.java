@@ -68,7 +68,7 @@ public final class LocalS3Server implements AutoCloseable {
   }
 
   /** Where the S3Proxy jar is: {@code -Dbeamsave.s3proxy.jar}, else beside beamsave's jar. */
-  static Path jar() {
+  public static Path jar() {
     String explicit = System.getProperty("beamsave.s3proxy.jar");
     Path jar;
     if (explicit != null) {
@@ -83,7 +83,8 @@ public final class LocalS3Server implements AutoCloseable {
     }
     if (!Files.isRegularFile(jar)) {
       throw new BeamsaveException(
-          "no S3 server to start: " + jar + " is missing (build with 'mvn -B package')");
+          "no S3 server to start: " + jar + " is missing (a release leaves it out; run the"
+              + " demo from a checkout, where 'mvn -B package' puts it there, or with --no-s3)");
     }
     return jar;
   }
