@@ -208,9 +208,10 @@ class ReleaseIT {
         + "c() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMP_LINE=\"$*\";"
         + " COMP_POINT=${#COMP_LINE}; _complete_beamsave 2>/dev/null;"
         + " echo \"${COMPREPLY[*]}\"; }\n"
-        + "c beamsave ima\nc beamsave save --exclude-c\n";
+        + "c beamsave ima\nc beamsave save --exclude-c\nc beamsave save --codec zs\n";
     LauncherIT.Run bash = run(List.of("bash", "-c", complete), null, null);
-    assertThat(bash.out().lines().toList()).containsExactly("images", "--exclude-caches");
+    assertThat(bash.out().lines().toList())
+        .containsExactly("images", "--exclude-caches", "zstd:3 zstd:19");
 
     Path man1 = install.resolve("man/man1");
     try (Stream<Path> s = Files.list(man1)) {

@@ -66,6 +66,9 @@ final class ImagesCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (!ObjectUri.isObject(at)) {
+      at = java.nio.file.Path.of(at).toAbsolutePath().normalize().toString();
+    }
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());
     Map<String, List<Row>> byLibrary = new TreeMap<>();
     for (List<StoredImages.Image> images : series.values()) {

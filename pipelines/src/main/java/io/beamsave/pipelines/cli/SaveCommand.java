@@ -87,6 +87,7 @@ final class SaveCommand implements Callable<Integer> {
       names = "--codec",
       paramLabel = "CODEC",
       defaultValue = "zstd:3",
+      completionCandidates = SaveCommand.CodecNames.class,
       description =
           "none, lz4, zlib[:1-9], zstd[:1-22], xz[:0-9], auto[:LINK_MBPS], or an IBM i DTACPR name (*NO, *LOW,"
               + " *MEDIUM, *HIGH, *ZLIB); see 'beamsave codecs'. Default: ${DEFAULT-VALUE}.")
@@ -225,6 +226,14 @@ final class SaveCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** What shell completion offers for --codec: each codec at its default level, and auto. */
+  static final class CodecNames extends java.util.ArrayList<String> {
+    CodecNames() {
+      super(List.of("none", "lz4", "zlib:6", "zstd:3", "zstd:19", "xz:6", "auto", "*NO", "*LOW",
+          "*MEDIUM", "*HIGH", "*ZLIB"));
+    }
+  }
+
   /** A warning: a line on stderr, and a "warning" object too with --json. */
   private void warn(String message) {
     spec.commandLine().getErr().println("beamsave: warning: " + message);
@@ -245,6 +254,9 @@ final class SaveCommand implements Callable<Integer> {
     if (p.contains("/")) {
       return "a pattern with a '/' is matched from the library's top ('**/" + p
           + "' matches at any depth)";
+    }
+    if (p.startsWith("*")) {
+      return "no name in the library matches it";
     }
     return "a pattern matches whole names ('*" + p + "' matches names ending so)";
   }
