@@ -43,8 +43,9 @@ libs=$( { find "$dir/opt/java" -type f \( -name '*.so' -o -path '*/bin/*' \); \
   | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' \
   | grep -v -e "^$dir/" -e "^$natives/" -e '/opt/java/' | sort -u)
 # glibc loads these by name, not by link: users and hosts from files, then DNS.
+# awk reads to the end: stopping early (exit) let ldconfig die of SIGPIPE, failing the build.
 for extra in libnss_files.so.2 libnss_dns.so.2 libresolv.so.2; do
-  libs+=$'\n'$(ldconfig -p | awk -v n="$extra" '$1 == n && /x86-64/ { print $NF; exit }')
+  libs+=$'\n'$(ldconfig -p | awk -v n="$extra" '$1 == n && /x86-64/ && !seen { print $NF; seen = 1 }')
 done
 for lib in $libs; do
   [ -n "$lib" ] || continue
