@@ -5,9 +5,6 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.ImageReader;
-import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -134,13 +131,9 @@ final class ImagesCommand implements Callable<Integer> {
   private Row read(StoredImages.Image i) {
     String fallback = libraryOf(i);
     try {
-      if (ObjectUri.isObject(i.uri())
-          && !ImageSources.transferCodecOf(i.uri(), s3.settings()).isNone()) {
+      Catalog c = StoredImages.catalog(i, s3.settings());
+      if (c == null) {
         return new Row(i, fallback, null, -1, -1, "transfer-compressed");
-      }
-      Catalog c;
-      try (ImageSource src = ImageSources.open(i.uri(), s3.settings())) {
-        c = ImageReader.readCatalog(src);
       }
       long changed = c.entries().stream().filter(Entry::changed).count();
       long unreadable = c.entries().stream().filter(Entry::unreadable).count();
@@ -149,12 +142,8 @@ final class ImagesCommand implements Callable<Integer> {
           i.busy() ? "in progress" : unreadable > 0 ? "partial (" + unreadable + " unreadable)"
               : changed > 0 ? "changed (" + changed + ")" : "ok");
     } catch (IOException | RuntimeException e) {
-      if (i.busy()) {
-        return new Row(i, fallback, null, -1, -1, "in progress");
-      }
-      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-      int nl = why.indexOf('\n');
-      return new Row(i, fallback, null, -1, -1, "damaged: " + (nl < 0 ? why : why.substring(0, nl)));
+      return new Row(i, fallback, null, -1, -1,
+          i.busy() ? "in progress" : "damaged: " + StoredImages.firstLine(e));
     }
   }
 

@@ -116,26 +116,36 @@ public final class StoredImages {
   }
 
   /**
-   * What is wrong with {@code image}: null if its trailer and catalog read (or it is stored
-   * with transfer compression, whose catalog only a download reaches), else the first line of
-   * why not.
+   * The catalog of {@code image}, or null if it is stored with transfer compression (only a
+   * download reaches its catalog); throws if the image is damaged or cannot be read.
    */
+  public static io.beamsave.transforms.image.Catalog catalog(Image image, S3Settings s3)
+      throws IOException {
+    if (ObjectUri.isObject(image.uri())
+        && !io.beamsave.transforms.store.ImageSources.transferCodecOf(image.uri(), s3).isNone()) {
+      return null;
+    }
+    try (io.beamsave.transforms.image.ImageSource src =
+        io.beamsave.transforms.store.ImageSources.open(image.uri(), s3)) {
+      return io.beamsave.transforms.image.ImageReader.readCatalog(src);
+    }
+  }
+
+  /** What is wrong with {@code image}: null if its {@link #catalog} reads, else why not. */
   public static String problem(Image image, S3Settings s3) {
     try {
-      if (ObjectUri.isObject(image.uri())
-          && !io.beamsave.transforms.store.ImageSources.transferCodecOf(image.uri(), s3).isNone()) {
-        return null;
-      }
-      try (io.beamsave.transforms.image.ImageSource src =
-          io.beamsave.transforms.store.ImageSources.open(image.uri(), s3)) {
-        io.beamsave.transforms.image.ImageReader.readCatalog(src);
-      }
+      catalog(image, s3);
       return null;
     } catch (IOException | RuntimeException e) {
-      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-      int nl = why.indexOf('\n');
-      return nl < 0 ? why : why.substring(0, nl);
+      return firstLine(e);
     }
+  }
+
+  /** The first line of what {@code e} says, for a status column or a reason. */
+  public static String firstLine(Exception e) {
+    String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int nl = why.indexOf('\n');
+    return nl < 0 ? why : why.substring(0, nl);
   }
 
   private static String nameOf(String path) {
