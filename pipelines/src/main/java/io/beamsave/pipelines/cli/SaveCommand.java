@@ -192,6 +192,37 @@ final class SaveCommand implements Callable<Integer> {
   boolean from0;
 
   @Option(
+      names = "--base",
+      paramLabel = "IMAGE|latest",
+      description =
+          "Save incrementally against IMAGE (a path, s3://..., or DIR/latest): a file whose"
+              + " type, size, mode, mtime, ctime and inode are those IMAGE recorded is not read"
+              + " again but referenced in IMAGE (or in the image IMAGE references for it); the"
+              + " rest is saved as usual. The new image still lists the whole tree, and list,"
+              + " verify and restore read it alone, opening its bases as needed. 'latest' is"
+              + " the newest readable image of the series --image joins (as {library}-{utc}.bsave"
+              + " makes one per run), for each library. Bases must be kept: 'beamsave prune'"
+              + " keeps every image a kept image needs, and 'beamsave consolidate' folds a"
+              + " chain into one full image.")
+  String base;
+
+  @Option(
+      names = "--base-optional",
+      description =
+          "Where --base has no usable image (none yet, another library's, unreadable), save"
+              + " that library whole and say so, instead of failing.")
+  boolean baseOptional;
+
+  @Option(
+      names = "--full-every",
+      paramLabel = "N",
+      defaultValue = "0",
+      description =
+          "With --base: every Nth save of a chain is a full one (the base's chain already has"
+              + " N-1 incremental saves). Default: 0, never.")
+  int fullEvery;
+
+  @Option(
       names = "--link-mbps",
       paramLabel = "N",
       defaultValue = "0",
@@ -240,6 +271,17 @@ final class SaveCommand implements Callable<Integer> {
     spec.commandLine().getErr().flush();
     if (json.on()) {
       java.util.Map<String, Object> m = JsonOutput.object("warning");
+      m.put("message", message);
+      json.emit(m);
+    }
+  }
+
+  /** A note: a line on stderr, and a "note" object too with --json. */
+  private void note(String message) {
+    spec.commandLine().getErr().println("beamsave: note: " + message);
+    spec.commandLine().getErr().flush();
+    if (json.on()) {
+      java.util.Map<String, Object> m = JsonOutput.object("note");
       m.put("message", message);
       json.emit(m);
     }
@@ -343,6 +385,15 @@ final class SaveCommand implements Callable<Integer> {
               .withExcludes(Excludes.of(excludePatterns(), excludeCaches))
               .withSkipUnreadable(skipUnreadable);
       save = withFilesFrom(save);
+      if (base == null && (baseOptional || fullEvery != 0)) {
+        throw new BeamsaveException((baseOptional ? "--base-optional" : "--full-every")
+            + " needs --base IMAGE|latest");
+      }
+      if (fullEvery < 0) {
+        throw new BeamsaveException("--full-every " + fullEvery + ": give 0 (never) or more");
+      }
+      save = io.beamsave.pipelines.save.BaseImages.apply(save, base, baseOptional, fullEvery,
+          s3.settings(), this::note);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
@@ -380,6 +431,10 @@ final class SaveCommand implements Callable<Integer> {
       out.println(report.stagesLine());
       for (ImageSummary s : outcome.images()) {
         out.println("image: " + Printable.text(s.image()));
+        if (!s.base().isEmpty()) {
+          out.println("incremental: " + Sizes.human(s.referencedBytes()) + " of unchanged files"
+              + " referenced in " + Printable.text(s.base()));
+        }
       }
     }
     if (report.unreadableLine() != null && !json.on()) {
@@ -397,7 +452,8 @@ final class SaveCommand implements Callable<Integer> {
           save.store(),
           new Ledger.Record(
               kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
-              outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image()));
+              outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image(),
+              s.base().isEmpty() ? null : s.base(), s.referencedBytes()));
     }
     return partial ? BeamsaveCommand.EXIT_PARTIAL : 0;
   }

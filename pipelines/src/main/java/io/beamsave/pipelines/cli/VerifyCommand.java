@@ -27,6 +27,15 @@ import picocli.CommandLine.Option;
 final class VerifyCommand implements Callable<Integer> {
   @Mixin ImageArgs image;
 
+  @Option(
+      names = "--chain",
+      description =
+          "Also check every image the image depends on (its bases, their bases, and so on),"
+              + " each whole: everything its own shards hold, not only what this image"
+              + " references. Without it, an incremental image's files are checked wherever"
+              + " their bytes are.")
+  boolean chain;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin JsonOutput json;
@@ -38,7 +47,7 @@ final class VerifyCommand implements Callable<Integer> {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr(), json);
     VerifyPipeline.Outcome o;
     try (ImageRef ref = image.open(progress).readCatalogAhead()) {
-      o = VerifyPipeline.run(ref, pipeline.options(), progress);
+      o = VerifyPipeline.run(ref, chain, pipeline.options(), progress);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (json.on()) {
@@ -51,6 +60,7 @@ final class VerifyCommand implements Callable<Integer> {
       m.put("unreadableEntries",
           o.catalog().entries().stream().filter(e -> e.unreadable()).count());
       m.put("changedFiles", o.changedFiles());
+      m.put("images", o.images().stream().map(i -> i.location()).toList());
       m.put("seconds", o.seconds());
       json.emit(m);
       return 0;
@@ -64,6 +74,16 @@ final class VerifyCommand implements Callable<Integer> {
             Sizes.human(o.bytesChecked()),
             o.catalog().shards().size(),
             o.seconds()));
+    if (o.images().size() > 1) {
+      out.println("chain: " + (o.images().size() - 1) + " base image"
+          + (o.images().size() == 2 ? "" : "s") + " checked whole too: "
+          + String.join(", ", o.images().subList(1, o.images().size()).stream()
+              .map(i -> io.beamsave.transforms.Printable.text(i.location())).toList()));
+    } else if (o.catalog().incremental()) {
+      out.println("note: incremental image; its unchanged files were checked in "
+          + o.catalog().bases().size() + " base image" + (o.catalog().bases().size() == 1 ? ""
+              : "s") + " (--chain checks those images whole)");
+    }
     if (o.changedFiles() > 0) {
       out.println("note: " + o.changedFiles() + " file(s) changed while they were being saved");
     }

@@ -9,6 +9,7 @@ import io.beamsave.transforms.io.Elements;
 import io.beamsave.transforms.io.ReadShards;
 import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.store.ImageChain;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import io.beamsave.transforms.shard.ShardPlanner;
@@ -69,19 +70,20 @@ public final class RestorePipeline {
     chosen.sort(ShardPlanner.BY_PATH);
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
     long bytes = files.stream().mapToLong(Entry::size).sum();
+    // Before the target is touched: a missing or replaced base fails the restore up front.
+    ImageChain chain = ImageChain.resolve(image.location(), catalog, files, image.s3());
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       boolean finished = false;
       boolean workersRan = false;
       try {
         long[] ids = tree.create(chosen);
-        List<ReadTask> tasks = ReadTask.forEntries(catalog, files, ids);
+        List<ReadTask> tasks = ReadTask.forEntries(chain, files, ids);
         long clampedByWorkers = 0;
         if (!tasks.isEmpty()) {
           Pipeline p = Pipeline.create(options);
           build(p, tasks,
-              ReadShards.restoreTo(image.location(), catalog.blockSize(), tree.target(),
-                  image.s3()));
+              ReadShards.restoreTo(tree.target(), image.s3()));
           workersRan = true;
           clampedByWorkers = Job.run(p, progress("restored", bytes, tasks.size()), progress)
               .counter(StageMetrics.MTIMES_CLAMPED);

@@ -93,11 +93,16 @@ public final class StoredImages {
     return newest(series.values().iterator().next(), s3);
   }
 
+  /** The series an image at {@code uri} belongs to (as {@link #list} groups them). */
+  public static String seriesOf(String uri) {
+    return image(uri, Instant.EPOCH, 0, false).series();
+  }
+
   /**
    * The newest image of {@code series} whose catalog reads: one being replaced is still whole,
    * a damaged one is passed over.
    */
-  private static String newest(List<Image> series, S3Settings s3) {
+  public static String newest(List<Image> series, S3Settings s3) {
     if (series == null || series.isEmpty()) {
       throw new BeamsaveException("no images");
     }

@@ -117,6 +117,11 @@ public final class SaveReport {
       i.put("rawBytes", s.rawBytes());
       i.put("imageBytes", s.imageBytes());
       i.put("shards", s.shards());
+      i.put("imageId", s.imageId());
+      if (!s.base().isEmpty()) {
+        i.put("base", s.base());
+        i.put("referencedBytes", s.referencedBytes());
+      }
       List<Map<String, Object>> unreadable = new ArrayList<>();
       for (Unreadable u : s.unreadable()) {
         unreadable.add(Map.of("path", u.path().toString(), "reason", u.reason()));

@@ -37,7 +37,17 @@ public final class Ledger {
       double seconds,
       long rawBytes,
       long storedBytes,
-      String where) {
+      String where,
+      String base,
+      long referencedBytes) {
+
+    /** A record of a run that made a self-contained image (or moved one). */
+    public Record(String kind, String library, String codec, String transferCodec,
+        String strategy, Instant start, Instant end, double seconds, long rawBytes,
+        long storedBytes, String where) {
+      this(kind, library, codec, transferCodec, strategy, start, end, seconds, rawBytes,
+          storedBytes, where, null, 0);
+    }
 
     static Record ofJson(java.util.Map<?, ?> m) {
       return new Record(
@@ -45,7 +55,8 @@ public final class Ledger {
           str(m.get("transferCodec")), str(m.get("strategy")), Instant.parse(str(m.get("start"))),
           Instant.parse(str(m.get("end"))), ((Number) m.get("seconds")).doubleValue(),
           ((Number) m.get("rawBytes")).longValue(), ((Number) m.get("storedBytes")).longValue(),
-          str(m.get("where")));
+          str(m.get("where")), m.get("base") == null ? null : str(m.get("base")),
+          m.get("referencedBytes") instanceof Number n ? n.longValue() : 0);
     }
 
     public java.util.Map<String, Object> toJson() {
@@ -61,6 +72,11 @@ public final class Ledger {
       m.put("rawBytes", rawBytes);
       m.put("storedBytes", storedBytes);
       m.put("where", where);
+      if (base != null) {
+        // An incremental save: the image it references, and the bytes left there.
+        m.put("base", base);
+        m.put("referencedBytes", referencedBytes);
+      }
       return m;
     }
   }

@@ -6,45 +6,95 @@ import io.beamsave.pipelines.runner.Job;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.io.ReadShards;
 import io.beamsave.transforms.io.ReadTask;
 import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.store.ImageChain;
 import java.io.PrintWriter;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
  * Verifies an image: the header, trailer and catalog structure, then every shard in parallel,
- * every block checksum and every file digest. Writes nothing.
+ * every block checksum and every file digest, reading an incremental image's unchanged files
+ * from its bases. With {@code chain}, also every image it depends on, each as a whole of its
+ * own. Writes nothing.
  */
 public final class VerifyPipeline {
   private VerifyPipeline() {}
 
-  public record Outcome(Catalog catalog, long bytesChecked, long changedFiles, double seconds) {}
+  /** {@code images}: the images checked, the given one first. */
+  public record Outcome(
+      Catalog catalog, long bytesChecked, long changedFiles, double seconds,
+      List<ImageChain.Member> images) {}
 
   public static Outcome run(ImageRef image, PipelineOptions options, PrintWriter progress) {
+    return run(image, false, options, progress);
+  }
+
+  public static Outcome run(
+      ImageRef image, boolean chain, PipelineOptions options, PrintWriter progress) {
     long start = System.nanoTime();
     Catalog catalog = image.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
-    List<ReadTask> tasks = ReadTask.forEntries(catalog, files);
+    ImageChain top = ImageChain.resolve(image.location(), catalog, files, image.s3());
+    List<ReadTask> tasks = new ArrayList<>(ReadTask.forEntries(top, files));
     long expected = catalog.rawBytes();
-    long checked = 0;
+    List<ImageChain.Member> checked = new ArrayList<>(List.of(top.top()));
+    if (chain) {
+      for (ImageChain.Member base : dependencies(image, catalog)) {
+        List<Entry> own = base.catalog().entries().stream()
+            .filter(Entry::isFile)
+            .map(e -> e.withExtents(e.extents().stream().filter(x -> !x.isReference()).toList()))
+            .filter(e -> !e.extents().isEmpty())
+            .toList();
+        tasks.addAll(ReadTask.forEntries(ImageChain.of(base.location(), base.catalog()), own));
+        expected += base.catalog().ownRawBytes();
+        checked.add(base);
+      }
+    }
+    long bytes = 0;
     if (!tasks.isEmpty()) {
       Pipeline p = Pipeline.create(options);
-      RestorePipeline.build(
-          p,
-          tasks,
-          ReadShards.verify(image.location(), catalog.blockSize(), image.s3()));
-      checked =
+      RestorePipeline.build(p, tasks, ReadShards.verify(image.s3()));
+      bytes =
           Job.run(p, RestorePipeline.progress("verified", expected, tasks.size()), progress)
               .counter(StageMetrics.BYTES_CHECKED);
     }
-    if (checked != expected) {
+    if (bytes != expected) {
       throw new BeamsaveException(
-          image.display() + ": checked " + checked + " bytes, the catalog holds " + expected);
+          image.display() + ": checked " + bytes + " bytes, the catalogs hold " + expected);
     }
     long changed = catalog.entries().stream().filter(Entry::changed).count();
-    return new Outcome(catalog, checked, changed, (System.nanoTime() - start) / 1e9);
+    return new Outcome(catalog, bytes, changed, (System.nanoTime() - start) / 1e9, checked);
+  }
+
+  /**
+   * Every image the given one depends on, each once: its bases, their bases, and so on, each
+   * opened and checked to be the image recorded.
+   */
+  static List<ImageChain.Member> dependencies(ImageRef image, Catalog catalog) {
+    List<ImageChain.Member> out = new ArrayList<>();
+    Set<ImageId> seen = new HashSet<>(List.of(catalog.id()));
+    Deque<ImageChain.Member> queue = new ArrayDeque<>();
+    queue.add(new ImageChain.Member(image.location(), catalog));
+    while (!queue.isEmpty()) {
+      ImageChain.Member m = queue.poll();
+      ImageChain c = ImageChain.resolveAll(m.location(), m.catalog(), image.s3());
+      for (ImageChain.Member base : c.opened()) {
+        if (seen.add(base.catalog().id())) {
+          out.add(base);
+          queue.add(base);
+        }
+      }
+    }
+    return out;
   }
 }

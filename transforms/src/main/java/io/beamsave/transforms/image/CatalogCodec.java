@@ -18,7 +18,7 @@ import java.util.Map;
 
 /**
  * Serializes the catalog to its raw bytes and back (docs/image-format.md, "Catalog"). Writes
- * format version 2; reads versions 1 and 2. Decoding is the one validator every image goes
+ * format version 3; reads versions 1 to 3. Decoding is the one validator every image goes
  * through before anything uses it: every count and length is checked against the bytes that
  * are left, and the result for consistency (paths, parents, extents inside their shard and not
  * overlapping, shard layout) before it is returned, so that nothing downstream, native code
@@ -29,6 +29,10 @@ public final class CatalogCodec {
   public static final int MAX_NAME_BYTES = 65_535;
 
   private static final int EXTENT_BYTES = 4 + 8 + 8 + ImageFormat.DIGEST_SIZE;
+  private static final int EXTENT_BYTES_V3 = 2 + EXTENT_BYTES;
+  private static final int BASE_BYTES = ImageId.SIZE + 32 + 8 + 2;
+  /** The most bases a catalog may list: extents name them by a u16. */
+  public static final int MAX_BASES = 65_535;
   private static final int MIN_SHARD_BYTES = 8 + 8 + 8 + 4;
 
   private CatalogCodec() {}
@@ -49,12 +53,26 @@ public final class CatalogCodec {
       out.writeInt(c.blockSize());
       out.writeLong(c.shardSize());
       writeRoot(out, c.root());
+      out.write(c.id().bytes());
+      out.write(c.origin() == null ? new byte[ImageId.SIZE] : c.origin().bytes());
+      out.writeInt(c.depth());
+      if (c.bases().size() > MAX_BASES) {
+        throw new IllegalArgumentException("more than " + MAX_BASES + " base images");
+      }
+      out.writeShort(c.bases().size());
+      for (Catalog.Base b : c.bases()) {
+        out.write(b.id().bytes());
+        out.write(b.catalogDigest());
+        out.writeLong(b.createdMillis());
+        writeBytes(out, PathBytes.of(b.location()), "base location");
+      }
       out.writeInt(c.entries().size());
       for (Entry e : c.entries()) {
         writeEntryMetadata(out, e);
         if (e.isFile()) {
           out.writeInt(e.extents().size());
           for (Extent x : e.extents()) {
+            out.writeShort(x.image());
             out.writeInt(x.shard());
             out.writeLong(x.offset());
             out.writeLong(x.length());
@@ -80,7 +98,7 @@ public final class CatalogCodec {
 
   private static void writeRoot(DataOutputStream out, Entry root) throws IOException {
     if (root == null) {
-      throw new IllegalArgumentException("a version 2 catalog records its library root");
+      throw new IllegalArgumentException("a catalog records its library root");
     }
     out.writeInt(root.mode());
     out.writeInt(root.uid());
@@ -161,10 +179,18 @@ public final class CatalogCodec {
    * @param image names the image in error messages
    * @param raw the catalog's raw bytes
    * @param catalogOffset where the catalog starts in the image: the shards must end there
-   * @param version the image's format version (1 or 2)
+   * @param version the image's format version (1 to 3)
    */
   public static Catalog decode(String image, byte[] raw, long catalogOffset, int version)
       throws ImageException {
+    Catalog c = decodeUnchecked(image, raw, catalogOffset, version);
+    byte[] digest = ImageId.catalogDigest(raw);
+    return version >= 3 ? c.withDigest(digest)
+        : c.withIdentity(ImageId.ofCatalogDigest(digest), null, 0, List.of()).withDigest(digest);
+  }
+
+  private static Catalog decodeUnchecked(
+      String image, byte[] raw, long catalogOffset, int version) throws ImageException {
     Reader in = new Reader(image, ByteBuffer.wrap(raw));
     byte[] magic = in.bytes(ImageFormat.CATALOG_MAGIC.length, "catalog magic");
     if (!Arrays.equals(magic, ImageFormat.CATALOG_MAGIC)) {
@@ -182,10 +208,25 @@ public final class CatalogCodec {
       throw new ImageException(image + ": catalog: shard size smaller than block size");
     }
     Entry root = version >= 2 ? readRoot(in) : null;
+    ImageId id = null;
+    ImageId origin = null;
+    int depth = 0;
+    List<Catalog.Base> bases = List.of();
+    if (version >= 3) {
+      id = new ImageId(in.bytes(ImageId.SIZE, "image id"));
+      origin = new ImageId(in.bytes(ImageId.SIZE, "origin"));
+      origin = origin.isZero() ? null : origin;
+      depth = in.int32("depth");
+      bases = readBases(in, id);
+      if (depth < 0 || (depth == 0) != bases.isEmpty()) {
+        throw in.fail("depth " + Integer.toUnsignedString(depth) + " with " + bases.size()
+            + " bases");
+      }
+    }
     long entryCount = in.count(minEntryBytes(version), "entry count");
     List<Entry> entries = new ArrayList<>((int) entryCount);
     for (int i = 0; i < entryCount; i++) {
-      entries.add(readEntry(in, i, version));
+      entries.add(readEntry(in, i, version, bases.size()));
     }
     long shardCount = in.count(MIN_SHARD_BYTES, "shard count");
     List<ShardInfo> shards = new ArrayList<>((int) shardCount);
@@ -198,7 +239,38 @@ public final class CatalogCodec {
     }
     checkTree(image, entries);
     checkExtents(image, entries, shards);
-    return new Catalog(library, codec, created, blockSize, shardSize, root, entries, shards);
+    return new Catalog(library, codec, created, blockSize, shardSize, root, entries, shards, id,
+        origin, depth, bases, null);
+  }
+
+  /** The base list: distinct ids, none the image's own or zero; locations as text. */
+  private static List<Catalog.Base> readBases(Reader in, ImageId self) throws ImageException {
+    if (self.isZero()) {
+      throw in.fail("image id is zero");
+    }
+    in.need(2, "base count");
+    int n = Short.toUnsignedInt(in.b.getShort());
+    if (n > in.b.remaining() / BASE_BYTES) {
+      throw in.fail("base count " + n + " exceeds what the catalog can hold");
+    }
+    List<Catalog.Base> bases = new ArrayList<>(n);
+    java.util.Set<ImageId> seen = new java.util.HashSet<>();
+    seen.add(self);
+    for (int i = 0; i < n; i++) {
+      String what = "base " + (i + 1);
+      ImageId id = new ImageId(in.bytes(ImageId.SIZE, what + " id"));
+      byte[] digest = in.bytes(32, what + " catalog digest");
+      long created = in.int64Signed(what + " created");
+      String location = in.text(what + " location");
+      if (id.isZero() || !seen.add(id)) {
+        throw in.fail(what + ": its id is zero, the image's own or another base's");
+      }
+      if (location.isEmpty() || location.indexOf('\0') >= 0) {
+        throw in.fail(what + ": invalid location");
+      }
+      bases.add(new Catalog.Base(id, digest, created, location));
+    }
+    return List.copyOf(bases);
   }
 
   private static Entry readRoot(Reader in) throws ImageException {
@@ -222,7 +294,8 @@ public final class CatalogCodec {
     return nanos >= 0 && nanos < 1_000_000_000;
   }
 
-  private static Entry readEntry(Reader in, int index, int version) throws ImageException {
+  private static Entry readEntry(Reader in, int index, int version, int baseCount)
+      throws ImageException {
     String what = "entry " + index;
     PathBytes path = in.name(what + " path");
     String where = what + " (" + path + ")";
@@ -263,14 +336,22 @@ public final class CatalogCodec {
       }
     }
     if (type == EntryType.FILE) {
-      long n = in.count(EXTENT_BYTES, where + " extent count");
+      long n = in.count(version >= 3 ? EXTENT_BYTES_V3 : EXTENT_BYTES, where + " extent count");
       extents = new ArrayList<>((int) n);
       for (int k = 0; k < n; k++) {
+        int source = 0;
+        if (version >= 3) {
+          in.need(2, where + " extent");
+          source = Short.toUnsignedInt(in.b.getShort());
+          if (source > baseCount) {
+            throw in.fail(where + ": extent names base " + source + " of " + baseCount);
+          }
+        }
         int shard = in.int32(where + " extent");
         long offset = in.int64(where + " extent");
         long length = in.int64(where + " extent");
         byte[] digest = in.bytes(ImageFormat.DIGEST_SIZE, where + " digest");
-        extents.add(new Extent(shard, offset, length, digest));
+        extents.add(new Extent(source, shard, offset, length, digest));
       }
     }
     return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, ctime, cnanos, inode, size,
@@ -363,6 +444,16 @@ public final class CatalogCodec {
       }
       long covered = 0;
       for (Extent x : e.extents()) {
+        if (x.isReference()) {
+          // Checked against the base's shard table when the base is opened (ImageChain).
+          if (x.shard() < 0 || x.length() <= 0 || x.offset() > Long.MAX_VALUE - x.length()
+              || covered > e.size() - x.length()) {
+            throw new ImageException(image + ": catalog: file " + e.path()
+                + " has an invalid extent in base " + x.image());
+          }
+          covered += x.length();
+          continue;
+        }
         if (x.shard() < 0 || x.shard() >= shards.size()) {
           throw new ImageException(
               image + ": catalog: file " + e.path() + " names missing shard " + x.shard());
@@ -399,6 +490,9 @@ public final class CatalogCodec {
     }
     for (int i = 0; i < entries.size(); i++) {
       for (Extent x : entries.get(i).extents()) {
+        if (x.isReference()) {
+          continue;
+        }
         int s = x.shard();
         int k = fill[s]++;
         unsorted[s] |= k > 0 && offsets[s][k - 1] > x.offset();

@@ -8,8 +8,11 @@ import java.nio.charset.StandardCharsets;
  * {@link #VERSION}; readers read every version from {@link #OLDEST_VERSION} on.
  */
 public final class ImageFormat {
-  /** Version 2: names as bytes, nanosecond ctime and inode per entry, the library root. */
-  public static final int VERSION = 2;
+  /**
+   * Version 3: an image id, base images and extents that reference them (incremental saves).
+   * Version 2: names as bytes, nanosecond ctime and inode per entry, the library root.
+   */
+  public static final int VERSION = 3;
 
   public static final int OLDEST_VERSION = 1;
   public static final byte[] MAGIC = "BEAMSAVE".getBytes(StandardCharsets.US_ASCII);

@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ShardInfo;
@@ -93,12 +94,14 @@ public final class AssembleImage
             name + ": " + distinct.size() + " shards compressed, " + plan.shardCount()
                 + " planned");
       }
+      ImageId id = ImageId.random();
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
         return new Catalog(name, spec.codec().spec(), System.currentTimeMillis(),
             spec.blockSize(), spec.shardSize(), listing.root(),
             withDigests(plan.entries(), byShard),
-            kept.stream().map(ImageSink.Kept::info).toList());
+            kept.stream().map(ImageSink.Kept::info).toList())
+            .withIdentity(id, null, listing.depth(), listing.bases());
       };
       long imageBytes;
       try {
@@ -110,7 +113,9 @@ public final class AssembleImage
       String image = lib.destination();
       long files = plan.entries().stream().filter(Entry::isFile).count();
       new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes,
-          distinct.size(), unreadable(listing, results.values()), listing.missing())
+          distinct.size(), unreadable(listing, results.values()), listing.missing(),
+          id.toString(), listing.bases().isEmpty() ? "" : listing.bases().get(0).location(),
+          listing.referencedBytes())
           .writeTo(spec);
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));
@@ -147,7 +152,8 @@ public final class AssembleImage
       }
       List<Extent> extents = new ArrayList<>(e.extents().size());
       for (Extent x : e.extents()) {
-        extents.add(x.withDigest(results.get(x.shard()).digests().get(cursor[x.shard()]++)));
+        extents.add(x.isReference() ? x
+            : x.withDigest(results.get(x.shard()).digests().get(cursor[x.shard()]++)));
       }
       Entry done = e.withExtents(extents);
       int flags = done.flags() | (changed.contains(e.path()) ? Entry.FLAG_CHANGED : 0)

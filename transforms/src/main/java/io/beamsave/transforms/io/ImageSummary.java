@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * What {@link AssembleImage} wrote for one library, with what it could not read and skipped and
  * the {@code --files-from} paths it does not hold. It leaves this in the run's staging directory
- * for the launcher's report, so the launcher need not re-read every catalog: a pipeline's
+ * for the launcher's report (with, for an incremental image, its base and the raw bytes of
+ * files left in the base: {@code rawBytes} counts only what was read and stored), so the launcher need not re-read every catalog: a pipeline's
  * output does not travel back to the program that started it, and staging is shared storage.
  */
 public record ImageSummary(
@@ -22,7 +23,10 @@ public record ImageSummary(
     long imageBytes,
     int shards,
     List<Unreadable> unreadable,
-    List<PathBytes> missing) {
+    List<PathBytes> missing,
+    String imageId,
+    String base,
+    long referencedBytes) {
 
   public static final DataCoder<ImageSummary> CODER =
       new DataCoder<>() {
@@ -36,13 +40,17 @@ public record ImageSummary(
           out.writeInt(s.shards);
           Unreadable.writeAll(out, s.unreadable);
           Unreadable.writePaths(out, s.missing);
+          writeString(out, s.imageId);
+          writeString(out, s.base);
+          out.writeLong(s.referencedBytes);
         }
 
         @Override
         ImageSummary read(DataInputStream in) throws IOException {
           return new ImageSummary(
               readString(in), readString(in), in.readLong(), in.readLong(), in.readLong(),
-              in.readInt(), Unreadable.readAll(in), Unreadable.readPaths(in));
+              in.readInt(), Unreadable.readAll(in), Unreadable.readPaths(in), readString(in),
+              readString(in), in.readLong());
         }
       };
 

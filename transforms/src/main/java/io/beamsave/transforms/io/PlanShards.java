@@ -3,7 +3,12 @@ package io.beamsave.transforms.io;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.shard.IncrementalPlan;
 import io.beamsave.transforms.shard.ShardPlanner;
+import io.beamsave.transforms.store.ImageSources;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -46,6 +51,8 @@ public final class PlanShards
   static final class PlanShardsFn extends DoFn<KV<String, Listing>, ShardTask> {
     private final SaveSpec spec;
     private final Counter bytesPlanned = StageMetrics.counter(StageMetrics.BYTES_PLANNED);
+    private final Counter bytesReferenced =
+        StageMetrics.counter(StageMetrics.BYTES_REFERENCED);
     private final StageMetrics stage = StageMetrics.of("plan");
 
     PlanShardsFn(SaveSpec spec) {
@@ -57,16 +64,24 @@ public final class PlanShards
         @Element KV<String, Listing> listing, OutputReceiver<ShardTask> out)
         throws IOException {
       stage.started();
-      List<Entry> entries = listing.getValue().entries();
-      ShardPlanner.Plan plan = ShardPlanner.plan(entries, spec.shardSize());
+      Listing listed = listing.getValue();
       SaveSpec.Library lib = spec.library(listing.getKey());
+      if (lib.base() != null) {
+        IncrementalPlan.Result inc = IncrementalPlan.against(
+            listed.entries(), readBase(lib.base(), spec), lib.base().location());
+        inc = IncrementalPlan.compact(inc.entries(), inc.bases(), inc.depth(),
+            inc.referencedBytes());
+        listed = listed.withBases(inc.entries(), inc.bases(), inc.depth());
+        bytesReferenced.inc(inc.referencedBytes());
+      }
+      ShardPlanner.Plan plan = ShardPlanner.plan(listed.entries(), spec.shardSize());
       if (plan.shardCount() > lib.sink().maxShards()) {
         long leastMiB = -Math.floorDiv(-plan.rawBytes(), (long) lib.sink().maxShards() << 20);
         throw new BeamsaveException(lib.destination() + ": " + plan.shardCount()
             + " shards are more than the " + lib.sink().maxShards()
             + " this image can hold; use --shard-size " + leastMiB + "MiB or more");
       }
-      writeListing(spec, listing.getKey(), listing.getValue().withEntries(plan.entries()));
+      writeListing(spec, listing.getKey(), listed.withEntries(plan.entries()));
       List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
       for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
         pieces.add(new ArrayList<>());
@@ -74,6 +89,9 @@ public final class PlanShards
       for (Entry e : plan.entries()) {
         long fileOffset = 0;
         for (Extent x : e.extents()) {
+          if (x.isReference()) {
+            break;
+          }
           pieces
               .get(x.shard())
               .add(ShardTask.Piece.of(e, fileOffset, x.length()));
@@ -86,6 +104,22 @@ public final class PlanShards
       bytesPlanned.inc(plan.rawBytes());
       stage.finished();
     }
+  }
+
+  /**
+   * The base image's catalog, checked to be the image the save was planned against: one put in
+   * its place meanwhile would have the new image reference bytes it does not hold.
+   */
+  static Catalog readBase(Catalog.Base base, SaveSpec spec) throws IOException {
+    Catalog c;
+    try (ImageSource src = ImageSources.open(base.location(), spec.store())) {
+      c = ImageReader.readCatalog(src);
+    }
+    if (!c.id().equals(base.id()) || !java.util.Arrays.equals(c.digest(), base.catalogDigest())) {
+      throw new BeamsaveException("--base " + base.location() + ": the image was replaced"
+          + " while the save started");
+    }
+    return c;
   }
 
   /** Keeps the sorted listing in staging, where {@link AssembleImage} reads it back. */

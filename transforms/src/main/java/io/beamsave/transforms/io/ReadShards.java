@@ -36,30 +36,25 @@ import org.apache.beam.sdk.values.PCollection;
  * <p>Counters: {@code bytesChecked}, {@code mtimesClamped}.
  */
 public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollection<Long>> {
-  private final String image;
-  private final int blockSize;
   private final RestoreTarget target;
   private final S3Settings store;
 
-  private ReadShards(String image, int blockSize, RestoreTarget target, S3Settings store) {
-    this.image = image;
-    this.blockSize = blockSize;
+  private ReadShards(RestoreTarget target, S3Settings store) {
     this.target = target;
     this.store = store;
   }
 
   /**
-   * Checks the given pieces of {@code image} (a path, or {@code s3://} read with {@code store})
+   * Checks the pieces of each task's image (a path, or {@code s3://} read with {@code store})
    * and writes nothing.
    */
-  public static ReadShards verify(String image, int blockSize, S3Settings store) {
-    return new ReadShards(image, blockSize, null, store);
+  public static ReadShards verify(S3Settings store) {
+    return new ReadShards(null, store);
   }
 
-  /** Restores the given pieces of {@code image} into their files under {@code target}. */
-  public static ReadShards restoreTo(
-      String image, int blockSize, RestoreTarget target, S3Settings store) {
-    return new ReadShards(image, blockSize, target, store);
+  /** Restores the pieces of each task's image into their files under {@code target}. */
+  public static ReadShards restoreTo(RestoreTarget target, S3Settings store) {
+    return new ReadShards(target, store);
   }
 
   @Override
@@ -70,39 +65,45 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   }
 
   static final class ReadShardFn extends DoFn<ReadTask, Long> {
-    private final String image;
-    private final int blockSize;
     private final RestoreTarget target;
     private final S3Settings store;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
     private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
     private final StageMetrics stage;
 
-    private transient ShardReader reader;
-    private transient ImageSource imageChannel;
+    /** Per block size, and per image: a chain's images are read by the same workers. */
+    private transient java.util.Map<Integer, ShardReader> readers;
+    private transient java.util.Map<String, ImageSource> sources;
 
     ReadShardFn(ReadShards spec) {
-      this.image = spec.image;
-      this.blockSize = spec.blockSize;
       this.target = spec.target;
       this.store = spec.store;
       this.stage = StageMetrics.of(target == null ? "verify" : "restore");
     }
 
     @Setup
-    public void setup() throws IOException {
-      reader = new ShardReader(blockSize);
-      imageChannel = ImageSources.open(image, store);
+    public void setup() {
+      readers = new java.util.HashMap<>();
+      sources = new java.util.HashMap<>();
     }
 
     @Teardown
     public void teardown() throws IOException {
-      if (reader != null) {
-        reader.close();
+      for (ShardReader r : readers.values()) {
+        r.close();
       }
-      if (imageChannel != null) {
-        imageChannel.close();
+      for (ImageSource s : sources.values()) {
+        s.close();
       }
+    }
+
+    private ImageSource source(String image) throws IOException {
+      ImageSource s = sources.get(image);
+      if (s == null) {
+        s = ImageSources.open(image, store);
+        sources.put(image, s);
+      }
+      return s;
     }
 
     @ProcessElement
@@ -113,9 +114,10 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
           LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_CHECKED);
       long[] checked = {0};
       try (TargetFiles files = target == null ? null : new TargetFiles(target)) {
+        ShardReader reader = readers.computeIfAbsent(task.blockSize(), ShardReader::new);
         reader.read(
-            imageChannel,
-            image,
+            source(task.image()),
+            task.image(),
             task.shard(),
             task.info(),
             task.pieces(),

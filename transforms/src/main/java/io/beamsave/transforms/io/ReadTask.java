@@ -1,6 +1,6 @@
 package io.beamsave.transforms.io;
 
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.store.ImageChain;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageFormat;
@@ -17,14 +17,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The pieces of one shard that a verify or restore reads, sorted by their offset in the shard. */
-public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces)
+/**
+ * The pieces of one shard that a verify or restore reads, sorted by their offset in the shard:
+ * shard {@code shard} of the image at {@code image} (the image read, or one of its bases), whose
+ * blocks hold {@code blockSize} raw bytes.
+ */
+public record ReadTask(
+    String image, int blockSize, int shard, ShardInfo info, List<ShardReader.Piece> pieces)
     implements Serializable {
 
   public static final DataCoder<ReadTask> CODER =
       new DataCoder<>() {
         @Override
         void write(ReadTask t, DataOutputStream out) throws IOException {
+          out.writeUTF(t.image);
+          out.writeInt(t.blockSize);
           out.writeInt(t.shard);
           out.writeLong(t.info.imageOffset());
           out.writeLong(t.info.storedLength());
@@ -38,6 +45,7 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
             writeBytes(out, p.path());
             out.writeLong(p.fileId());
             out.writeLong(p.fileOffset());
+            out.writeShort(p.extent().image());
             out.writeInt(p.extent().shard());
             out.writeLong(p.extent().offset());
             out.writeLong(p.extent().length());
@@ -57,6 +65,8 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
 
         @Override
         ReadTask read(DataInputStream in) throws IOException {
+          String image = in.readUTF();
+          int blockSize = in.readInt();
           int shard = in.readInt();
           long offset = in.readLong();
           long stored = in.readLong();
@@ -71,6 +81,7 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
             PathBytes path = readBytes(in);
             long fileId = in.readLong();
             long fileOffset = in.readLong();
+            int xImage = in.readUnsignedShort();
             int xShard = in.readInt();
             long xOffset = in.readLong();
             long xLength = in.readLong();
@@ -82,16 +93,20 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
                 : null;
             pieces.add(
                 new ShardReader.Piece(
-                    path, fileOffset, new Extent(xShard, xOffset, xLength, digest), fileId,
+                    path, fileOffset, new Extent(xImage, xShard, xOffset, xLength, digest), fileId,
                     whole));
           }
-          return new ReadTask(shard, new ShardInfo(offset, stored, raw, blocks), pieces);
+          return new ReadTask(image, blockSize, shard, new ShardInfo(offset, stored, raw, blocks),
+              pieces);
         }
       };
 
-  /** One task per shard that holds any piece of the given files, in shard order. */
-  public static List<ReadTask> forEntries(Catalog catalog, Iterable<Entry> entries) {
-    return forEntries(catalog, entries, null);
+  /**
+   * One task per shard that holds any piece of the given files, in image and shard order; the
+   * chain has opened every image they need ({@link ImageChain#resolve}).
+   */
+  public static List<ReadTask> forEntries(ImageChain chain, Iterable<Entry> entries) {
+    return forEntries(chain, entries, null);
   }
 
   /**
@@ -104,13 +119,13 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
   }
 
   /**
-   * Like {@link #forEntries(Catalog, Iterable)}, for a restore: each piece tagged with the id of
+   * Like {@link #forEntries(ImageChain, Iterable)}, for a restore: each piece tagged with the id of
    * the file it is written into ({@code fileIds[i]} for the {@code i}th entry), or, for a file
    * {@link #madeByWorker}, with the file's size and metadata.
    */
   public static List<ReadTask> forEntries(
-      Catalog catalog, Iterable<Entry> entries, long[] fileIds) {
-    Map<Integer, List<ShardReader.Piece>> byShard = new TreeMap<>();
+      ImageChain chain, Iterable<Entry> entries, long[] fileIds) {
+    Map<Long, List<ShardReader.Piece>> byShard = new TreeMap<>();
     int i = 0;
     for (Entry e : entries) {
       long fileOffset = 0;
@@ -118,16 +133,22 @@ public record ReadTask(int shard, ShardInfo info, List<ShardReader.Piece> pieces
       ShardReader.Whole whole = fileIds != null && madeByWorker(e) ? ShardReader.Whole.of(e) : null;
       for (Extent x : e.extents()) {
         byShard
-            .computeIfAbsent(x.shard(), k -> new ArrayList<>())
+            .computeIfAbsent(((long) x.image() << 32) | x.shard(), k -> new ArrayList<>())
             .add(new ShardReader.Piece(e.path(), fileOffset, x, whole == null ? id : 0, whole));
         fileOffset += x.length();
       }
     }
     List<ReadTask> tasks = new ArrayList<>(byShard.size());
     byShard.forEach(
-        (shard, pieces) -> {
+        (key, pieces) -> {
           pieces.sort(Comparator.comparingLong(p -> p.extent().offset()));
-          tasks.add(new ReadTask(shard, catalog.shards().get(shard), pieces));
+          ImageChain.Member m = chain.member((int) (key >>> 32));
+          if (m == null) {
+            throw new IllegalStateException("base " + (key >>> 32) + " was not opened");
+          }
+          int shard = (int) (long) key;
+          tasks.add(new ReadTask(m.location(), m.catalog().blockSize(), shard,
+              m.catalog().shards().get(shard), pieces));
         });
     return tasks;
   }

@@ -2,6 +2,7 @@ package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.store.S3Settings;
@@ -23,9 +24,16 @@ public final class SaveSpec implements Serializable {
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
    * root} is the library directory, as a {@code file:} URI (which keeps every byte of a path that
-   * is not UTF-8) or a plain path.
+   * is not UTF-8) or a plain path. {@code base}, when set, is the image an incremental save
+   * references unchanged files in.
    */
-  public record Library(String name, String root, ImageSink sink) implements Serializable {
+  public record Library(String name, String root, ImageSink sink, Catalog.Base base)
+      implements Serializable {
+    /** A library saved whole (no base image). */
+    public Library(String name, String root, ImageSink sink) {
+      this(name, root, sink, null);
+    }
+
     /** Where the finished image ends up. */
     public String destination() {
       return sink.location();
@@ -115,7 +123,16 @@ public final class SaveSpec implements Serializable {
   public SaveSpec withSink(String name, ImageSink sink) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, lib.root(), sink));
+    copy.put(name, new Library(name, lib.root(), sink, lib.base()));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+        skipUnreadable, filesFrom);
+  }
+
+  /** The same save with library {@code name} saved incrementally against {@code base}. */
+  public SaveSpec withBase(String name, Catalog.Base base) {
+    Library lib = library(name);
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, lib.root(), lib.sink(), base));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
         skipUnreadable, filesFrom);
   }

@@ -15,6 +15,8 @@ public final class StageMetrics implements java.io.Serializable {
 
   /** Raw bytes the plan puts into shards (the total for progress). */
   public static final String BYTES_PLANNED = "bytesPlanned";
+  /** Raw bytes of files an incremental save left in its base image, unread. */
+  public static final String BYTES_REFERENCED = "bytesReferenced";
   /** Raw bytes read and compressed into shards. */
   public static final String BYTES_READ = "bytesRead";
   /** Bytes of blocks appended to images (headers included). */

@@ -47,6 +47,11 @@ public final class ShardPlanner {
         planned.add(e.withExtents(List.of()));
         continue;
       }
+      if (!e.extents().isEmpty() && e.extents().get(0).isReference()) {
+        // Unchanged since the base image (IncrementalPlan): its bytes are there already.
+        planned.add(e);
+        continue;
+      }
       List<Extent> extents = new ArrayList<>(1);
       long remaining = e.size();
       while (remaining > 0) {

@@ -85,7 +85,7 @@ class CatalogCodecTest {
   @Test
   void absurdCountsFailFastInsteadOfAllocating() {
     byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
-    int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES;
+    int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES + 16 + 16 + 4 + 2;
     ByteBuffer.wrap(raw).putInt(countAt, 0x7fffffff);
     assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132, ImageFormat.VERSION))
         .isInstanceOf(ImageException.class)
@@ -98,13 +98,13 @@ class CatalogCodecTest {
     ShardInfo b = new ShardInfo(132, 116, 100, new int[] {116});
     ShardInfo overlapping = new ShardInfo(100, 116, 100, new int[] {116});
     // Any order is fine: shards are appended as they finish.
-    assertThat(CatalogCodec.decode("img", encode(List.of(b, a)), 248, 2).shards()).hasSize(2);
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, overlapping)), 248, 2))
+    assertThat(CatalogCodec.decode("img", encode(List.of(b, a)), 248, ImageFormat.VERSION).shards()).hasSize(2);
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, overlapping)), 248, ImageFormat.VERSION))
         .hasMessageContaining("overlaps");
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, b)), 200, 2))
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, b)), 200, ImageFormat.VERSION))
         .hasMessageContaining("shard 1 at 132 overlaps");
     ShardInfo inHeader = new ShardInfo(8, 116, 100, new int[] {116});
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(inHeader)), 248, 2))
+    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(inHeader)), 248, ImageFormat.VERSION))
         .hasMessageContaining("overlaps");
   }
 

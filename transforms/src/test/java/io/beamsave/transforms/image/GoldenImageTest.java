@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The images checked in under {@code golden/}, whose bytes docs/image-format.md dumps: the reader
- * must read them as specified, and the writer must still write {@code v2.bsave} byte for byte,
+ * must read them as specified, and the writer must still write {@code v3.bsave} (an incremental image whose base is {@code v2.bsave})
+ * byte for byte,
  * so that writer and reader cannot drift together. {@code v1.bsave} was written by beamsave
  * before names became bytes (format version 1), and must stay readable.
  */
@@ -62,12 +63,34 @@ class GoldenImageTest {
         List.of(d, cafe, link, hello), List.of(shard));
   }
 
-  /** Writes golden/v2.bsave afresh with today's writer. */
-  Path writeV2() throws IOException {
-    Path image = dir.resolve("v2.bsave");
-    byte[] raw = new byte[14];
-    System.arraycopy(HELLO, 0, raw, 0, 13);
-    raw[13] = 'x';
+  static final ImageId V3_ID = ImageId.parse("000102030405060708090a0b0c0d0e0f");
+
+  /**
+   * The catalog of golden/v3.bsave, given where its one shard lies: the tree of v2.bsave saved
+   * incrementally against it, with {@code d/caf\xe9} changed (its byte is in v3's own shard)
+   * and {@code hello.txt} unchanged (referenced in v2.bsave, base 1).
+   */
+  static Catalog v3Catalog(ShardInfo shard, Catalog v2) {
+    Catalog base = v2Catalog(shard);
+    List<Entry> entries = new ArrayList<>();
+    for (Entry e : base.entries()) {
+      if (e.path().toString().equals("hello.txt")) {
+        entries.add(e.withExtents(List.of(e.extents().get(0).inImage(1))));
+      } else if (e.isFile()) {
+        entries.add(e.withExtents(List.of(new Extent(0, 0, 1, digest(X)))));
+      } else {
+        entries.add(e);
+      }
+    }
+    return new Catalog(base.library(), base.codecSpec(), base.createdMillis() + 86_400_000L,
+        BLOCK, 1 << 20, base.root(), entries, List.of(shard))
+        .withIdentity(V3_ID, null, 1, List.of(v2.asBase("v2.bsave")));
+  }
+
+  /** Writes an image of one shard of {@code raw} with {@code catalog} (given that shard). */
+  Path write(String name, byte[] raw, java.util.function.Function<ShardInfo, Catalog> catalog)
+      throws IOException {
+    Path image = dir.resolve(name);
     ByteArrayOutputStream blocks = new ByteArrayOutputStream();
     int len;
     try (BlockEncoder enc = new BlockEncoder(Codecs.parse("none"), BLOCK)) {
@@ -75,10 +98,18 @@ class GoldenImageTest {
     }
     long at = ImageWriter.appendShard(image, blocks.toByteArray(), blocks.size());
     try (ImageWriter w = ImageWriter.open(image)) {
-      w.finish(v2Catalog(new ShardInfo(at, len, raw.length, new int[] {len})),
+      w.finish(catalog.apply(new ShardInfo(at, len, raw.length, new int[] {len})),
           Codecs.parse("none"));
     }
     return image;
+  }
+
+  /** Writes golden/v3.bsave afresh with today's writer, against golden/v2.bsave. */
+  Path writeV3() throws IOException {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Catalog base = ImageReader.readCatalog(v2);
+    return write("v3.bsave", X, shard -> v3Catalog(shard, base));
   }
 
   /**
@@ -87,17 +118,49 @@ class GoldenImageTest {
    */
   @Test
   void theWriterStillWritesTheGoldenImageByteForByte() throws Exception {
-    byte[] written = Files.readAllBytes(writeV2());
+    byte[] written = Files.readAllBytes(writeV3());
     String out = System.getProperty("beamsave.golden.write");
     if (out != null) {
-      Files.write(Path.of(out, "v2.bsave"), written);
+      Files.write(Path.of(out, "v3.bsave"), written);
       return;
     }
-    byte[] golden = resource("v2.bsave");
+    byte[] golden = resource("v3.bsave");
     assertThat(HexFormat.of().formatHex(written))
-        .as("the writer drifted from golden/v2.bsave (docs/image-format.md dumps it); a format"
+        .as("the writer drifted from golden/v3.bsave (docs/image-format.md dumps it); a format"
             + " change needs a new version")
         .isEqualTo(HexFormat.of().formatHex(golden));
+  }
+
+  @Test
+  void theIncrementalGoldenImageReadsThroughItsBaseBesideIt() throws Exception {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Path v3 = dir.resolve("v3.bsave");
+    Files.write(v3, resource("v3.bsave"));
+    Catalog base = ImageReader.readCatalog(v2);
+    Catalog c = ImageReader.readCatalog(v3);
+    assertThat(c.id()).isEqualTo(V3_ID);
+    assertThat(c.depth()).isEqualTo(1);
+    assertThat(c.bases()).hasSize(1);
+    assertThat(c.bases().get(0).id()).as("a v2 image is known by its catalog digest")
+        .isEqualTo(ImageId.ofCatalogDigest(base.digest()));
+    assertThat(c.bases().get(0).catalogDigest()).isEqualTo(base.digest());
+    assertThat(c.bases().get(0).location()).isEqualTo("v2.bsave");
+    // Recorded as a relative name: found beside the image, not in the working directory.
+    io.beamsave.transforms.store.ImageChain chain =
+        io.beamsave.transforms.store.ImageChain.resolve(v3.toString(), c, c.entries(), null);
+    assertThat(chain.member(1).location()).isEqualTo(v2.toString());
+    List<String> back = new ArrayList<>();
+    for (io.beamsave.transforms.io.ReadTask t :
+        io.beamsave.transforms.io.ReadTask.forEntries(chain, c.entries())) {
+      try (ImageSource src = FileImageSource.open(Path.of(t.image()));
+          ShardReader r = new ShardReader(t.blockSize())) {
+        r.read(src, t.image(), t.shard(), t.info(), t.pieces(),
+            (p, pos, buf, off, len, zero) -> back.add(p.path() + "="
+                + new String(buf, off, len, StandardCharsets.ISO_8859_1)));
+      }
+    }
+    assertThat(back).containsExactlyInAnyOrder("d/caf\\xe9=x", "hello.txt=hello, world\n");
   }
 
   @Test
@@ -107,7 +170,10 @@ class GoldenImageTest {
     Catalog c = ImageReader.readCatalog(image);
     assertThat(c).usingRecursiveComparison()
         .withEqualsForType(PathBytes::equals, PathBytes.class)
+        .ignoringFields("id", "digest")
         .isEqualTo(v2Catalog(new ShardInfo(16, 30, 14, new int[] {30})));
+    assertThat(c.bases()).isEmpty();
+    assertThat(c.id()).isEqualTo(ImageId.ofCatalogDigest(c.digest()));
     assertThat(c.entries().get(1).path().bytes()).isEqualTo(
         new byte[] {'d', '/', 'c', 'a', 'f', (byte) 0xe9});
     assertThat(contents(image, c)).containsExactly(

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.io;
 
+import io.beamsave.transforms.store.ImageChain;
 import io.beamsave.transforms.sink.FileImageSink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -63,7 +64,7 @@ public class ReadShardsTest {
   }
 
   private List<ReadTask> allTasks() {
-    return ReadTask.forEntries(catalog, catalog.entries().stream().filter(Entry::isFile).toList());
+    return ReadTask.forEntries(ImageChain.of(image.toString(), catalog), catalog.entries().stream().filter(Entry::isFile).toList());
   }
 
   @Test
@@ -84,8 +85,8 @@ public class ReadShardsTest {
       }
     }
     PAssert.thatSingleton(
-            read.apply(Create.of(ReadTask.forEntries(catalog, files, ids)).withCoder(ReadTask.CODER))
-                .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null))
+            read.apply(Create.of(ReadTask.forEntries(ImageChain.of(image.toString(), catalog), files, ids)).withCoder(ReadTask.CODER))
+                .apply(ReadShards.restoreTo(to, null))
                 .apply(Sum.longsGlobally()))
         .isEqualTo(250_000L + 11 * 20_000);
     read.run().waitUntilFinish();
@@ -113,9 +114,9 @@ public class ReadShardsTest {
     for (Entry e : files) {
       Files.write(temporary(target, to, e.path().toString()), new byte[0]);
     }
-    read.apply(Create.of(ReadTask.forEntries(catalog, files, new long[] {1, 2}))
+    read.apply(Create.of(ReadTask.forEntries(ImageChain.of(image.toString(), catalog), files, new long[] {1, 2}))
             .withCoder(ReadTask.CODER))
-        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+        .apply(ReadShards.restoreTo(to, null));
     assertThatThrownBy(() -> read.run().waitUntilFinish())
         .rootCause()
         .hasMessageContaining("was replaced during the restore");
@@ -130,7 +131,7 @@ public class ReadShardsTest {
     bytes[(int) at] ^= 1;
     Files.write(image, bytes);
     read.apply(Create.of(allTasks()).withCoder(ReadTask.CODER))
-        .apply(ReadShards.verify(image.toString(), catalog.blockSize(), null));
+        .apply(ReadShards.verify(null));
     assertThatThrownBy(() -> read.run().waitUntilFinish())
         .hasRootCauseInstanceOf(ImageException.class)
         .rootCause()
@@ -173,10 +174,10 @@ public class ReadShardsTest {
     assertThat(files).allMatch(ReadTask::madeByWorker);
     Path target = tmp.newFolder("made").toPath();
     RestoreTarget to = target(target, "t3");
-    List<ReadTask> tasks = ReadTask.forEntries(catalog, files, new long[files.size()]);
+    List<ReadTask> tasks = ReadTask.forEntries(ImageChain.of(image.toString(), catalog), files, new long[files.size()]);
     read.apply(Create.of(tasks).withCoder(ReadTask.CODER))
         .apply(Reshuffle.viaRandomKey())
-        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+        .apply(ReadShards.restoreTo(to, null));
     read.run().waitUntilFinish();
     assertRestored(lib, target, files);
     // What a run killed after giving its files their metadata leaves: read-only temporaries.
@@ -188,7 +189,7 @@ public class ReadShardsTest {
     }
     again.apply(Create.of(tasks).withCoder(ReadTask.CODER))
         .apply(Reshuffle.viaRandomKey())
-        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+        .apply(ReadShards.restoreTo(to, null));
     again.run().waitUntilFinish();
     assertRestored(lib, target, files);
   }
@@ -218,9 +219,9 @@ public class ReadShardsTest {
     Path outside = tmp.newFile("outside").toPath();
     Files.writeString(outside, "not the restore's");
     Files.createLink(temporary(target, to, "f3.txt"), outside);
-    read.apply(Create.of(ReadTask.forEntries(catalog, files, new long[files.size()]))
+    read.apply(Create.of(ReadTask.forEntries(ImageChain.of(image.toString(), catalog), files, new long[files.size()]))
             .withCoder(ReadTask.CODER))
-        .apply(ReadShards.restoreTo(image.toString(), catalog.blockSize(), to, null));
+        .apply(ReadShards.restoreTo(to, null));
     assertThatThrownBy(() -> read.run().waitUntilFinish())
         .rootCause()
         .hasMessageContaining("f3.txt: its temporary file was made by someone else");

@@ -1,0 +1,114 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Chooses the base image of each library of an incremental save ({@code save --base}): the
+ * image given, or with {@code latest} the newest readable image of the series the library's
+ * image joins, and checks before anything runs that it is an image of that library, readable,
+ * and not the image about to be replaced. With {@code optional}, a library without a usable
+ * base is saved whole instead, and said so; {@code fullEvery} makes every Nth save of a chain a
+ * full one.
+ */
+public final class BaseImages {
+  private BaseImages() {}
+
+  /** {@code spec} with each library's base set, where it gets one. */
+  public static SaveSpec apply(SaveSpec spec, String base, boolean optional, int fullEvery,
+      S3Settings s3, Consumer<String> note) {
+    if (base == null) {
+      return spec;
+    }
+    boolean latest = StoredImages.LATEST.equals(base);
+    if (!latest && spec.libraries().size() > 1) {
+      throw new BeamsaveException("--base " + base + " names one image, and " +
+          spec.libraries().size() + " libraries are saved: use --base latest, which finds each"
+          + " library's own");
+    }
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      Catalog.Base chosen;
+      try {
+        chosen = choose(lib, latest ? null : base, fullEvery, s3, note);
+      } catch (BeamsaveException e) {
+        if (!optional) {
+          throw e;
+        }
+        note.accept(lib.name() + ": saved whole: " + e.getMessage());
+        continue;
+      }
+      if (chosen != null) {
+        spec = spec.withBase(lib.name(), chosen);
+      }
+    }
+    return spec;
+  }
+
+  private static Catalog.Base choose(SaveSpec.Library lib, String given, int fullEvery,
+      S3Settings s3, Consumer<String> note) {
+    String destination = lib.destination();
+    String location = given != null ? absolute(StoredImages.resolveLatest(given, s3))
+        : latestOf(destination, s3);
+    if (location.equals(destination)) {
+      throw new BeamsaveException("--base " + location + " is the image this save replaces;"
+          + " an incremental save keeps its base: give --image a {utc} (as in"
+          + " {library}-{utc}.bsave) so each run has its own image");
+    }
+    Catalog c;
+    try (ImageSource src = ImageSources.open(location, s3)) {
+      c = ImageReader.readCatalog(src);
+    } catch (IOException | BeamsaveException e) {
+      throw new BeamsaveException("--base " + location + ": " + StoredImages.firstLine(e));
+    }
+    if (!c.library().equals(lib.name())) {
+      throw new BeamsaveException("--base " + location + " is an image of library '"
+          + c.library() + "', not of '" + lib.name() + "'");
+    }
+    if (fullEvery > 0 && c.depth() + 1 >= fullEvery) {
+      note.accept(lib.name() + ": saved whole: --full-every " + fullEvery + " (" + location
+          + " is save " + (c.depth() + 1) + " of its chain)");
+      return null;
+    }
+    return c.asBase(location);
+  }
+
+  /** The newest readable image of the series {@code destination} joins. */
+  static String latestOf(String destination, S3Settings s3) {
+    String series = StoredImages.seriesOf(destination);
+    String at = ObjectUri.isObject(destination)
+        ? ObjectUri.parse(destination, false).parent().toString()
+        : Path.of(destination).getParent().toString();
+    Map<String, List<StoredImages.Image>> all;
+    try {
+      all = StoredImages.list(at, s3);
+    } catch (BeamsaveException e) {
+      throw new BeamsaveException("--base latest: no image of this library under " + at + " yet");
+    }
+    List<StoredImages.Image> mine = all.get(series);
+    if (mine == null || mine.isEmpty()) {
+      throw new BeamsaveException("--base latest: no image of this library under " + at + " yet");
+    }
+    try {
+      return StoredImages.newest(mine, s3);
+    } catch (BeamsaveException e) {
+      throw new BeamsaveException("--base latest: " + e.getMessage());
+    }
+  }
+
+  private static String absolute(String location) {
+    return ObjectUri.isObject(location) ? location
+        : Path.of(location).toAbsolutePath().normalize().toString();
+  }
+}
