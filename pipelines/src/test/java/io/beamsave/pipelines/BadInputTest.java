@@ -240,7 +240,7 @@ class BadInputTest {
   @Test
   void aCatalogClaimingAbsurdCountsFailsCleanly() throws IOException {
     byte[] raw = CatalogCodec.encode(catalog(List.of()));
-    int countAt = 8 + 2 + 3 + 2 + 4 + 8 + 4 + 8 + 44;
+    int countAt = 8 + 2 + 3 + 2 + 4 + 8 + 4 + 8 + 44 + 16 + 16 + 4 + 2;
     ByteBuffer.wrap(raw).putInt(countAt, -1);
     writeCrafted(raw);
     assertOneLineError(Cli.run("verify", "--image", image), "entry count 4294967295 exceeds");

@@ -131,4 +131,47 @@ class FlinkClusterIT {
     assertThat(verify.exit()).isNotZero();
     assertThat(verify.err()).contains("checksum mismatch").doesNotContain("\tat ");
   }
+
+  /**
+   * A chain saved on the cluster restores on the DirectRunner, and an image the DirectRunner
+   * saved against the cluster's restores on the cluster: the image is the same whoever wrote it.
+   */
+  @Test
+  void aChainSavedOnFlinkRestoresOnTheDirectRunnerAndTheOtherWayRound() throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("chain"));
+    Trees.mixedData(lib, 20L << 20);
+    Trees.linksAndEmpties(lib);
+    String day0 = "s3://vault/chain/day0.bsave";
+    String day1 = "s3://vault/chain/day1.bsave";
+    String day2 = "s3://vault/chain/day2.bsave";
+    Object[] store = {"--s3-endpoint", s3.endpoint(), "--quiet", "--shard-size", "4MiB"};
+
+    run(onCluster(concat(new Object[] {"save", "--library", lib, "--image", day0}, store)));
+    Files.writeString(lib.resolve("changed-on-day-1.txt"), "day 1");
+    Files.delete(lib.resolve("empty-file"));
+    TreeSnapshot afterDay1 = TreeSnapshot.of(lib);
+    run(onCluster(concat(new Object[] {"save", "--library", lib, "--image", day1, "--base", day0},
+        store)));
+    Path direct = dir.resolve("chain-restored-direct");
+    run(concat(new Object[] {"restore", day1, "--target", direct}, store));
+    assertThat(TreeSnapshot.of(direct).diff(afterDay1)).isNull();
+
+    Files.writeString(lib.resolve("changed-on-day-2.txt"), "day 2");
+    TreeSnapshot afterDay2 = TreeSnapshot.of(lib);
+    run(concat(new Object[] {"save", "--library", lib, "--image", day2, "--base", day1}, store));
+    Path onFlink = dir.resolve("chain-restored-flink");
+    run(onCluster(concat(new Object[] {"restore", day2, "--target", onFlink}, store)));
+    assertThat(TreeSnapshot.of(onFlink).diff(afterDay2)).isNull();
+  }
+
+  static Object[] concat(Object[] a, Object[] b) {
+    Object[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, all, a.length, b.length);
+    return all;
+  }
+
+  static void run(Object... args) throws Exception {
+    LauncherIT.Run r = LauncherIT.beamsave(env, List.of(), args);
+    assertThat(r.exit()).as(java.util.Arrays.toString(args) + "\n" + r.err()).isZero();
+  }
 }

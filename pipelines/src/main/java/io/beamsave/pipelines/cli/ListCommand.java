@@ -24,11 +24,13 @@ import picocli.CommandLine.Option;
     footer = {
       "%nExamples:",
       "  beamsave list /backup/data.bsave",
+      "  beamsave list /backup/data/latest --sources",
       "  beamsave list s3://backups/nightly/data/latest --json | jq -r 'select(.type==\"entry\") | .path'"
     },
     description =
         "List the entries of an image (type, mode, size, mtime in UTC, path). Reads only the"
-            + " trailer and the catalog.")
+            + " trailer and the catalog (an incremental image's catalog lists the whole tree:"
+            + " no base is read).")
 final class ListCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
@@ -36,6 +38,14 @@ final class ListCommand implements Callable<Integer> {
   @Mixin ImageArgs image;
 
   @Mixin JsonOutput json;
+
+  @Option(
+      names = "--sources",
+      description =
+          "Also show where each file's bytes are: in this image ('.') or, for a file an"
+              + " incremental save found unchanged, in which base image (its name). Reads no"
+              + " base.")
+  boolean sources;
 
   /**
    * Seconds since the epoch in UTC, for any value a catalog may hold: past the years Java's
@@ -54,6 +64,19 @@ final class ListCommand implements Callable<Integer> {
 
   /** An entry as JSON: its name as text, and as base64 too where it is not valid UTF-8. */
   static Map<String, Object> entry(Entry e) {
+    return entry(e, null);
+  }
+
+  /** The image holding a file's bytes: "." for this one, else its base's file name. */
+  static String source(Catalog c, Entry e) {
+    if (!e.isFile() || e.extents().isEmpty() || !e.extents().get(0).isReference()) {
+      return e.isFile() ? "." : "";
+    }
+    String where = c.bases().get(e.extents().get(0).image() - 1).location();
+    return where.substring(where.lastIndexOf('/') + 1);
+  }
+
+  static Map<String, Object> entry(Entry e, Catalog sourcesOf) {
     Map<String, Object> m = JsonOutput.object("entry");
     putName(m, "path", e.path().bytes());
     m.put("entryType", switch (e.type()) {
@@ -72,6 +95,10 @@ final class ListCommand implements Callable<Integer> {
     m.put("unreadable", e.unreadable());
     if (e.linkTarget() != null) {
       putName(m, "linkTarget", e.linkTarget().bytes());
+    }
+    if (sourcesOf != null && e.isFile() && !e.extents().isEmpty()
+        && e.extents().get(0).isReference()) {
+      m.put("source", sourcesOf.bases().get(e.extents().get(0).image() - 1).location());
     }
     return m;
   }
@@ -120,9 +147,12 @@ final class ListCommand implements Callable<Integer> {
       head.put("shards", c.shards().size());
       head.put("blockSize", c.blockSize());
       head.put("shardSize", c.shardSize());
+      head.put("imageId", c.id().toString());
+      head.put("depth", c.depth());
+      head.put("bases", c.bases().stream().map(Catalog.Base::location).toList());
       json.emit(head);
       for (Entry e : c.entries()) {
-        json.emit(entry(e));
+        json.emit(entry(e, sources ? c : null));
       }
       return 0;
     }
@@ -134,7 +164,21 @@ final class ListCommand implements Callable<Integer> {
         time(Math.floorDiv(c.createdMillis(), 1000)),
         c.entries().size(),
         c.shards().size());
-    out.printf(Locale.ROOT, "%-4s %-5s %12s  %-19s  %s%n", "type", "mode", "size", "mtime", "path");
+    if (c.incremental()) {
+      out.printf(Locale.ROOT, "incremental (save %d of its chain): %s of its files' bytes are in"
+          + " %d base image%s, e.g. %s%n", c.depth(), Sizes.human(c.rawBytes() - c.ownRawBytes()),
+          c.bases().size(), c.bases().size() == 1 ? "" : "s",
+          Printable.text(c.bases().get(0).location()));
+    }
+    int width = 0;
+    if (sources) {
+      for (Entry e : c.entries()) {
+        width = Math.max(width, source(c, e).length());
+      }
+    }
+    String sourceColumn = sources ? "%-" + Math.max(6, width) + "s  " : "%s";
+    out.printf(Locale.ROOT, "%-4s %-5s %12s  %-19s  " + sourceColumn + "%s%n", "type", "mode",
+        "size", "mtime", sources ? "source" : "", "path");
     for (Entry e : c.entries()) {
       String type =
           switch (e.type()) {
@@ -144,11 +188,12 @@ final class ListCommand implements Callable<Integer> {
           };
       out.printf(
           Locale.ROOT,
-          "%-4s %-5s %12d  %-19s  %s%s%n",
+          "%-4s %-5s %12d  %-19s  " + sourceColumn + "%s%s%n",
           type,
           String.format("%04o", e.mode()),
           e.size(),
           time(e.mtimeSeconds()),
+          sources ? Printable.text(source(c, e)) : "",
           e.path(),
           e.linkTarget() == null ? "" : " -> " + e.linkTarget());
     }

@@ -123,4 +123,59 @@ class CatalogCodecTest {
           .isInstanceOf(ImageException.class);
     }
   }
+
+  static Catalog.Base base(int n) {
+    byte[] id = new byte[ImageId.SIZE];
+    id[0] = (byte) n;
+    return new Catalog.Base(new ImageId(id), new byte[32], 1_000L * n, "/backup/base" + n
+        + ".bsave");
+  }
+
+  @Test
+  void roundTripsIdentityBasesAndReferences() throws Exception {
+    Entry own = file("own", 100, new Extent(0, 0, 100, DIGEST));
+    Entry old = file("old", 5000, new Extent(2, 7, 1 << 20, 5000, DIGEST));
+    ImageId origin = ImageId.random();
+    Catalog c = catalog(List.of(old, own)).withIdentity(ImageId.random(), origin, 3,
+        List.of(base(1), base(2)));
+    Catalog back = decode(c);
+    assertThat(back.id()).isEqualTo(c.id());
+    assertThat(back.origin()).isEqualTo(origin);
+    assertThat(back.depth()).isEqualTo(3);
+    assertThat(back.bases()).usingRecursiveFieldByFieldElementComparator()
+        .isEqualTo(c.bases());
+    assertThat(back.entries()).isEqualTo(c.entries());
+    assertThat(back.ownRawBytes()).isEqualTo(100);
+    assertThat(back.digest()).isEqualTo(ImageId.catalogDigest(CatalogCodec.encode(c)));
+  }
+
+  @Test
+  void referencesToBasesItDoesNotListOrBrokenBaseListsAreRefused() {
+    Entry ghost = file("ghost", 10, new Extent(2, 0, 0, 10, DIGEST));
+    assertThatThrownBy(() -> decode(catalog(List.of(ghost))
+        .withIdentity(ImageId.random(), null, 1, List.of(base(1)))))
+        .isInstanceOf(ImageException.class).hasMessageContaining("names base 2 of 1");
+    Catalog twice = catalog(List.of()).withIdentity(ImageId.random(), null, 2,
+        List.of(base(1), base(1)));
+    assertThatThrownBy(() -> decode(twice)).hasMessageContaining("another base's");
+    Catalog self = catalog(List.of()).withIdentity(base(1).id(), null, 1, List.of(base(1)));
+    assertThatThrownBy(() -> decode(self)).hasMessageContaining("the image's own");
+    Catalog noDepth = catalog(List.of()).withIdentity(ImageId.random(), null, 0,
+        List.of(base(1)));
+    assertThatThrownBy(() -> decode(noDepth)).hasMessageContaining("depth 0 with 1 bases");
+    Entry overflow = file("big", 10, new Extent(1, 0, Long.MAX_VALUE - 5, 10, DIGEST));
+    assertThatThrownBy(() -> decode(catalog(List.of(overflow))
+        .withIdentity(ImageId.random(), null, 1, List.of(base(1)))))
+        .hasMessageContaining("invalid extent in base 1");
+  }
+
+  @Test
+  void aBaseCountBeyondTheBytesLeftFailsFast() {
+    byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
+    int baseCountAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES + 16 + 16 + 4;
+    ByteBuffer.wrap(raw).putShort(baseCountAt, (short) 0xffff);
+    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132, ImageFormat.VERSION))
+        .isInstanceOf(ImageException.class)
+        .hasMessageContaining("base count 65535 exceeds");
+  }
 }

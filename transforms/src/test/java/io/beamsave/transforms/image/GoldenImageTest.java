@@ -132,6 +132,32 @@ class GoldenImageTest {
   }
 
   @Test
+  void aReferenceOutsideItsBaseIsRefusedWhenTheBaseIsOpened() throws Exception {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Catalog base = ImageReader.readCatalog(v2);
+    Path crafted = write("crafted.bsave", X, shard -> {
+      Catalog c = v3Catalog(shard, base);
+      List<Entry> entries = new ArrayList<>();
+      for (Entry e : c.entries()) {
+        // hello.txt's 13 bytes claimed at offset 10 of base shard 0, which holds 14.
+        entries.add(e.path().toString().equals("hello.txt")
+            ? e.withExtents(List.of(new Extent(1, 0, 10, 13, e.extents().get(0).digest())))
+            : e);
+      }
+      return new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
+          c.shardSize(), c.root(), entries, c.shards())
+          .withIdentity(c.id(), null, 1, c.bases());
+    });
+    Catalog c = ImageReader.readCatalog(crafted);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() ->
+            io.beamsave.transforms.store.ImageChain.resolve(crafted.toString(), c, c.entries(),
+                null))
+        .hasMessageContaining("file hello.txt references bytes base image " + v2
+            + " does not hold");
+  }
+
+  @Test
   void theIncrementalGoldenImageReadsThroughItsBaseBesideIt() throws Exception {
     Path v2 = dir.resolve("v2.bsave");
     Files.write(v2, resource("v2.bsave"));

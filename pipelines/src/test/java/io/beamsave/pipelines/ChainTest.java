@@ -1,0 +1,290 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.testing.S3TestServer;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.ImageReader;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Incremental saves: a chain of images, each saved against the one before while the library
+ * changes in every way a file can, restores at every point in time exactly as the library was
+ * then, locally and from S3; and a base that is missing, replaced or damaged fails with one line.
+ */
+class ChainTest {
+  @TempDir static Path dir;
+  static S3TestServer server;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), "backups");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    server.close();
+  }
+
+  static Object[] s3(Object... args) {
+    Object[] all = java.util.Arrays.copyOf(args, args.length + 2);
+    all[args.length] = "--s3-endpoint";
+    all[args.length + 1] = "http://127.0.0.1:" + server.port();
+    return all;
+  }
+
+  /** A library with big and small files, links, empty files and nested directories. */
+  static Path library(String name) throws IOException {
+    Path lib = Files.createDirectories(dir.resolve(name));
+    Random r = new Random(5);
+    byte[] big = new byte[3 << 20];
+    r.nextBytes(big);
+    Files.write(lib.resolve("big.bin"), big);
+    Files.createDirectories(lib.resolve("docs/old"));
+    for (int i = 0; i < 20; i++) {
+      Files.writeString(lib.resolve("docs/note" + i + ".txt"), ("note " + i + "\n").repeat(200));
+    }
+    Files.writeString(lib.resolve("docs/old/letter.txt"), "Dear reader,\n".repeat(1000));
+    Files.writeString(lib.resolve("append.log"), "line\n".repeat(5000));
+    Files.writeString(lib.resolve("truncate.me"), "x".repeat(100_000));
+    Files.writeString(lib.resolve("becomes-dir"), "a file first");
+    Files.writeString(lib.resolve("becomes-link"), "a file first");
+    Files.writeString(lib.resolve("rename-me"), "moving on".repeat(1000));
+    Files.writeString(lib.resolve("delete-me"), "soon gone".repeat(1000));
+    Files.writeString(lib.resolve("mode-only"), "same bytes".repeat(1000));
+    Files.writeString(lib.resolve("mtime-only"), "same bytes".repeat(1000));
+    Files.createFile(lib.resolve("empty"));
+    Files.createSymbolicLink(lib.resolve("link"), Path.of("docs/note1.txt"));
+    return lib;
+  }
+
+  /** Each change a file can go through, one step at a time (step 1 on). */
+  static void change(Path lib, int step) throws IOException {
+    switch (step) {
+      case 1 -> {
+        // An edit in place that keeps the size and puts the mtime back: only ctime tells.
+        Path f = lib.resolve("big.bin");
+        FileTime mtime = Files.getLastModifiedTime(f);
+        try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+          raf.seek(1 << 20);
+          raf.write("edited".getBytes(StandardCharsets.US_ASCII));
+        }
+        Files.setLastModifiedTime(f, mtime);
+        Files.writeString(lib.resolve("docs/note3.txt"), "rewritten\n");
+      }
+      case 2 -> {
+        Files.writeString(lib.resolve("append.log"), "more\n".repeat(100),
+            java.nio.file.StandardOpenOption.APPEND);
+        try (RandomAccessFile raf = new RandomAccessFile(lib.resolve("truncate.me").toFile(),
+            "rw")) {
+          raf.setLength(10);
+        }
+      }
+      case 3 -> {
+        Files.delete(lib.resolve("becomes-dir"));
+        Files.createDirectories(lib.resolve("becomes-dir/inside"));
+        Files.writeString(lib.resolve("becomes-dir/inside/file"), "now a directory");
+        Files.delete(lib.resolve("becomes-link"));
+        Files.createSymbolicLink(lib.resolve("becomes-link"), Path.of("big.bin"));
+      }
+      case 4 -> {
+        Files.move(lib.resolve("rename-me"), lib.resolve("docs/renamed"));
+        Files.delete(lib.resolve("delete-me"));
+        Files.delete(lib.resolve("docs/old/letter.txt"));
+        Files.delete(lib.resolve("docs/old"));
+      }
+      case 5 -> {
+        Files.setPosixFilePermissions(lib.resolve("mode-only"),
+            PosixFilePermissions.fromString("rw-------"));
+        Files.setLastModifiedTime(lib.resolve("mtime-only"),
+            FileTime.from(java.time.Instant.parse("1999-12-31T23:59:59.123456789Z")));
+      }
+      case 6 -> {
+        Files.writeString(lib.resolve("docs/new.txt"), "brand new");
+        Files.delete(lib.resolve("becomes-link"));
+        Files.writeString(lib.resolve("becomes-link"), "a file again");
+      }
+      default -> throw new IllegalArgumentException("no step " + step);
+    }
+  }
+
+  @Test
+  void everyImageOfALocalChainRestoresTheLibraryAsItWasThen() throws Exception {
+    Path lib = library("chained");
+    Path images = Files.createDirectories(dir.resolve("local-images"));
+    List<Path> chain = new ArrayList<>();
+    List<TreeSnapshot> then = new ArrayList<>();
+    for (int step = 0; step <= 6; step++) {
+      if (step > 0) {
+        change(lib, step);
+      }
+      then.add(TreeSnapshot.of(lib));
+      Path image = images.resolve("chained-" + step + ".bsave");
+      List<Object> args = new ArrayList<>(List.of("save", "--library", lib, "--image", image,
+          "--shard-size", "1MiB", "--quiet"));
+      if (step > 0) {
+        args.addAll(List.of("--base", chain.get(step - 1)));
+      }
+      Cli save = Cli.ok(args.toArray());
+      if (step > 0) {
+        assertThat(save.out()).contains("incremental: ");
+      }
+      chain.add(image);
+    }
+    Catalog last = ImageReader.readCatalog(chain.get(6));
+    assertThat(last.depth()).isEqualTo(6);
+    // big.bin was saved again at step 1 (ctime moved) and has not changed since.
+    assertThat(extentsOf(last, "big.bin")).allMatch(Extent::isReference);
+    assertThat(last.bases().get(extentsOf(last, "big.bin").get(0).image() - 1).location())
+        .isEqualTo(chain.get(1).toString());
+    // A file unchanged since the full save still points straight at it, however long the chain.
+    assertThat(last.bases().get(extentsOf(last, "docs/note1.txt").get(0).image() - 1).location())
+        .isEqualTo(chain.get(0).toString());
+    assertThat(extentsOf(last, "docs/new.txt")).noneMatch(Extent::isReference);
+    assertThat(last.ownRawBytes()).as("the last step saved only what it changed")
+        .isLessThan(100_000);
+
+    for (int step = 0; step <= 6; step++) {
+      Path target = dir.resolve("restored-" + step);
+      Cli.ok("restore", chain.get(step), "--target", target, "--quiet");
+      assertThat(TreeSnapshot.of(target).diff(then.get(step))).as("image " + step).isNull();
+    }
+    Cli verify = Cli.ok("verify", chain.get(6), "--chain");
+    assertThat(verify.out()).startsWith("OK ").contains("chain: 6 base images checked whole");
+
+    Path some = dir.resolve("restored-some");
+    Cli.ok("restore", chain.get(6), "--target", some, "--include", "docs/note1.txt", "--quiet");
+    assertThat(Files.readString(some.resolve("docs/note1.txt")))
+        .isEqualTo(Files.readString(lib.resolve("docs/note1.txt")));
+  }
+
+  static List<Extent> extentsOf(Catalog c, String path) {
+    return c.entries().stream().filter(e -> e.path().toString().equals(path)).findFirst()
+        .map(Entry::extents).orElseThrow();
+  }
+
+  @Test
+  void aChainInObjectStorageRestoresAtEveryPointWithLatestAsTheBase() throws Exception {
+    Path lib = library("cloud");
+    String template = "s3://backups/nightly/{library}/{library}-{utc}.bsave";
+    List<TreeSnapshot> then = new ArrayList<>();
+    for (int step = 0; step <= 3; step++) {
+      if (step > 0) {
+        change(lib, step);
+        // {utc} has one-second resolution: each run its own image.
+        Thread.sleep(1100);
+      }
+      then.add(TreeSnapshot.of(lib));
+      Cli.ok(s3("save", "--library", lib, "--image", template, "--shard-size", "1MiB",
+          "--quiet", "--base", "latest", "--base-optional"));
+    }
+    List<String> images = new ArrayList<>();
+    for (Path p : Files.list(dir.resolve("s3/backups/nightly/cloud")).sorted().toList()) {
+      if (p.getFileName().toString().endsWith(".bsave")) {
+        images.add("s3://backups/nightly/cloud/" + p.getFileName());
+      }
+    }
+    assertThat(images).hasSize(4);
+    for (int step = 0; step <= 3; step++) {
+      Path target = dir.resolve("cloud-restored-" + step);
+      Cli.ok(s3("restore", images.get(step), "--target", target, "--quiet"));
+      assertThat(TreeSnapshot.of(target).diff(then.get(step))).as("image " + step).isNull();
+    }
+    Cli list = Cli.ok(s3("list", "s3://backups/nightly/cloud/latest", "--sources"));
+    assertThat(list.out()).contains("cloud-").contains("big.bin");
+  }
+
+  @Test
+  void aMissingReplacedOrDamagedBaseFailsWithOneLineNamingIt() throws Exception {
+    Path lib = library("fragile");
+    Path base = dir.resolve("fragile-0.bsave");
+    Path top = dir.resolve("fragile-1.bsave");
+    Cli.ok("save", "--library", lib, "--image", base, "--quiet");
+    change(lib, 1);
+    Cli.ok("save", "--library", lib, "--image", top, "--base", base, "--quiet");
+    Path kept = dir.resolve("fragile-0.kept");
+    Files.copy(base, kept);
+
+    Files.delete(base);
+    Cli missing = Cli.run("restore", top, "--target", dir.resolve("fragile-r1"));
+    assertThat(missing.exit()).isEqualTo(1);
+    assertThat(missing.err().strip()).doesNotContain("\n")
+        .contains("base image " + base).contains("is missing");
+    assertThat(dir.resolve("fragile-r1")).doesNotExist();
+    // The catalog is whole by itself: listing needs no base.
+    assertThat(Cli.ok("list", top).out()).contains("big.bin");
+
+    // Another image of the same library in its place.
+    Cli.ok("save", "--library", lib, "--image", base, "--quiet");
+    Cli replaced = Cli.run("verify", top);
+    assertThat(replaced.exit()).isEqualTo(1);
+    assertThat(replaced.err().strip()).doesNotContain("\n").contains("is another image");
+
+    // The base itself, one byte of its catalog changed.
+    Files.copy(kept, base, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    byte[] b = Files.readAllBytes(base);
+    b[b.length - 60] ^= 1;
+    Files.write(base, b);
+    Cli damaged = Cli.run("verify", top);
+    assertThat(damaged.exit()).isEqualTo(1);
+    assertThat(damaged.err().strip()).doesNotContain("\n").contains("base image " + base);
+  }
+
+  @Test
+  void aBaseOfAnotherLibraryOrTheImageItselfIsRefusedUnlessOptional() throws Exception {
+    Path lib = library("mine");
+    Path other = library("theirs");
+    Path theirs = dir.resolve("theirs.bsave");
+    Cli.ok("save", "--library", other, "--image", theirs, "--quiet");
+    Path mine = dir.resolve("mine.bsave");
+    Cli wrong = Cli.run("save", "--library", lib, "--image", mine, "--base", theirs);
+    assertThat(wrong.exit()).isEqualTo(1);
+    assertThat(wrong.err()).contains("is an image of library 'theirs', not of 'mine'");
+    assertThat(mine).doesNotExist();
+
+    Cli optional = Cli.ok("save", "--library", lib, "--image", mine, "--base", theirs,
+        "--base-optional", "--quiet");
+    assertThat(optional.err()).contains("note: mine: saved whole");
+    assertThat(ImageReader.readCatalog(mine).incremental()).isFalse();
+
+    Cli itself = Cli.run("save", "--library", lib, "--image", mine, "--base", mine);
+    assertThat(itself.exit()).isEqualTo(1);
+    assertThat(itself.err()).contains("is the image this save replaces");
+  }
+
+  @Test
+  void fullEveryMakesEveryNthSaveOfAChainAFullOne() throws Exception {
+    Path lib = library("weekly");
+    Path images = Files.createDirectories(dir.resolve("weekly-images"));
+    List<Integer> depths = new ArrayList<>();
+    for (int run = 0; run < 5; run++) {
+      if (run > 0) {
+        Files.writeString(lib.resolve("docs/run.txt"), "run " + run);
+        Thread.sleep(1100);
+      }
+      Cli.ok("save", "--library", lib, "--image", images.resolve("{library}-{utc}.bsave"),
+          "--base", "latest", "--base-optional", "--full-every", "3", "--quiet");
+    }
+    for (Path p : Files.list(images).filter(p -> p.toString().endsWith(".bsave")).sorted()
+        .toList()) {
+      depths.add(ImageReader.readCatalog(p).depth());
+    }
+    assertThat(depths).containsExactly(0, 1, 2, 0, 1);
+  }
+}
