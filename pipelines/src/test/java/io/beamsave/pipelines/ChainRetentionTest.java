@@ -259,4 +259,45 @@ class ChainRetentionTest {
     assertThat(missing.err()).contains("beamsave: warning: ")
         .contains("data-20261004T021500Z.bsave depends on base");
   }
+
+  @Test
+  void imagesShowsEachImagesChainAndAMissingBase() throws IOException {
+    Path at = chain();
+    Path folded = at.resolve("data-20261004T051500Z.bsave");
+    Catalog c = ChainImages.consolidated(folded, nightly(at, day(3)));
+    Cli text = Cli.ok("images", "--at", at);
+    assertThat(text.out())
+        .containsPattern("ok +incremental 2 on data-20261003T021500Z.bsave +/.*"
+            + "data-20261004T021500Z.bsave")
+        .containsPattern("ok +incremental 1 on data-20261002T021500Z.bsave +/")
+        .containsPattern("ok +full, from data-20261004T021500Z.bsave +/.*"
+            + "data-20261004T051500Z.bsave")
+        .containsPattern("ok +full +/.*data-20261002T021500Z.bsave");
+
+    Files.delete(nightly(at, day(1)));
+    List<JsonNode> json = ofType(lines(Cli.ok("images", "--at", at, "--json").out()), "image");
+    Catalog i3 = ImageReader.readCatalog(nightly(at, day(3)));
+    assertThat(json).anySatisfy(n -> {
+      assertThat(n.path("image").asText()).endsWith("data-20261004T021500Z.bsave");
+      assertThat(n.path("imageId").asText()).isEqualTo(i3.id().toString());
+      assertThat(n.path("depth").asInt()).isEqualTo(2);
+      assertThat(n.path("base").asText()).isEqualTo(nightly(at, day(2)).toString());
+      assertThat(n.path("baseId").asText()).isEqualTo(i3.bases().get(0).id().toString());
+      assertThat(n.path("origin").isNull()).isTrue();
+      assertThat(n.path("status").asText()).isEqualTo("missing base");
+      assertThat(n.path("missingBases")).singleElement().satisfies(m ->
+          assertThat(m.path("location").asText()).endsWith("data-20261002T021500Z.bsave"));
+    });
+    assertThat(json).anySatisfy(n -> {
+      assertThat(n.path("image").asText()).endsWith("data-20261004T051500Z.bsave");
+      assertThat(n.path("origin").asText()).isEqualTo(i3.id().toString());
+      assertThat(n.path("depth").asInt()).isZero();
+      assertThat(n.path("base").isNull()).isTrue();
+      assertThat(n.path("status").asText()).isEqualTo("ok");
+    });
+    assertThat(c.origin()).isEqualTo(i3.id());
+    assertThat(Cli.ok("images", "--at", at).out())
+        .containsPattern("missing base +incremental 1 on data-20261002T021500Z.bsave"
+            + " \\(missing\\)");
+  }
 }
