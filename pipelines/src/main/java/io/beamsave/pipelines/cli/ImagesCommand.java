@@ -1,10 +1,12 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.retention.Lineage;
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -12,6 +14,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -33,9 +36,12 @@ import picocli.CommandLine.Option;
       "Status is ok; partial (entries the save could not read, --skip-unreadable); changed"
           + " (files changed while being saved, kept as read); in progress (an"
           + " upload or save to it is running); transfer-compressed (stored compressed in"
-          + " transfer: download to read its catalog); or damaged, with the reason (prune neither"
-          + " counts nor deletes a damaged image, and latest passes over it). Only each"
-          + " image's trailer and catalog are read."
+          + " transfer: download to read its catalog); missing base (an image it needs is not"
+          + " stored under --at); or damaged, with the reason (prune neither counts nor deletes"
+          + " a damaged image, and latest passes over it). Only each image's trailer and catalog"
+          + " are read.",
+      "Chain is full, 'full, from NAME' (consolidated from the image NAME), or 'incremental N"
+          + " on NAME': N saves from a full one, NAME the image it was saved against."
     },
     footer = {
       "%nExamples:",
@@ -57,9 +63,19 @@ final class ImagesCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  /** One image and what its catalog says. */
+  /**
+   * One image and what its catalog says; {@code lineage} null where the catalog did not read,
+   * {@code missingBases} the bases of it that are not stored under --at.
+   */
   record Row(StoredImages.Image image, String library, String codec, long rawBytes, long files,
-      String status) {}
+      String status, Lineage lineage, List<Catalog.Base> missingBases) {
+    Row withMissingBases(List<Catalog.Base> missing) {
+      boolean intact = status.equals("ok") || status.startsWith("changed")
+          || status.startsWith("partial");
+      return new Row(image, library, codec, rawBytes, files,
+          intact && !missing.isEmpty() ? "missing base" : status, lineage, missing);
+    }
+  }
 
   @Override
   public Integer call() {
@@ -67,19 +83,34 @@ final class ImagesCommand implements Callable<Integer> {
       at = java.nio.file.Path.of(at).toAbsolutePath().normalize().toString();
     }
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());
-    Map<String, List<Row>> byLibrary = new TreeMap<>();
+    List<Row> all = new ArrayList<>();
     for (List<StoredImages.Image> images : series.values()) {
       for (StoredImages.Image i : images) {
-        Row r = read(i);
-        byLibrary.computeIfAbsent(r.library(), k -> new ArrayList<>()).add(r);
+        all.add(read(i));
       }
+    }
+    // Bases are matched by id, as prune and restore's search beside the image find them.
+    Map<ImageId, String> stored = new HashMap<>();
+    for (Row r : all) {
+      if (r.lineage() != null) {
+        stored.putIfAbsent(r.lineage().id(), r.image().uri());
+      }
+    }
+    Map<String, List<Row>> byLibrary = new TreeMap<>();
+    for (Row r : all) {
+      List<Catalog.Base> missing = new ArrayList<>();
+      if (r.lineage() != null) {
+        r.lineage().bases().stream().filter(b -> !stored.containsKey(b.id())).forEach(missing::add);
+      }
+      byLibrary.computeIfAbsent(r.library(), k -> new ArrayList<>())
+          .add(r.withMissingBases(missing));
     }
     byLibrary.values().forEach(l -> l.sort(
         Comparator.comparing((Row r) -> r.image().time()).reversed()
             .thenComparing(r -> r.image().uri())));
     PrintWriter out = spec.commandLine().getOut();
     if (json.on()) {
-      byLibrary.values().forEach(rows -> rows.forEach(r -> json.emit(toJson(r))));
+      byLibrary.values().forEach(rows -> rows.forEach(r -> json.emit(toJson(r, stored))));
       return 0;
     }
     if (byLibrary.isEmpty()) {
@@ -92,15 +123,21 @@ final class ImagesCommand implements Callable<Integer> {
       long total = rows.stream().mapToLong(r -> r.image().bytes()).sum();
       out.printf(Locale.ROOT, "library %s: %d image%s, %s%n", Printable.text(lib.getKey()),
           rows.size(), rows.size() == 1 ? "" : "s", Sizes.human(total));
-      out.printf(Locale.ROOT, "  %-19s  %10s  %10s  %6s  %-8s  %-12s  %s%n", "saved (UTC)",
-          "size", "raw", "ratio", "codec", "status", "image");
-      for (Row r : rows) {
-        out.printf(Locale.ROOT, "  %-19s  %10s  %10s  %6s  %-8s  %-12s  %s%n",
+      List<String> chains = rows.stream().map(r -> chain(r, stored)).toList();
+      // As wide as this library's longest chain, so that the image column stays aligned.
+      int chainWidth = Math.max("chain".length(),
+          chains.stream().mapToInt(String::length).max().orElse(0));
+      String row = "  %-19s  %10s  %10s  %6s  %-8s  %-12s  %-" + chainWidth + "s  %s%n";
+      out.printf(Locale.ROOT, row, "saved (UTC)", "size", "raw", "ratio", "codec", "status",
+          "chain", "image");
+      for (int n = 0; n < rows.size(); n++) {
+        Row r = rows.get(n);
+        out.printf(Locale.ROOT, row,
             TIME.format(r.image().time()), Sizes.human(r.image().bytes()),
             r.rawBytes() < 0 ? "-" : Sizes.human(r.rawBytes()),
             r.rawBytes() < 0 ? "-" : String.format(Locale.ROOT, "%.2f", ratio(r)),
             r.codec() == null ? "-" : Printable.text(r.codec()), Printable.text(r.status()),
-            Printable.text(r.image().uri()));
+            Printable.text(chains.get(n)), Printable.text(r.image().uri()));
         count++;
       }
     }
@@ -112,7 +149,34 @@ final class ImagesCommand implements Callable<Integer> {
     return r.image().bytes() == 0 ? 0 : (double) r.rawBytes() / r.image().bytes();
   }
 
-  private Map<String, Object> toJson(Row r) {
+  /**
+   * Where an image stands in its chain: {@code full}, {@code full, from NAME} (consolidated),
+   * or {@code incremental N on NAME}, NAME the direct base as stored here (else as it was
+   * saved, and marked missing); {@code -} where the catalog did not read.
+   */
+  private static String chain(Row r, Map<ImageId, String> stored) {
+    Lineage l = r.lineage();
+    if (l == null) {
+      return "-";
+    }
+    if (l.directBase() == null) {
+      return l.consolidated() ? "full, from " + nameOr(stored.get(l.origin()), l.origin()) : "full";
+    }
+    Catalog.Base b = l.directBase();
+    String where = stored.get(b.id());
+    return "incremental " + l.depth() + " on "
+        + (where != null ? name(where) : name(b.location()) + " (missing)");
+  }
+
+  private static String nameOr(String uri, ImageId id) {
+    return uri != null ? name(uri) : id.toString().substring(0, 12);
+  }
+
+  private static String name(String uri) {
+    return uri.substring(uri.lastIndexOf('/') + 1);
+  }
+
+  private Map<String, Object> toJson(Row r, Map<ImageId, String> stored) {
     Map<String, Object> m = JsonOutput.object("image");
     m.put("library", r.library());
     m.put("image", r.image().uri());
@@ -124,6 +188,21 @@ final class ImagesCommand implements Callable<Integer> {
     m.put("ratio", r.rawBytes() < 0 ? null : Math.round(ratio(r) * 1000) / 1000.0);
     m.put("codec", r.codec());
     m.put("status", r.status());
+    Lineage l = r.lineage();
+    m.put("imageId", l == null ? null : l.id().toString());
+    m.put("depth", l == null ? null : l.depth());
+    m.put("origin", l == null || l.origin() == null ? null : l.origin().toString());
+    Catalog.Base b = l == null ? null : l.directBase();
+    m.put("base", b == null ? null : stored.getOrDefault(b.id(), b.location()));
+    m.put("baseId", b == null ? null : b.id().toString());
+    List<Map<String, Object>> missing = new ArrayList<>();
+    for (Catalog.Base x : r.missingBases()) {
+      Map<String, Object> one = new java.util.LinkedHashMap<>();
+      one.put("imageId", x.id().toString());
+      one.put("location", x.location());
+      missing.add(one);
+    }
+    m.put("missingBases", missing);
     return m;
   }
 
@@ -133,17 +212,17 @@ final class ImagesCommand implements Callable<Integer> {
     try {
       Catalog c = StoredImages.catalog(i, s3.settings());
       if (c == null) {
-        return new Row(i, fallback, null, -1, -1, "transfer-compressed");
+        return new Row(i, fallback, null, -1, -1, "transfer-compressed", null, List.of());
       }
       long changed = c.entries().stream().filter(Entry::changed).count();
       long unreadable = c.entries().stream().filter(Entry::unreadable).count();
       // One being replaced is whole until the new one takes its name.
       return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.fileCount(),
           i.busy() ? "in progress" : unreadable > 0 ? "partial (" + unreadable + " unreadable)"
-              : changed > 0 ? "changed (" + changed + ")" : "ok");
+              : changed > 0 ? "changed (" + changed + ")" : "ok", Lineage.of(c), List.of());
     } catch (IOException | RuntimeException e) {
       return new Row(i, fallback, null, -1, -1,
-          i.busy() ? "in progress" : "damaged: " + StoredImages.firstLine(e));
+          i.busy() ? "in progress" : "damaged: " + StoredImages.firstLine(e), null, List.of());
     }
   }
 

@@ -48,6 +48,17 @@ final class JsonOutput {
     }
   }
 
+  /** A warning: a line on stderr, and a {@code "warning"} object too with --json. */
+  void warning(String message) {
+    command.commandLine().getErr().println("beamsave: warning: " + message);
+    command.commandLine().getErr().flush();
+    if (json) {
+      Map<String, Object> m = object("warning");
+      m.put("message", message);
+      emit(m);
+    }
+  }
+
   static String text(Map<String, ?> object) {
     try {
       return JSON.writeValueAsString(object);

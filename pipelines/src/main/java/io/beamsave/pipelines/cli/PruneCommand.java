@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.retention.PrunePlan;
 import io.beamsave.pipelines.retention.Retention;
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
@@ -30,9 +31,15 @@ import picocli.CommandLine.Option;
           + " series, the newest of each of the last --keep-daily days and --keep-weekly ISO"
           + " weeks (UTC). A series is the images whose names differ only in their {utc}"
           + " timestamp (save --image ...-{utc}.bsave); other images are each their own series.",
-      "Prints what it would do and deletes nothing unless --yes. Never removes the newest image"
-          + " of a series, nor an image whose upload (or replacement) is in progress. Removes the"
-          + " deleted images' records from the run ledger."
+      "Never removes an image that a kept image needs: every base of a kept incremental image"
+          + " is kept (matched by image id, wherever it moved), and their bases in turn; a"
+          + " consolidated image and the image it was folded from count as one, and the"
+          + " consolidated one is kept. A kept image whose base is not stored there is warned"
+          + " about.",
+      "Prints what it would do, and why, and deletes nothing unless --yes. Never removes the"
+          + " newest image of a series, a damaged image, nor an image whose upload (or"
+          + " replacement) is in progress. Removes the deleted images' records from the run"
+          + " ledger."
     })
 final class PruneCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
@@ -87,55 +94,34 @@ final class PruneCommand implements Callable<Integer> {
       }
       return 0;
     }
+    PrunePlan plan = PrunePlan.decide(PrunePlan.read(series, s3.settings()), policy);
+    plan.warnings().forEach(json::warning);
     int gone = 0;
     long freed = 0;
-    for (List<StoredImages.Image> all : series.values()) {
-      // A damaged image neither takes a place the policy keeps nor is deleted: an intact older
-      // image must not go to keep it, and what it is the operator should see ('images').
-      List<StoredImages.Image> images = new java.util.ArrayList<>();
-      List<Retention.Decision> decisions = new java.util.ArrayList<>();
-      for (StoredImages.Image i : all) {
-        String problem = i.busy() ? null : StoredImages.problem(i, s3.settings());
-        if (problem == null) {
-          images.add(i);
-        } else {
-          decisions.add(new Retention.Decision(i, List.of("damaged, not counted: " + problem)));
+    for (PrunePlan.Decision d : plan.decisions()) {
+      StoredImages.Image i = d.image();
+      String action = d.keep() ? "keep" : yes ? "deleted" : "delete";
+      if (!d.keep()) {
+        if (yes) {
+          StoredImages.delete(i, s3.settings());
         }
+        gone++;
+        freed += i.bytes();
       }
-      decisions.addAll(0, images.isEmpty() ? List.of() : policy.decide(images));
-      for (Retention.Decision d : decisions) {
-        StoredImages.Image i = d.image();
-        String action;
-        String why;
-        if (d.keep()) {
-          action = "keep";
-          why = String.join(", ", d.reasons());
-        } else if (i.busy()) {
-          action = "keep";
-          why = "upload in progress";
-        } else {
-          action = yes ? "deleted" : "delete";
-          why = "";
-          if (yes) {
-            StoredImages.delete(i, s3.settings());
-          }
-          gone++;
-          freed += i.bytes();
-        }
-        if (json.on()) {
-          java.util.Map<String, Object> m = JsonOutput.object("decision");
-          m.put("action", action);
-          m.put("image", i.uri());
-          m.put("series", i.series());
-          m.put("time", i.time().toString());
-          m.put("bytes", i.bytes());
-          m.put("reasons", d.reasons());
-          json.emit(m);
-          continue;
-        }
-        out.printf(Locale.ROOT, "%-7s  %s  %10s  %s%s%n", action, TIME.format(i.time()),
-            Sizes.human(i.bytes()), i.uri(), why.isEmpty() ? "" : "  (" + why + ")");
+      if (json.on()) {
+        java.util.Map<String, Object> m = JsonOutput.object("decision");
+        m.put("action", action);
+        m.put("image", i.uri());
+        m.put("series", i.series());
+        m.put("time", i.time().toString());
+        m.put("bytes", i.bytes());
+        m.put("reasons", d.reasons());
+        json.emit(m);
+        continue;
       }
+      String why = String.join(", ", d.reasons());
+      out.printf(Locale.ROOT, "%-7s  %s  %10s  %s%s%n", action, TIME.format(i.time()),
+          Sizes.human(i.bytes()), i.uri(), why.isEmpty() ? "" : "  (" + why + ")");
     }
     if (json.on()) {
       java.util.Map<String, Object> m = JsonOutput.object("summary");

@@ -265,15 +265,8 @@ final class SaveCommand implements Callable<Integer> {
     }
   }
 
-  /** A warning: a line on stderr, and a "warning" object too with --json. */
   private void warn(String message) {
-    spec.commandLine().getErr().println("beamsave: warning: " + message);
-    spec.commandLine().getErr().flush();
-    if (json.on()) {
-      java.util.Map<String, Object> m = JsonOutput.object("warning");
-      m.put("message", message);
-      json.emit(m);
-    }
+    json.warning(message);
   }
 
   /** A note: a line on stderr, and a "note" object too with --json. */

@@ -1,0 +1,36 @@
+package io.beamsave.pipelines.retention;
+
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageId;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * An image's place among the images it was made from, as its catalog records it: its id, the
+ * image it was consolidated from ({@code origin}, or null), how many incremental saves lead back
+ * to a full one, and the images whose bytes it references ({@link Catalog#bases()}, the direct
+ * base first). Kept apart from the catalog so that retention can hold it for every image of a
+ * location without holding every image's entries.
+ */
+public record Lineage(ImageId id, ImageId origin, int depth, List<Catalog.Base> bases,
+    Instant created) {
+
+  public static Lineage of(Catalog c) {
+    return new Lineage(c.id(), c.origin(), c.depth(), List.copyOf(c.bases()),
+        Instant.ofEpochMilli(c.createdMillis()));
+  }
+
+  public boolean consolidated() {
+    return origin != null;
+  }
+
+  /** Needs no other image to be restored. */
+  public boolean selfContained() {
+    return bases.isEmpty();
+  }
+
+  /** The image this one was saved against, or null for a full image. */
+  public Catalog.Base directBase() {
+    return bases.isEmpty() ? null : bases.get(0);
+  }
+}

@@ -1,0 +1,290 @@
+package io.beamsave.pipelines.retention;
+
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageId;
+import io.beamsave.transforms.store.S3Settings;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What {@code prune} does with every image stored under one location: the keep rules of
+ * {@link Retention} per series, then every image a kept image needs to be restored.
+ *
+ * <p>A consolidated image and the image it was folded from ({@link Lineage#origin()}) are one
+ * point in time: the rules count them once, and where they keep it the consolidated image is
+ * the one kept, so that the original and the bases only it needed may go. Then every base of a
+ * kept image is kept, matched by image id (images move: a base's recorded location may be
+ * stale), and their bases in turn, so that every image left stays restorable. An image whose
+ * catalog does not read is neither counted nor deleted (an intact older image must not go to
+ * keep it), and one being uploaded or replaced is never deleted.
+ */
+public final class PrunePlan {
+  /**
+   * An image and what its catalog says: {@code lineage} null where the catalog is out of reach
+   * (stored transfer-compressed) or damaged; {@code problem} why it is damaged, else null.
+   */
+  public record Candidate(StoredImages.Image image, Lineage lineage, String problem) {}
+
+  /**
+   * What becomes of one image: kept, and why (the rules it meets, or the images that need it),
+   * or deleted, and why where it is not simply old ({@code consolidated into ...}).
+   */
+  public record Decision(StoredImages.Image image, boolean keep, List<String> reasons) {}
+
+  private final List<Decision> decisions;
+  private final List<String> warnings;
+
+  private PrunePlan(List<Decision> decisions, List<String> warnings) {
+    this.decisions = decisions;
+    this.warnings = warnings;
+  }
+
+  /** Every image's decision, series by series as listed, newest first within each. */
+  public List<Decision> decisions() {
+    return decisions;
+  }
+
+  /** Kept images that cannot be restored from what is stored here, one line each. */
+  public List<String> warnings() {
+    return warnings;
+  }
+
+  /** Reads the catalog of every image in {@code series} (as {@link StoredImages#list} gives). */
+  public static List<Candidate> read(Map<String, List<StoredImages.Image>> series,
+      S3Settings s3) {
+    List<Candidate> out = new ArrayList<>();
+    for (List<StoredImages.Image> images : series.values()) {
+      for (StoredImages.Image i : images) {
+        try {
+          Catalog c = StoredImages.catalog(i, s3);
+          out.add(new Candidate(i, c == null ? null : Lineage.of(c), null));
+        } catch (IOException | RuntimeException e) {
+          // One being replaced is whole until the new one takes its name: counted as before.
+          out.add(new Candidate(i, null, i.busy() ? null : StoredImages.firstLine(e)));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Decides for every image of {@code candidates} under {@code policy}. */
+  public static PrunePlan decide(List<Candidate> candidates, Retention policy) {
+    return new Deciding(candidates, policy).run();
+  }
+
+  /** The state of one decision run; candidates are told apart by identity, not by value. */
+  private static final class Deciding {
+    final List<Candidate> all;
+    final Retention policy;
+    final Map<ImageId, List<Candidate>> byId = new HashMap<>();
+    final Map<Candidate, List<String>> keep = new IdentityHashMap<>();
+    final Map<Candidate, String> goesBecause = new IdentityHashMap<>();
+    final Map<Candidate, List<Candidate>> neededBy = new IdentityHashMap<>();
+    final List<String> warnings = new ArrayList<>();
+
+    Deciding(List<Candidate> all, Retention policy) {
+      this.all = all;
+      this.policy = policy;
+      for (Candidate c : all) {
+        if (c.problem() == null && c.lineage() != null) {
+          byId.computeIfAbsent(c.lineage().id(), k -> new ArrayList<>()).add(c);
+        }
+      }
+    }
+
+    PrunePlan run() {
+      applyRules();
+      for (Candidate c : all) {
+        if (c.problem() != null) {
+          keep.put(c, List.of("damaged, not counted: " + c.problem()));
+        } else if (c.image().busy() && !keep.containsKey(c)) {
+          keep.put(c, List.of("upload in progress"));
+        }
+      }
+      keepBases();
+      return new PrunePlan(ordered(), List.copyOf(warnings));
+    }
+
+    /** The keep rules, per series, over points in time (an original and its consolidations). */
+    void applyRules() {
+      Map<String, List<StoredImages.Image>> bySeries = new LinkedHashMap<>();
+      Map<StoredImages.Image, List<Candidate>> slotOf = new HashMap<>();
+      for (List<Candidate> slot : slots()) {
+        StoredImages.Image stand = standIn(slot);
+        bySeries.computeIfAbsent(stand.series(), k -> new ArrayList<>()).add(stand);
+        slotOf.put(stand, slot);
+      }
+      for (List<StoredImages.Image> series : bySeries.values()) {
+        for (Retention.Decision d : policy.decide(series)) {
+          if (!d.keep()) {
+            continue;
+          }
+          List<Candidate> slot = slotOf.get(d.image());
+          Candidate kept = preferred(slot);
+          keep.put(kept, new ArrayList<>(d.reasons()));
+          for (Candidate other : slot) {
+            if (other != kept) {
+              goesBecause.put(other, "consolidated into " + nameOf(kept.image().uri()));
+            }
+          }
+        }
+      }
+    }
+
+    /**
+     * The counted images grouped into points in time: a consolidated image with the stored
+     * images whose id is its origin (and theirs in turn), every other image alone.
+     */
+    List<List<Candidate>> slots() {
+      List<Candidate> counted = all.stream().filter(c -> c.problem() == null).toList();
+      Map<Candidate, Integer> index = new IdentityHashMap<>();
+      int[] parent = new int[counted.size()];
+      for (int i = 0; i < parent.length; i++) {
+        parent[i] = i;
+        index.put(counted.get(i), i);
+      }
+      for (int i = 0; i < parent.length; i++) {
+        Lineage l = counted.get(i).lineage();
+        if (l != null && l.consolidated()) {
+          for (Candidate o : byId.getOrDefault(l.origin(), List.of())) {
+            parent[root(parent, i)] = root(parent, index.get(o));
+          }
+        }
+      }
+      Map<Integer, List<Candidate>> slots = new LinkedHashMap<>();
+      for (int i = 0; i < parent.length; i++) {
+        slots.computeIfAbsent(root(parent, i), k -> new ArrayList<>()).add(counted.get(i));
+      }
+      return new ArrayList<>(slots.values());
+    }
+
+    private static int root(int[] parent, int i) {
+      while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+      }
+      return i;
+    }
+
+    /**
+     * The image the rules judge for a point in time: in the original's series and at its time
+     * while it is stored; a consolidated image alone stands at the time of the save it was
+     * folded from (its catalog's), however late it was written and named.
+     */
+    static StoredImages.Image standIn(List<Candidate> slot) {
+      Candidate kept = preferred(slot);
+      Candidate original = slot.stream()
+          .filter(c -> c.lineage() == null || !c.lineage().consolidated())
+          .min(Comparator.comparing((Candidate c) -> c.image().time())
+              .thenComparing(c -> c.image().uri()))
+          .orElse(null);
+      String series = original != null ? original.image().series() : kept.image().series();
+      Instant time;
+      if (original != null) {
+        time = original.image().time();
+      } else {
+        time = kept.image().time();
+        for (Candidate c : slot) {
+          time = c.lineage().created().isBefore(time) ? c.lineage().created() : time;
+        }
+      }
+      StoredImages.Image k = kept.image();
+      return new StoredImages.Image(k.uri(), series, time, k.bytes(), k.busy());
+    }
+
+    /** Of one point in time, the image to keep: self-contained and consolidated first. */
+    static Candidate preferred(List<Candidate> slot) {
+      return slot.stream().min(Comparator
+          .comparing((Candidate c) -> c.lineage() == null || !c.lineage().selfContained())
+          .thenComparing(c -> c.lineage() == null || !c.lineage().consolidated())
+          .thenComparing((Candidate c) -> c.image().time(), Comparator.reverseOrder())
+          .thenComparing(c -> c.image().uri())).orElseThrow();
+    }
+
+    /** Keeps every stored base of a kept image, and theirs, and notes those not stored here. */
+    void keepBases() {
+      Deque<Candidate> work = new ArrayDeque<>(keep.keySet());
+      Set<String> warned = new LinkedHashSet<>();
+      long damaged = all.stream().filter(c -> c.problem() != null).count();
+      while (!work.isEmpty()) {
+        Candidate c = work.pop();
+        if (c.lineage() == null) {
+          continue;
+        }
+        for (Catalog.Base b : c.lineage().bases()) {
+          List<Candidate> stored = byId.getOrDefault(b.id(), List.of());
+          if (stored.isEmpty()) {
+            String w = c.image().uri() + " depends on base " + b.id() + " (saved as "
+                + b.location() + "), which is not stored here"
+                + (damaged > 0 ? " or is one of the " + damaged + " damaged image(s)" : "")
+                + ": it cannot be restored without it";
+            if (warned.add(w)) {
+              warnings.add(w);
+            }
+            continue;
+          }
+          for (Candidate base : stored) {
+            neededBy.computeIfAbsent(base, k -> new ArrayList<>()).add(c);
+            if (!keep.containsKey(base)) {
+              keep.put(base, new ArrayList<>());
+              work.add(base);
+            }
+          }
+        }
+      }
+      neededBy.forEach((base, dependents) -> {
+        List<String> reasons = keep.get(base);
+        if (reasons.isEmpty()) {
+          reasons.add(baseOf(base, dependents));
+        }
+      });
+    }
+
+    /** "base of NAME", naming the newest image that needs it, and how many more do. */
+    private static String baseOf(Candidate base, List<Candidate> dependents) {
+      List<Candidate> newestFirst = new ArrayList<>(dependents);
+      newestFirst.sort(Comparator.comparing((Candidate c) -> c.image().time()).reversed()
+          .thenComparing(c -> c.image().uri()));
+      int more = (int) newestFirst.stream().map(c -> c.image().uri()).distinct().count() - 1;
+      return "base of " + nameOf(newestFirst.get(0).image().uri())
+          + (more > 0 ? " and " + more + " more" : "");
+    }
+
+    List<Decision> ordered() {
+      Map<String, List<Candidate>> bySeries = new LinkedHashMap<>();
+      for (Candidate c : all) {
+        bySeries.computeIfAbsent(c.image().series(), k -> new ArrayList<>()).add(c);
+      }
+      List<Decision> out = new ArrayList<>();
+      for (List<Candidate> series : bySeries.values()) {
+        // Newest first, so that deleting in this order never leaves an image without its base.
+        series.sort(Comparator.comparing((Candidate c) -> c.image().time()).reversed()
+            .thenComparing(c -> c.image().uri()));
+        for (Candidate c : series) {
+          List<String> why = keep.get(c);
+          out.add(why != null ? new Decision(c.image(), true, List.copyOf(why))
+              : new Decision(c.image(), false,
+                  goesBecause.containsKey(c) ? List.of(goesBecause.get(c)) : List.of()));
+        }
+      }
+      return out;
+    }
+  }
+
+  /** The last component of a path or key: how the explanations name an image. */
+  static String nameOf(String uri) {
+    int slash = uri.lastIndexOf('/');
+    return slash < 0 ? uri : uri.substring(slash + 1);
+  }
+}
