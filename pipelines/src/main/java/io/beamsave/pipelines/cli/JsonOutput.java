@@ -50,10 +50,19 @@ final class JsonOutput {
 
   /** A warning: a line on stderr, and a {@code "warning"} object too with --json. */
   void warning(String message) {
-    command.commandLine().getErr().println("beamsave: warning: " + message);
+    say("warning", message);
+  }
+
+  /** A note (something the operator should know, not a fault), the same way. */
+  void note(String message) {
+    say("note", message);
+  }
+
+  private void say(String type, String message) {
+    command.commandLine().getErr().println("beamsave: " + type + ": " + message);
     command.commandLine().getErr().flush();
     if (json) {
-      Map<String, Object> m = object("warning");
+      Map<String, Object> m = object(type);
       m.put("message", message);
       emit(m);
     }

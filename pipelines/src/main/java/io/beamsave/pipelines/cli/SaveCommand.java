@@ -269,16 +269,6 @@ final class SaveCommand implements Callable<Integer> {
     json.warning(message);
   }
 
-  /** A note: a line on stderr, and a "note" object too with --json. */
-  private void note(String message) {
-    spec.commandLine().getErr().println("beamsave: note: " + message);
-    spec.commandLine().getErr().flush();
-    if (json.on()) {
-      java.util.Map<String, Object> m = JsonOutput.object("note");
-      m.put("message", message);
-      json.emit(m);
-    }
-  }
 
   /** What an exclude that matched nothing may have meant. */
   static String hint(String pattern) {
@@ -385,13 +375,14 @@ final class SaveCommand implements Callable<Integer> {
       if (fullEvery < 0) {
         throw new BeamsaveException("--full-every " + fullEvery + ": give 0 (never) or more");
       }
-      save = io.beamsave.pipelines.save.BaseImages.apply(save, base, baseOptional, fullEvery,
-          s3.settings(), this::note);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
-    // The walk overlaps the start-up of Beam and its runner where the runner's workers run here.
+    // The walk overlaps reading the base images' catalogs and the start-up of Beam and its
+    // runner, where the runner's workers run here.
     ListLibrary.WalkedAhead walked = inThisJvm ? ListLibrary.walkAhead(save) : null;
+    save = io.beamsave.pipelines.save.BaseImages.apply(save, base, baseOptional, fullEvery,
+        s3.settings(), json::note, inThisJvm);
     Instant start = Instant.now();
     SavePipeline.Outcome outcome = SavePipeline.run(
         save, options, pipeline.progress(spec.commandLine().getErr(), json), walked);

@@ -5,6 +5,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.io.PlanShards;
 import io.beamsave.transforms.io.SaveSpec;
 import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.ObjectUri;
@@ -28,7 +29,7 @@ public final class BaseImages {
 
   /** {@code spec} with each library's base set, where it gets one. */
   public static SaveSpec apply(SaveSpec spec, String base, boolean optional, int fullEvery,
-      S3Settings s3, Consumer<String> note) {
+      S3Settings s3, Consumer<String> note, boolean workersInThisJvm) {
     if (base == null) {
       return spec;
     }
@@ -41,7 +42,7 @@ public final class BaseImages {
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Catalog.Base chosen;
       try {
-        chosen = choose(lib, latest ? null : base, fullEvery, s3, note);
+        chosen = choose(lib, latest ? null : base, fullEvery, s3, note, workersInThisJvm);
       } catch (BeamsaveException e) {
         if (!optional) {
           throw e;
@@ -57,7 +58,7 @@ public final class BaseImages {
   }
 
   private static Catalog.Base choose(SaveSpec.Library lib, String given, int fullEvery,
-      S3Settings s3, Consumer<String> note) {
+      S3Settings s3, Consumer<String> note, boolean workersInThisJvm) {
     String destination = lib.destination();
     String location = given != null ? absolute(StoredImages.resolveLatest(given, s3))
         : latestOf(destination, s3);
@@ -80,6 +81,10 @@ public final class BaseImages {
       note.accept(lib.name() + ": saved whole: --full-every " + fullEvery + " (" + location
           + " is save " + (c.depth() + 1) + " of its chain)");
       return null;
+    }
+    if (workersInThisJvm) {
+      // Planning needs it again, and a catalog of a million entries takes seconds to read.
+      PlanShards.offerBase(location, c);
     }
     return c.asBase(location);
   }

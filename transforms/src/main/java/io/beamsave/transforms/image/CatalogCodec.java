@@ -294,11 +294,29 @@ public final class CatalogCodec {
     return nanos >= 0 && nanos < 1_000_000_000;
   }
 
+  /**
+   * Reads entry {@code index}. Its fields are named by {@link #ENTRY} while they are read (a
+   * catalog holds millions of entries, and rendering each path for messages that are never
+   * shown cost a second per million); a failure then names the entry and its path.
+   */
   private static Entry readEntry(Reader in, int index, int version, int baseCount)
       throws ImageException {
-    String what = "entry " + index;
-    PathBytes path = in.name(what + " path");
-    String where = what + " (" + path + ")";
+    PathBytes path = in.name("entry " + index + " path");
+    try {
+      return readEntry(in, path, version, baseCount);
+    } catch (ImageException e) {
+      String m = e.getMessage();
+      int at = m.indexOf(ENTRY, Math.max(0, m.indexOf(": catalog: ")));
+      throw new ImageException(m.substring(0, at) + "entry " + index + " (" + path + ")"
+          + m.substring(at + ENTRY.length()));
+    }
+  }
+
+  private static final String ENTRY = "@entry@";
+
+  private static Entry readEntry(Reader in, PathBytes path, int version, int baseCount)
+      throws ImageException {
+    final String where = ENTRY;
     EntryType type = EntryType.fromCode(in.uint8(where + " type"));
     if (type == null) {
       throw in.fail(where + ": unknown type");

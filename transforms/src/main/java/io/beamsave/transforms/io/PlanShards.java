@@ -106,11 +106,28 @@ public final class PlanShards
     }
   }
 
+  /** Base catalogs the launcher read, for planning in the same JVM: taken once, by location. */
+  private static final java.util.concurrent.ConcurrentHashMap<String, Catalog> OFFERED =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Hands planning the catalog of base image {@code location} that the launcher has just read
+   * and checked, so that a runner whose workers run in this JVM does not read it again.
+   */
+  public static void offerBase(String location, Catalog catalog) {
+    OFFERED.put(location, catalog);
+  }
+
   /**
    * The base image's catalog, checked to be the image the save was planned against: one put in
    * its place meanwhile would have the new image reference bytes it does not hold.
    */
   static Catalog readBase(Catalog.Base base, SaveSpec spec) throws IOException {
+    Catalog offered = OFFERED.remove(base.location());
+    if (offered != null && offered.id().equals(base.id())
+        && java.util.Arrays.equals(offered.digest(), base.catalogDigest())) {
+      return offered;
+    }
     Catalog c;
     try (ImageSource src = ImageSources.open(base.location(), spec.store())) {
       c = ImageReader.readCatalog(src);
