@@ -314,8 +314,8 @@ class CommandLineTest {
 
   @Test
   void everyHelpHasExamples() {
-    for (String command : List.of("save", "restore", "verify", "list", "images", "upload",
-        "download", "history", "prune", "bench", "compare", "codecs", "demo")) {
+    for (String command : List.of("save", "restore", "verify", "consolidate", "list", "images",
+        "upload", "download", "history", "prune", "bench", "compare", "codecs", "demo")) {
       Cli help = Cli.ok(command, "--help");
       assertThat(help.out()).as(command).contains("Examples:").contains("beamsave " + command);
     }

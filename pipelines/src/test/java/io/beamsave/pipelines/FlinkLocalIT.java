@@ -45,6 +45,29 @@ class FlinkLocalIT {
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
   }
 
+  @Test
+  void consolidatesAChainOnFlinkIntoAnImageThatVerifies() throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("lib"));
+    Trees.mixedData(lib, 2L << 20);
+    Files.writeString(lib.resolve("first.txt"), "first");
+    Path base = dir.resolve("images/base.bsave");
+    Cli.ok("save", "--library", lib, "--image", base, "--shard-size", "256KiB", "--block-size",
+        "64KiB", "--quiet");
+    Files.writeString(lib.resolve("second.txt"), "second");
+    Files.delete(lib.resolve("first.txt"));
+    Path top = dir.resolve("images/top.bsave");
+    Cli.ok("save", "--library", lib, "--image", top, "--base", base, "--shard-size", "256KiB",
+        "--block-size", "64KiB", "--quiet");
+    Path full = dir.resolve("full.bsave");
+    Cli c = Cli.ok(withFlink("consolidate", "--image", top, "--to", full, "--quiet"));
+    assertThat(c.out()).startsWith("consolidated " + top + " (chain of 2 images) into " + full);
+    Files.delete(base);
+    assertThat(Cli.ok("verify", full).out()).startsWith("OK ");
+    Path target = dir.resolve("restored");
+    Cli.ok("restore", full, "--target", target, "--quiet");
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+  }
+
   /**
    * compare on Flink: the saves run on it, the uploads in the command line where the link is
    * emulated; the overlapped strategy, whose shards the workers would send, is left out.

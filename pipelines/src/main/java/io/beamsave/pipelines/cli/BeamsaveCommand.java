@@ -24,6 +24,7 @@ import picocli.CommandLine.ScopeType;
       "  beamsave images --at /backup",
       "  beamsave verify /backup/latest",
       "  beamsave restore /backup/latest --target /srv/restored",
+      "  beamsave consolidate --image /backup/latest --to /backup/full.bsave",
       "  beamsave save --help                # every option of a command, with examples"
     },
     description = {
@@ -64,6 +65,7 @@ public final class BeamsaveCommand implements Runnable {
       RestoreCommand.class,
       VerifyCommand.class,
       ListCommand.class,
+      ConsolidateCommand.class,
       ImagesCommand.class,
       UploadCommand.class,
       DownloadCommand.class,

@@ -237,7 +237,7 @@ public final class SavePipeline {
   }
 
   /** A run's staging directory beside its images (or under the temporary directory). */
-  static final String STAGING_PREFIX = ".beamsave-staging-";
+  public static final String STAGING_PREFIX = ".beamsave-staging-";
 
   /** A run's staging directory under an operator's {@code --staging}. */
   static final String RUN_PREFIX = "run-";
@@ -247,11 +247,12 @@ public final class SavePipeline {
   /** In {@code --image}: replaced by the run's start, UTC, e.g. {@code 20261130T021500Z}. */
   public static final String UTC = "{utc}";
 
-  private static String utcStamp() {
+  /** The run's start as {@value #UTC} stands for it, e.g. {@code 20261130T021500Z}. */
+  public static String utcStamp() {
     return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
   }
 
-  private static String runId() {
+  public static String runId() {
     return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss"))
         + "-" + ProcessHandle.current().pid();
   }

@@ -25,7 +25,8 @@ public record Entry(
     long inode,
     long size,
     PathBytes linkTarget,
-    List<Extent> extents) {
+    List<Extent> extents)
+    implements java.io.Serializable {
 
   public static final int FLAG_CHANGED = 1;
   /**

@@ -35,6 +35,12 @@ public final class StageMetrics implements java.io.Serializable {
   public static final String BYTES_CHECKED = "bytesChecked";
   /** Files a restore's workers made whose mtime the target's filesystem did not keep exactly. */
   public static final String MTIMES_CLAMPED = "mtimesClamped";
+  /** Raw bytes a consolidate has put into its image's shards, copied or rewritten. */
+  public static final String BYTES_CONSOLIDATED = "bytesConsolidated";
+  /** Stored bytes of a chain's images that a consolidate's workers read (not copied in store). */
+  public static final String BYTES_FETCHED = "bytesFetched";
+  /** Of {@link #BYTES_FETCHED}, those read to rewrite pieces of partly referenced shards. */
+  public static final String BYTES_FETCHED_TO_REWRITE = "bytesFetchedToRewrite";
   /** Bytes of finished images sent to object storage. */
   public static final String BYTES_UPLOADED = "bytesUploaded";
 

@@ -195,6 +195,51 @@ public final class StoreImageSink implements ImageSink {
     return new Copy(copy, "");
   }
 
+  /**
+   * Whether shard {@code shard} of this image can be copied in the store from {@code source}'s
+   * bytes {@code [offset, offset + length)} with {@link #copyShard}: {@code source} must be an
+   * object in this image's bucket, and the copy a part of at least 5 MiB (S3's smallest but the
+   * last; the catalog and trailer always follow it). Shard 0's part begins with the image's
+   * header, which no range of another image holds, so shard 0 is never copied.
+   */
+  public boolean canCopy(int shard, String source, long length) {
+    return shard > 0 && shard < maxShards() && length >= MIN_PART
+        && length <= MAX_COPIED_PART && ObjectUri.isObject(source)
+        && ObjectUri.parse(source, false).bucket().equals(uri().bucket());
+  }
+
+  /** S3's largest part. */
+  static final long MAX_COPIED_PART = 5L << 30;
+
+  /**
+   * Makes bytes {@code [offset, offset + length)} of the object {@code source} (the blocks of a
+   * shard of another image) shard {@code shard} of this image, copied in the store as part
+   * {@code shard + 1} of the upload: the bytes never leave the store. Like {@link #writeShard},
+   * a task that runs twice copies its part again, replacing the first.
+   */
+  public Copy copyShard(int shard, String source, long offset, long length) {
+    if (ABANDONED.contains(image + " " + staging)) {
+      throw new BeamsaveException("the run was interrupted");
+    }
+    if (uploadId == null) {
+      throw new IllegalStateException(image + ": written without prepare()");
+    }
+    if (!canCopy(shard, source, length)) {
+      throw new IllegalArgumentException(image + ": shard " + shard + " cannot be copied from "
+          + source + " (" + length + " bytes)");
+    }
+    Store store = store();
+    try {
+      return new Copy(PART, S3Store.unquote(store.copyPart(uri().key(), uploadId, shard + 1,
+          ObjectUri.parse(source, false).key(), offset, length)));
+    } catch (StoreException e) {
+      if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
+        return new Copy(DONE, "");
+      }
+      throw e;
+    }
+  }
+
   @Override
   public long finish(
       List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,

@@ -329,6 +329,31 @@ public final class LocalStore implements Store {
   }
 
   @Override
+  public String copyPart(
+      String key, String uploadId, int number, String from, long offset, long length) {
+    Path p = part(key, uploadId, number);
+    Path source = file(from);
+    try {
+      writeWhole(p, false, out -> {
+        try (FileChannel in = FileChannel.open(source, StandardOpenOption.READ)) {
+          if (offset < 0 || length < 1 || offset > in.size() - length) {
+            throw new StoreException(StoreException.Kind.FAILED, where(from) + ": bytes "
+                + offset + "+" + length + " lie past its end (" + in.size() + " bytes)");
+          }
+          for (long done = 0; done < length; ) {
+            done += in.transferTo(offset + done, length - done, out);
+          }
+        }
+      });
+      return "";
+    } catch (NoSuchFileException e) {
+      throw new StoreException(StoreException.Kind.NOT_FOUND, where(from) + ": no such object");
+    } catch (IOException e) {
+      throw failure(from, e);
+    }
+  }
+
+  @Override
   public List<Part> parts(String key, String uploadId) {
     Path dir = uploadTo(key, uploadId);
     List<Part> parts = new ArrayList<>();

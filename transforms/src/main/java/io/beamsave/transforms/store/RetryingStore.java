@@ -120,6 +120,12 @@ public final class RetryingStore implements Store {
   }
 
   @Override
+  public String copyPart(
+      String key, String uploadId, int number, String from, long offset, long length) {
+    return call(() -> store.copyPart(key, uploadId, number, from, offset, length));
+  }
+
+  @Override
   public List<Part> parts(String key, String uploadId) {
     return call(() -> store.parts(key, uploadId));
   }

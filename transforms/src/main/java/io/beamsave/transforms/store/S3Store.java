@@ -221,6 +221,23 @@ public final class S3Store implements Store {
   }
 
   @Override
+  public String copyPart(
+      String key, String uploadId, int number, String from, long offset, long length) {
+    if (offset < 0 || length < 1) {
+      throw new IllegalArgumentException("copy range " + offset + "+" + length + " of " + from);
+    }
+    String range = "bytes=" + offset + "-" + (offset + length - 1);
+    return call(
+        where(key) + " part " + number + " (copy of " + where(from) + " bytes " + offset + "+"
+            + length + ")",
+        () -> s3.uploadPartCopy(
+                r -> r.sourceBucket(bucket).sourceKey(full(from)).copySourceRange(range)
+                    .destinationBucket(bucket).destinationKey(full(key))
+                    .uploadId(uploadId).partNumber(number))
+            .copyPartResult().eTag());
+  }
+
+  @Override
   public void delete(String key) {
     call(where(key), () -> s3.deleteObject(r -> r.bucket(bucket).key(full(key))));
   }

@@ -69,6 +69,16 @@ public interface Store {
    */
   String copyPart(String key, String uploadId, int number, String from);
 
+  /**
+   * Makes bytes {@code [offset, offset + length)} of the object {@code from} part {@code number}
+   * without them leaving the store (S3's UploadPartCopy with {@code x-amz-copy-source-range});
+   * returns the part's ETag. Safe to repeat: a part of that number is replaced. {@link
+   * StoreException.Kind#NOT_FOUND} if {@code from} or the upload does not exist; a range past
+   * the object's end fails.
+   */
+  String copyPart(
+      String key, String uploadId, int number, String from, long offset, long length);
+
   /** The parts stored so far; {@link StoreException.Kind#NOT_FOUND} if there is no such upload. */
   List<Part> parts(String key, String uploadId);
 

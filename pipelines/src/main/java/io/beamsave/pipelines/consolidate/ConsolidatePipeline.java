@@ -1,0 +1,166 @@
+package io.beamsave.pipelines.consolidate;
+
+import io.beamsave.pipelines.runner.Interrupts;
+import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.runner.JobResult;
+import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.io.AssembleConsolidated;
+import io.beamsave.transforms.io.ConsolidatePlan;
+import io.beamsave.transforms.io.ConsolidateShards;
+import io.beamsave.transforms.io.ConsolidateTask;
+import io.beamsave.transforms.io.Elements;
+import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.sink.FileImageSink;
+import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.sink.StoreImageSink;
+import io.beamsave.transforms.store.ImageChain;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.Stores;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.transforms.Reshuffle;
+import org.apache.beam.sdk.values.PCollection;
+
+/**
+ * Folds an image and the images it references into one self-contained (full) image, without
+ * reading the library: {@code tasks → Reshuffle → ConsolidateShards → AssembleConsolidated},
+ * through the same {@link ImageSink}s a save writes with. {@link ConsolidatePlan} decides what
+ * is copied whole (in object storage by the store itself) and what is rewritten. {@link #build}
+ * only constructs the pipeline; {@link #run} also guarantees that a failed or interrupted run
+ * leaves no partial file or multipart upload behind.
+ */
+public final class ConsolidatePipeline {
+  private ConsolidatePipeline() {}
+
+  static final String SHARD_STEP = "ConsolidateShards";
+
+  /** What a consolidate made. */
+  public record Outcome(
+      String image, Catalog newest, int chainLength, ConsolidatePlan plan, long imageBytes,
+      long bytesFetched, long bytesFetchedToRewrite, JobResult job, double seconds) {}
+
+  /** Adds the making of {@code plan}'s shards into {@code sink} (prepared) and its assembly. */
+  public static PCollection<String> build(
+      Pipeline p, ConsolidatePlan plan, ImageSink sink, Codec codec, S3Settings s3) {
+    return p.apply("Tasks", Elements.of(plan.tasks(), ConsolidateTask.CODER))
+        .apply("Reshuffle", Reshuffle.viaRandomKey())
+        .apply(SHARD_STEP, ConsolidateShards.into(sink, codec, plan.blockSize(), s3))
+        .apply("AssembleConsolidated", AssembleConsolidated.of(plan, sink, codec));
+  }
+
+  /** The sink of the image at {@code to}: a file, or an upload staging small shards beside it. */
+  static ImageSink sinkFor(String to, S3Settings s3) {
+    if (!ObjectUri.isObject(to)) {
+      Path file = Path.of(to).toAbsolutePath();
+      if (Files.isDirectory(file)) {
+        throw new BeamsaveException("--to " + to + " is a directory; name the image file");
+      }
+      try {
+        Files.createDirectories(file.getParent());
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot create image directory", file.getParent(), e);
+      }
+      return new FileImageSink(file);
+    }
+    ObjectUri uri = ObjectUri.parse(to, false);
+    Stores.bucketOf(uri, s3).check(uri.key());
+    ObjectUri staging = uri.parent()
+        .child(SavePipeline.STAGING_PREFIX + SavePipeline.runId() + "/shards/");
+    return new StoreImageSink(uri, staging, s3, 0, ImageUpload.Options.defaults().parallelParts());
+  }
+
+  /**
+   * Consolidates {@code newest} into {@code to}, rewriting with {@code codecSpec} (null: the
+   * newest image's codec). The chain is opened and checked before anything is written: a missing
+   * or replaced base fails with nothing made.
+   */
+  public static Outcome run(
+      ImageRef newest, String to, String codecSpec, PipelineOptions options,
+      PrintWriter progress) {
+    long start = System.nanoTime();
+    S3Settings s3 = newest.s3();
+    Catalog catalog = newest.readCatalog();
+    List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
+    ImageChain chain = ImageChain.resolve(newest.location(), catalog, files, s3);
+    String target = ObjectUri.isObject(to) ? to : Path.of(to).toAbsolutePath().toString();
+    for (ImageChain.Member m : chain.opened()) {
+      if (m.location().equals(target)) {
+        throw new BeamsaveException("--to " + to + " is an image of the chain; consolidate into"
+            + " a new image");
+      }
+    }
+    Codec codec;
+    try {
+      codec = Codecs.parse(codecSpec != null ? codecSpec : catalog.codecSpec());
+    } catch (IllegalArgumentException e) {
+      throw new BeamsaveException(e.getMessage());
+    }
+    ImageSink sink = sinkFor(to, s3);
+    AtomicReference<ImageSink> running = new AtomicReference<>();
+    try (Interrupts.Registration undo = Interrupts.onInterrupt(() -> {
+      if (running.get() != null) {
+        running.get().abandon();
+      }
+    })) {
+      ConsolidatePlan plan = ConsolidatePlan.of(chain, catalog, codec.spec(), sink);
+      try {
+        running.set(sink.prepare());
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot begin image", to, e);
+      }
+      ImageSink prepared = running.get();
+      JobResult job = null;
+      long imageBytes;
+      if (plan.tasks().isEmpty()) {
+        imageBytes = AssembleConsolidated.finish(plan, prepared, codec, List.of());
+      } else {
+        Pipeline p = Pipeline.create(options);
+        build(p, plan, prepared, codec, s3);
+        job = Job.run(p, progress(plan), progress);
+        imageBytes = sizeOf(prepared.location(), s3);
+      }
+      return new Outcome(prepared.location(), catalog, 1 + catalog.bases().size(), plan,
+          imageBytes, job == null ? 0 : job.counter(StageMetrics.BYTES_FETCHED),
+          job == null ? 0 : job.counter(StageMetrics.BYTES_FETCHED_TO_REWRITE), job,
+          (System.nanoTime() - start) / 1e9);
+    } catch (RuntimeException e) {
+      if (running.get() != null) {
+        running.get().discard();
+      }
+      throw e;
+    }
+  }
+
+  /** Raw bytes placed against the plan's; on Flink, shards made against the tasks. */
+  static Job.Progress progress(ConsolidatePlan plan) {
+    return new Job.Progress("consolidated", StageMetrics.BYTES_CONSOLIDATED, null,
+        plan.rawBytes(), SHARD_STEP, null, plan.tasks().size(), null);
+  }
+
+  private static long sizeOf(String image, S3Settings s3) {
+    if (ObjectUri.isObject(image)) {
+      ObjectUri uri = ObjectUri.parse(image, false);
+      return Stores.bucketOf(uri, s3).stat(uri.key()).orElseThrow(
+          () -> new BeamsaveException(image + ": not there after it was finished")).size();
+    }
+    try {
+      return Files.size(Path.of(image));
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read the size of", image, e);
+    }
+  }
+}
