@@ -35,9 +35,11 @@ import picocli.CommandLine.Option;
       "Fold an image and the base images it references into one self-contained (full) image,"
           + " without reading the library: it restores, lists and verifies by itself, and holds"
           + " the same tree as the image, for the same point in time.",
-      "Shards the image still references whole are copied block for block (in object storage"
-          + " by the store itself, so their bytes never cross the network); of the others, only"
-          + " the files still referenced are read, checked and compressed again with --codec."
+      "Shards the image still mostly references are copied block for block (in object"
+          + " storage by the store itself, so their bytes never cross the network); of the"
+          + " others, only"
+          + " the files still referenced are read, checked and compressed again with --codec"
+          + " (--min-live says which shards are copied whole)."
           + " An image that is already full is copied. The new image appears only when"
           + " complete; a failed or interrupted run leaves nothing behind."
     })
@@ -61,6 +63,17 @@ final class ConsolidateCommand implements Callable<Integer> {
           + " blocks keep their own. Default: the image's codec. See 'beamsave codecs'.")
   String codec;
 
+  @Option(
+      names = "--min-live",
+      paramLabel = "PERCENT",
+      defaultValue = "50",
+      description = "Copy a shard whole when at least PERCENT of its raw bytes are still"
+          + " referenced, carrying the bytes of files changed or deleted since (dead space no"
+          + " reader visits); rewrite the pieces of the others. 100 copies only shards every"
+          + " byte of which is referenced, for the smallest image; lower reads less. Default:"
+          + " ${DEFAULT-VALUE}.")
+  int minLive;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin JsonOutput json;
@@ -74,7 +87,12 @@ final class ConsolidateCommand implements Callable<Integer> {
     Instant start = Instant.now();
     ConsolidatePipeline.Outcome o;
     try (ImageRef ref = image.open(progress).readCatalogAhead()) {
-      o = ConsolidatePipeline.run(ref, target, codec, pipeline.options(), progress);
+      if (minLive < 1 || minLive > 100) {
+        throw new io.beamsave.transforms.BeamsaveException(
+            "--min-live " + minLive + ": give a percentage from 1 to 100");
+      }
+      o = ConsolidatePipeline.run(ref, target, codec, minLive / 100.0, pipeline.options(),
+          progress);
     }
     Instant end = Instant.now();
     ConsolidatePlan plan = o.plan();
@@ -97,6 +115,7 @@ final class ConsolidateCommand implements Callable<Integer> {
       m.put("shardsRewritten", plan.shards(Kind.REWRITE));
       m.put("bytesRewritten", plan.rawBytes(Kind.REWRITE));
       m.put("bytesRead", o.bytesFetched());
+      m.put("deadBytesCopied", plan.deadBytes());
       m.put("bytesReadToRewrite", o.bytesFetchedToRewrite());
       m.put("origin", plan.origin().toString());
       m.put("id", plan.id().toString());

@@ -89,7 +89,7 @@ public final class ConsolidatePipeline {
    * or replaced base fails with nothing made.
    */
   public static Outcome run(
-      ImageRef newest, String to, String codecSpec, PipelineOptions options,
+      ImageRef newest, String to, String codecSpec, double minLive, PipelineOptions options,
       PrintWriter progress) {
     long start = System.nanoTime();
     S3Settings s3 = newest.s3();
@@ -116,7 +116,7 @@ public final class ConsolidatePipeline {
         running.get().abandon();
       }
     })) {
-      ConsolidatePlan plan = ConsolidatePlan.of(chain, catalog, codec.spec(), sink);
+      ConsolidatePlan plan = ConsolidatePlan.of(chain, catalog, codec.spec(), sink, minLive);
       try {
         running.set(sink.prepare());
       } catch (IOException e) {

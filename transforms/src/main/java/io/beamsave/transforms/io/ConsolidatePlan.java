@@ -23,9 +23,13 @@ import java.util.TreeMap;
  * with every extent renumbered into the new image's shards. Digests stay as they are: every
  * extent keeps its bytes, only where they lie changes.
  *
- * <p>A source shard is taken whole when the newest catalog's extents in it cover all its raw
- * bytes and its image has the output's block size (block {@code k} must hold raw bytes {@code
- * [k*B, (k+1)*B)}): its blocks, whatever codec each records, are copied as they are. Any other
+ * <p>A source shard is taken whole when the newest catalog's extents in it cover at least {@code
+ * minLive} of its raw bytes and its image has the output's block size (block {@code k} must hold
+ * raw bytes {@code [k*B, (k+1)*B)}): its blocks, whatever codec each records, are copied as they
+ * are, with the bytes of files changed or deleted since (dead bytes no extent names, which no
+ * reader visits). A chain whose files changed here and there leaves some dead bytes in nearly
+ * every shard: copying only fully live shards would read and recompress almost everything. Any
+ * other
  * shard holding a referenced byte has only those pieces read and compressed again, packed in
  * chain order into new shards of at most the shard size. The rewritten shards come first: in
  * object storage they go, with the header, into the upload's first part, and each whole shard
@@ -45,8 +49,12 @@ public record ConsolidatePlan(
     List<Entry> entries,
     ImageId id,
     ImageId origin,
-    int shardCount)
+    int shardCount,
+    long deadBytes)
     implements Serializable {
+
+  /** The share of a shard still referenced at which it is copied whole by default. */
+  public static final double DEFAULT_MIN_LIVE = 0.5;
 
   /**
    * Plans the image of {@code newest} (the chain's member 0) whose extents {@code chain} has
@@ -54,7 +62,10 @@ public record ConsolidatePlan(
    * codecSpec}.
    */
   public static ConsolidatePlan of(
-      ImageChain chain, Catalog newest, String codecSpec, ImageSink sink) {
+      ImageChain chain, Catalog newest, String codecSpec, ImageSink sink, double minLive) {
+    if (!(minLive > 0 && minLive <= 1)) {
+      throw new IllegalArgumentException("the live share of a copied shard is in (0, 1]");
+    }
     int blockSize = newest.blockSize();
     long shardSize = newest.shardSize();
     List<Entry> entries = newest.entries();
@@ -93,13 +104,18 @@ public record ConsolidatePlan(
         sum += x.length();
       }
       ShardInfo info = m.catalog().shards().get(shard);
-      boolean all = sum == info.rawLength() && m.catalog().blockSize() == blockSize;
+      boolean all = sum >= Math.ceil(minLive * info.rawLength())
+          && m.catalog().blockSize() == blockSize;
       (all ? whole : partial).add(new Source(m, shard, refs, sum));
     }
 
     Extent[][] renumbered = new Extent[entries.size()][];
     for (int i = 0; i < entries.size(); i++) {
       renumbered[i] = new Extent[entries.get(i).extents().size()];
+    }
+    long dead = 0;
+    for (Source w : whole) {
+      dead += w.member().catalog().shards().get(w.shard()).rawLength() - w.referenced();
     }
     List<ConsolidateTask> tasks = new ArrayList<>();
     // Rewritten pieces, packed into shards of at most shardSize raw bytes (a source shard's
@@ -149,7 +165,8 @@ public record ConsolidatePlan(
       out.add(e.extents().isEmpty() ? e : e.withExtents(List.of(renumbered[i])));
     }
     return new ConsolidatePlan(tasks, newest.library(), codecSpec, newest.createdMillis(),
-        blockSize, shardSize, newest.root(), out, ImageId.random(), newest.id(), tasks.size());
+        blockSize, shardSize, newest.root(), out, ImageId.random(), newest.id(), tasks.size(),
+        dead);
   }
 
   private static Extent extent(List<Entry> entries, int[] ref) {
@@ -174,7 +191,7 @@ public record ConsolidatePlan(
   /** This plan without its tasks: what assembling the image needs. */
   public ConsolidatePlan withoutTasks() {
     return new ConsolidatePlan(List.of(), library, codecSpec, createdMillis, blockSize, shardSize,
-        root, entries, id, origin, shardCount);
+        root, entries, id, origin, shardCount, deadBytes);
   }
 
   /**
