@@ -229,6 +229,12 @@ class ChainTest {
     assertThat(dir.resolve("fragile-r1")).doesNotExist();
     // The catalog is whole by itself: listing needs no base.
     assertThat(Cli.ok("list", top).out()).contains("big.bin");
+    // Nor is an image that cannot be restored taken as the base of another.
+    Path next = dir.resolve("fragile-2.bsave");
+    Cli unusable = Cli.run("save", "--library", lib, "--image", next, "--base", top);
+    assertThat(unusable.exit()).isEqualTo(1);
+    assertThat(unusable.err()).contains("cannot be restored: its base " + base);
+    assertThat(next).doesNotExist();
 
     // Another image of the same library in its place.
     Cli.ok("save", "--library", lib, "--image", base, "--quiet");

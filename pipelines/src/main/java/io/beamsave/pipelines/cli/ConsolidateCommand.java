@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
     footer = {
       "%nExamples:",
       "  beamsave consolidate --image /backup/data/latest --to /backup/data-full.bsave",
-      "  beamsave consolidate --image s3://backups/nightly/data/latest --to s3://backups/nightly/data/full-{utc}.bsave",
+      "  beamsave consolidate --image s3://backups/nightly/data/latest --to 's3://backups/nightly/data/data-{utc}.bsave'",
       "  beamsave consolidate /backup/data-20261130T021500Z.bsave --to /backup/full.bsave --codec zstd:9 --json",
       "%n" + PipelineArgs.BEAM_OPTIONS_HELP
     },

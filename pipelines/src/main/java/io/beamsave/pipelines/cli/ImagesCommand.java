@@ -67,12 +67,13 @@ final class ImagesCommand implements Callable<Integer> {
    * One image and what its catalog says; {@code lineage} null where the catalog did not read,
    * {@code missingBases} the bases of it that are not stored under --at.
    */
-  record Row(StoredImages.Image image, String library, String codec, long rawBytes, long files,
-      String status, Lineage lineage, List<Catalog.Base> missingBases) {
+  record Row(StoredImages.Image image, String library, String codec, long rawBytes,
+      long ownRawBytes, long files, String status, Lineage lineage,
+      List<Catalog.Base> missingBases) {
     Row withMissingBases(List<Catalog.Base> missing) {
       boolean intact = status.equals("ok") || status.startsWith("changed")
           || status.startsWith("partial");
-      return new Row(image, library, codec, rawBytes, files,
+      return new Row(image, library, codec, rawBytes, ownRawBytes, files,
           intact && !missing.isEmpty() ? "missing base" : status, lineage, missing);
     }
   }
@@ -145,8 +146,9 @@ final class ImagesCommand implements Callable<Integer> {
     return 0;
   }
 
+  /** What the image's own shards hold against its size: an incremental's unchanged files are not in it. */
   private static double ratio(Row r) {
-    return r.image().bytes() == 0 ? 0 : (double) r.rawBytes() / r.image().bytes();
+    return r.image().bytes() == 0 ? 0 : (double) r.ownRawBytes() / r.image().bytes();
   }
 
   /**
@@ -212,16 +214,16 @@ final class ImagesCommand implements Callable<Integer> {
     try {
       Catalog c = StoredImages.catalog(i, s3.settings());
       if (c == null) {
-        return new Row(i, fallback, null, -1, -1, "transfer-compressed", null, List.of());
+        return new Row(i, fallback, null, -1, -1, -1, "transfer-compressed", null, List.of());
       }
       long changed = c.entries().stream().filter(Entry::changed).count();
       long unreadable = c.entries().stream().filter(Entry::unreadable).count();
       // One being replaced is whole until the new one takes its name.
-      return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.fileCount(),
+      return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.ownRawBytes(), c.fileCount(),
           i.busy() ? "in progress" : unreadable > 0 ? "partial (" + unreadable + " unreadable)"
               : changed > 0 ? "changed (" + changed + ")" : "ok", Lineage.of(c), List.of());
     } catch (IOException | RuntimeException e) {
-      return new Row(i, fallback, null, -1, -1,
+      return new Row(i, fallback, null, -1, -1, -1,
           i.busy() ? "in progress" : "damaged: " + StoredImages.firstLine(e), null, List.of());
     }
   }

@@ -77,6 +77,13 @@ public final class BaseImages {
       throw new BeamsaveException("--base " + location + " is an image of library '"
           + c.library() + "', not of '" + lib.name() + "'");
     }
+    List<Catalog.Base> absent = io.beamsave.transforms.store.ImageChain.absentBases(
+        location, c, s3);
+    if (!absent.isEmpty()) {
+      // An image referencing it would not restore either.
+      throw new BeamsaveException("--base " + location + " cannot be restored: its base "
+          + io.beamsave.transforms.store.ImageChain.describe(absent.get(0)) + " is missing");
+    }
     if (fullEvery > 0 && c.depth() + 1 >= fullEvery) {
       note.accept(lib.name() + ": saved whole: --full-every " + fullEvery + " (" + location
           + " is save " + (c.depth() + 1) + " of its chain)");

@@ -125,6 +125,33 @@ public final class ImageChain {
     return slash < 0 ? location : location.substring(slash + 1);
   }
 
+  /**
+   * The bases of the image at {@code location} that are stored at none of their {@link
+   * #candidates}: only whether something is there is checked (cheap, unlike opening each), so a
+   * save does not take as its base an image that could no longer be restored.
+   */
+  public static List<Catalog.Base> absentBases(String location, Catalog catalog, S3Settings s3) {
+    List<Catalog.Base> absent = new ArrayList<>();
+    for (Catalog.Base b : catalog.bases()) {
+      boolean found = false;
+      for (String where : candidates(location, b.location())) {
+        if (ObjectUri.isObject(where)) {
+          ObjectUri uri = ObjectUri.parse(where, false);
+          found = Stores.bucketOf(uri, s3).stat(uri.key()).isPresent();
+        } else {
+          found = Files.isRegularFile(Path.of(where));
+        }
+        if (found) {
+          break;
+        }
+      }
+      if (!found) {
+        absent.add(b);
+      }
+    }
+    return absent;
+  }
+
   /** A base as the operator is told of it. */
   public static String describe(Catalog.Base b) {
     return b.location() + " (image " + b.id() + ", saved "
