@@ -10,13 +10,10 @@ import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
-import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.metrics.Counter;
@@ -89,8 +86,7 @@ public final class ConsolidateShards
 
     private transient BlockEncoder encoder;
     private transient BlockDecoder decoder;
-    private transient Map<Integer, ShardReader> readers;
-    private transient Map<String, ImageSource> sources;
+    private transient ChainReaders images;
     private transient Buffer shard;
     private transient java.util.concurrent.atomic.LongAdder live;
 
@@ -105,8 +101,7 @@ public final class ConsolidateShards
     public void setup() {
       encoder = new BlockEncoder(codec, blockSize);
       decoder = new BlockDecoder();
-      readers = new HashMap<>();
-      sources = new HashMap<>();
+      images = new ChainReaders(s3, Counted::new);
       shard = new Buffer();
     }
 
@@ -115,22 +110,12 @@ public final class ConsolidateShards
       if (encoder != null) {
         encoder.close();
         decoder.close();
-        for (ShardReader r : readers.values()) {
-          r.close();
-        }
-        for (ImageSource s : sources.values()) {
-          s.close();
-        }
+        images.close();
       }
     }
 
     private ImageSource source(String image) throws IOException {
-      ImageSource s = sources.get(image);
-      if (s == null) {
-        s = new Counted(ImageSources.open(image, s3));
-        sources.put(image, s);
-      }
-      return s;
+      return images.source(image);
     }
 
     @ProcessElement
@@ -221,7 +206,7 @@ public final class ConsolidateShards
         }
       };
       for (ReadTask r : task.reads()) {
-        ShardReader reader = readers.computeIfAbsent(r.blockSize(), ShardReader::new);
+        ShardReader reader = images.reader(r.blockSize());
         reader.read(source(r.image()), r.image(), r.shard(), r.info(), r.pieces(), into);
       }
       if (fill[0] > 0) {

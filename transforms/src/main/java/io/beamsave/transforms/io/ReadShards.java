@@ -1,9 +1,7 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardReader;
-import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
@@ -71,9 +69,8 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
     private final StageMetrics stage;
 
-    /** Per block size, and per image: a chain's images are read by the same workers. */
-    private transient java.util.Map<Integer, ShardReader> readers;
-    private transient java.util.Map<String, ImageSource> sources;
+    /** A chain's images are read by the same workers. */
+    private transient ChainReaders images;
 
     ReadShardFn(ReadShards spec) {
       this.target = spec.target;
@@ -83,27 +80,14 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
 
     @Setup
     public void setup() {
-      readers = new java.util.HashMap<>();
-      sources = new java.util.HashMap<>();
+      images = new ChainReaders(store, s -> s);
     }
 
     @Teardown
     public void teardown() throws IOException {
-      for (ShardReader r : readers.values()) {
-        r.close();
+      if (images != null) {
+        images.close();
       }
-      for (ImageSource s : sources.values()) {
-        s.close();
-      }
-    }
-
-    private ImageSource source(String image) throws IOException {
-      ImageSource s = sources.get(image);
-      if (s == null) {
-        s = ImageSources.open(image, store);
-        sources.put(image, s);
-      }
-      return s;
     }
 
     @ProcessElement
@@ -114,9 +98,8 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
           LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_CHECKED);
       long[] checked = {0};
       try (TargetFiles files = target == null ? null : new TargetFiles(target)) {
-        ShardReader reader = readers.computeIfAbsent(task.blockSize(), ShardReader::new);
-        reader.read(
-            source(task.image()),
+        images.reader(task.blockSize()).read(
+            images.source(task.image()),
             task.image(),
             task.shard(),
             task.info(),

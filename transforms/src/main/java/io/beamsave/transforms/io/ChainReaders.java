@@ -1,0 +1,51 @@
+package io.beamsave.transforms.io;
+
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.store.S3Settings;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * What a worker reading the shards of a chain's images holds on to: a source per image, opened
+ * when first read, and a shard reader per block size (the images of a chain need not share
+ * one). One per worker thread; closed at teardown.
+ */
+final class ChainReaders implements AutoCloseable {
+  private final S3Settings s3;
+  private final UnaryOperator<ImageSource> wrap;
+  private final Map<Integer, ShardReader> readers = new HashMap<>();
+  private final Map<String, ImageSource> sources = new HashMap<>();
+
+  /** {@code wrap} is given each source as it is opened (to count what is read, say). */
+  ChainReaders(S3Settings s3, UnaryOperator<ImageSource> wrap) {
+    this.s3 = s3;
+    this.wrap = wrap;
+  }
+
+  ImageSource source(String image) throws IOException {
+    ImageSource s = sources.get(image);
+    if (s == null) {
+      s = wrap.apply(ImageSources.open(image, s3));
+      sources.put(image, s);
+    }
+    return s;
+  }
+
+  ShardReader reader(int blockSize) {
+    return readers.computeIfAbsent(blockSize, ShardReader::new);
+  }
+
+  @Override
+  public void close() throws IOException {
+    for (ShardReader r : readers.values()) {
+      r.close();
+    }
+    for (ImageSource s : sources.values()) {
+      s.close();
+    }
+  }
+}
