@@ -206,8 +206,14 @@ class ChainTest {
       Cli.ok(s3("restore", images.get(step), "--target", target, "--quiet"));
       assertThat(TreeSnapshot.of(target).diff(then.get(step))).as("image " + step).isNull();
     }
+    // big.bin was last saved at step 1 (edited in place): its bytes are in that image.
     Cli list = Cli.ok(s3("list", "s3://backups/nightly/cloud/latest", "--sources"));
-    assertThat(list.out()).contains("cloud-").contains("big.bin");
+    String step1 = images.get(1).substring(images.get(1).lastIndexOf('/') + 1);
+    assertThat(list.out().lines().filter(l -> l.endsWith("  big.bin")))
+        .singleElement().asString().contains("  " + step1 + "  ");
+    // Made at step 3, the newest: in the image itself.
+    assertThat(list.out().lines().filter(l -> l.endsWith("  becomes-dir/inside/file")))
+        .singleElement().asString().contains("  .  ");
   }
 
   @Test

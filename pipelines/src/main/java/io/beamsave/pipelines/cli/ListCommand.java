@@ -67,13 +67,19 @@ final class ListCommand implements Callable<Integer> {
     return entry(e, null);
   }
 
+  /** The base image holding a file's bytes, or null where they are in the image itself. */
+  static Catalog.Base baseOf(Catalog c, Entry e) {
+    return e.isFile() && !e.extents().isEmpty() && e.extents().get(0).isReference()
+        ? c.bases().get(e.extents().get(0).image() - 1) : null;
+  }
+
   /** The image holding a file's bytes: "." for this one, else its base's file name. */
   static String source(Catalog c, Entry e) {
-    if (!e.isFile() || e.extents().isEmpty() || !e.extents().get(0).isReference()) {
+    Catalog.Base b = baseOf(c, e);
+    if (b == null) {
       return e.isFile() ? "." : "";
     }
-    String where = c.bases().get(e.extents().get(0).image() - 1).location();
-    return where.substring(where.lastIndexOf('/') + 1);
+    return b.location().substring(b.location().lastIndexOf('/') + 1);
   }
 
   static Map<String, Object> entry(Entry e, Catalog sourcesOf) {
@@ -96,9 +102,9 @@ final class ListCommand implements Callable<Integer> {
     if (e.linkTarget() != null) {
       putName(m, "linkTarget", e.linkTarget().bytes());
     }
-    if (sourcesOf != null && e.isFile() && !e.extents().isEmpty()
-        && e.extents().get(0).isReference()) {
-      m.put("source", sourcesOf.bases().get(e.extents().get(0).image() - 1).location());
+    Catalog.Base base = sourcesOf == null ? null : baseOf(sourcesOf, e);
+    if (base != null) {
+      m.put("source", base.location());
     }
     return m;
   }

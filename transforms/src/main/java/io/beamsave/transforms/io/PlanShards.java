@@ -69,8 +69,6 @@ public final class PlanShards
       if (lib.base() != null) {
         IncrementalPlan.Result inc = IncrementalPlan.against(
             listed.entries(), readBase(lib.base(), spec), lib.base().location());
-        inc = IncrementalPlan.compact(inc.entries(), inc.bases(), inc.depth(),
-            inc.referencedBytes());
         listed = listed.withBases(inc.entries(), inc.bases(), inc.depth());
         bytesReferenced.inc(inc.referencedBytes());
       }

@@ -19,7 +19,7 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code

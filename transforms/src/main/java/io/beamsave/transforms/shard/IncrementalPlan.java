@@ -24,7 +24,10 @@ import java.util.Map;
 public final class IncrementalPlan {
   private IncrementalPlan() {}
 
-  /** The entries, unchanged files with their reference extents set, and the new bases. */
+  /**
+   * The entries, unchanged files with their reference extents set, and the new image's bases:
+   * those a file points into, and the direct base.
+   */
   public record Result(List<Entry> entries, List<Catalog.Base> bases, int depth,
       long referencedBytes) {}
 
@@ -58,7 +61,7 @@ public final class IncrementalPlan {
       out.add(e.withExtents(refs));
       referenced += e.size();
     }
-    return new Result(out, bases, base.depth() + 1, referenced);
+    return compact(out, bases, base.depth() + 1, referenced);
   }
 
   static boolean unchanged(Entry now, Entry old) {
@@ -76,7 +79,7 @@ public final class IncrementalPlan {
    * left in it (it is the image's parent, which retention and {@code images} follow), and the
    * entries with their references renumbered to match.
    */
-  public static Result compact(List<Entry> entries, List<Catalog.Base> bases, int depth,
+  static Result compact(List<Entry> entries, List<Catalog.Base> bases, int depth,
       long referencedBytes) {
     boolean[] used = new boolean[bases.size() + 1];
     used[1] = !bases.isEmpty();

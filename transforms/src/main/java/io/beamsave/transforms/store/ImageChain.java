@@ -9,7 +9,6 @@ import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardInfo;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -133,19 +132,7 @@ public final class ImageChain {
   public static List<Catalog.Base> absentBases(String location, Catalog catalog, S3Settings s3) {
     List<Catalog.Base> absent = new ArrayList<>();
     for (Catalog.Base b : catalog.bases()) {
-      boolean found = false;
-      for (String where : candidates(location, b.location())) {
-        if (ObjectUri.isObject(where)) {
-          ObjectUri uri = ObjectUri.parse(where, false);
-          found = Stores.bucketOf(uri, s3).stat(uri.key()).isPresent();
-        } else {
-          found = Files.isRegularFile(Path.of(where));
-        }
-        if (found) {
-          break;
-        }
-      }
-      if (!found) {
+      if (candidates(location, b.location()).stream().noneMatch(w -> exists(w, s3))) {
         absent.add(b);
       }
     }
@@ -161,21 +148,13 @@ public final class ImageChain {
   private static Member open(String image, Catalog.Base b, S3Settings s3) {
     List<String> tried = candidates(image, b.location());
     for (String where : tried) {
+      if (!exists(where, s3)) {
+        continue;
+      }
       Catalog c;
       try (ImageSource src = ImageSources.open(where, s3)) {
         c = ImageReader.readCatalog(src);
-      } catch (NoSuchFileException e) {
-        continue;
-      } catch (BeamsaveException e) {
-        if (e.getMessage() != null && e.getMessage().endsWith(": no such image")) {
-          continue;
-        }
-        throw new BeamsaveException(image + ": base image " + where + " cannot be read: "
-            + e.getMessage());
-      } catch (IOException e) {
-        if (!ObjectUri.isObject(where) && !Files.exists(Path.of(where))) {
-          continue;
-        }
+      } catch (IOException | BeamsaveException e) {
         throw new BeamsaveException(image + ": base image " + where + " cannot be read: "
             + e.getMessage());
       }
@@ -191,6 +170,14 @@ public final class ImageChain {
     }
     throw new BeamsaveException(image + ": base image " + describe(b) + " is missing"
         + (tried.size() > 1 ? " (also looked for " + tried.get(1) + ")" : ""));
+  }
+
+  private static boolean exists(String where, S3Settings s3) {
+    if (!ObjectUri.isObject(where)) {
+      return Files.isRegularFile(Path.of(where));
+    }
+    ObjectUri uri = ObjectUri.parse(where, false);
+    return Stores.bucketOf(uri, s3).stat(uri.key()).isPresent();
   }
 
   /** Every referenced extent names a shard of its base and lies inside it. */
