@@ -2,18 +2,57 @@ package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.crypt.BlockSealer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Checks and decodes blocks. Keeps one decompressor per codec and a payload buffer, so it is not
- * thread-safe: one per worker thread.
+ * Checks and decodes blocks, and opens the frames of an encrypted image first ({@link
+ * #decodeSealed}). Keeps one decompressor per codec and buffers, so it is not thread-safe: one
+ * per worker thread.
  */
 public final class BlockDecoder implements AutoCloseable {
   private final Codecs.DecompressorSet decompressors = new Codecs.DecompressorSet();
   private final CRC32C crc = new CRC32C();
+  private BlockSealer sealer;
+  private byte[] opened = new byte[0];
+
+  /**
+   * Opens frame {@code index} in {@code frame[0, frameLen)} under {@code key} (see {@link
+   * BlockSealer}) and decodes the block it holds into {@code raw[rawOff, rawOff + expectedRaw)}.
+   *
+   * @return whether it was a zero block
+   */
+  public boolean decodeSealed(SecretKeySpec key, int index, byte[] frame, int frameLen,
+      byte[] raw, int rawOff, int expectedRaw, String where) throws ImageException {
+    int n = open(key, index, frame, frameLen, where);
+    decode(opened, n, raw, rawOff, expectedRaw, where);
+    return isZeroBlock(opened);
+  }
+
+  /**
+   * Opens frame {@code index} in {@code frame[0, frameLen)} under {@code key}; returns the length
+   * of the block it held, which is in {@link #opened()} until the next call.
+   */
+  public int open(SecretKeySpec key, int index, byte[] frame, int frameLen, String where)
+      throws ImageException {
+    java.util.Objects.checkFromIndexSize(0, frameLen, frame.length);
+    if (sealer == null) {
+      sealer = new BlockSealer();
+    }
+    if (opened.length < frameLen) {
+      opened = new byte[frameLen];
+    }
+    return sealer.open(key, index, frame, frameLen, opened, where);
+  }
+
+  /** The block {@link #open} opened last. */
+  public byte[] opened() {
+    return opened;
+  }
 
   /**
    * Decodes the block held in {@code block[0, blockLen)} (header and payload) into {@code

@@ -3,13 +3,17 @@ package io.beamsave.transforms.image;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.codec.Compressor;
+import io.beamsave.transforms.crypt.BlockSealer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.zip.CRC32C;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Turns raw slices into blocks (header + payload) with one codec. Holds a compressor and a
- * block-sized output buffer, so it is not thread-safe: one per worker thread.
+ * Turns raw slices into blocks (header + payload) with one codec; for an encrypted image, each
+ * block sealed into a frame ({@link BlockSealer}) under the key {@link #sealWith} gave, the
+ * frames numbered from 0 from then on. Holds a compressor and block-sized buffers, so it is not
+ * thread-safe: one per worker thread.
  */
 public final class BlockEncoder implements AutoCloseable {
   private final Codec codec;
@@ -18,6 +22,10 @@ public final class BlockEncoder implements AutoCloseable {
   private final CRC32C crc = new CRC32C();
   private final byte[] header = new byte[ImageFormat.BLOCK_HEADER_SIZE];
   private CodecId lastCodec;
+  private BlockSealer sealer;
+  private byte[] frame;
+  private SecretKeySpec key;
+  private int index;
 
   public BlockEncoder(Codec codec, int blockSize) {
     this.codec = codec;
@@ -26,9 +34,22 @@ public final class BlockEncoder implements AutoCloseable {
   }
 
   /**
+   * Seals the blocks written from now on under {@code blockKey} (a shard's or the catalog's),
+   * numbering them from 0; null writes plain blocks again.
+   */
+  public void sealWith(byte[] blockKey) {
+    if (blockKey != null && sealer == null) {
+      sealer = new BlockSealer();
+      frame = new byte[ImageFormat.BLOCK_HEADER_SIZE + out.length + BlockSealer.OVERHEAD];
+    }
+    key = blockKey == null ? null : BlockSealer.key(blockKey);
+    index = 0;
+  }
+
+  /**
    * Writes {@code raw[0, len)} as one block to {@code sink}.
    *
-   * @return the bytes written, header included
+   * @return the bytes written, header included (the frame, when sealing)
    */
   public int write(byte[] raw, int len, OutputStream sink) throws IOException {
     if (len <= 0 || len > out.length) {
@@ -63,9 +84,14 @@ public final class BlockEncoder implements AutoCloseable {
     crc.update(header, 0, 12);
     crc.update(payload, 0, stored);
     putInt(header, 12, (int) crc.getValue());
+    lastCodec = id;
+    if (key != null) {
+      int n = sealer.seal(key, index++, header, header.length, payload, stored, frame);
+      sink.write(frame, 0, n);
+      return n;
+    }
     sink.write(header);
     sink.write(payload, 0, stored);
-    lastCodec = id;
     return ImageFormat.BLOCK_HEADER_SIZE + stored;
   }
 

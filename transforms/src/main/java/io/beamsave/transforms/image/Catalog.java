@@ -1,5 +1,6 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.crypt.ImageKey;
 import java.util.List;
 
 /**
@@ -12,6 +13,9 @@ import java.util.List;
  * whose shards hold their bytes, each known by id and catalog digest. {@code id} is the image's
  * own; {@code origin} is the image a consolidated image was folded from (or null); {@code depth}
  * is how many incremental saves lead back to a full one (0 for a full image); {@code digest} is the SHA-256 of the catalog's raw bytes, set when it was read or written.
+ *
+ * <p>{@code key} is the key of an encrypted image, as the catalog was read with it or is to be
+ * written with it; null for an image that is not encrypted. It is no part of the catalog's bytes.
  */
 public record Catalog(
     String library,
@@ -26,7 +30,8 @@ public record Catalog(
     ImageId origin,
     int depth,
     List<Base> bases,
-    byte[] digest) {
+    byte[] digest,
+    ImageKey key) {
 
   /**
    * A base image: its id, the digest of its catalog (so that an image put in its place is
@@ -47,18 +52,28 @@ public record Catalog(
       List<Entry> entries,
       List<ShardInfo> shards) {
     this(library, codecSpec, createdMillis, blockSize, shardSize, root, entries, shards,
-        ImageId.random(), null, 0, List.of(), null);
+        ImageId.random(), null, 0, List.of(), null, null);
   }
 
   public Catalog withIdentity(
       ImageId newId, ImageId newOrigin, int newDepth, List<Base> newBases) {
     return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
-        shards, newId, newOrigin, newDepth, List.copyOf(newBases), digest);
+        shards, newId, newOrigin, newDepth, List.copyOf(newBases), digest, key);
   }
 
   public Catalog withDigest(byte[] newDigest) {
     return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
-        shards, id, origin, depth, bases, newDigest);
+        shards, id, origin, depth, bases, newDigest, key);
+  }
+
+  /** This catalog of an image encrypted with {@code newKey} (whose id it takes). */
+  public Catalog withKey(ImageKey newKey) {
+    return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
+        shards, newKey == null ? id : newKey.id(), origin, depth, bases, digest, newKey);
+  }
+
+  public boolean encrypted() {
+    return key != null;
   }
 
   /** This image as a base of another: what the other's catalog records of it. */

@@ -1,5 +1,7 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.crypt.ImageKey;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInput;
 import java.io.DataOutputStream;
@@ -18,7 +20,7 @@ import java.util.Map;
 
 /**
  * Serializes the catalog to its raw bytes and back (docs/image-format.md, "Catalog"). Writes
- * format version 3; reads versions 1 to 3. Decoding is the one validator every image goes
+ * format version 3, or 4 for an encrypted image; reads versions 1 to 4. Decoding is the one validator every image goes
  * through before anything uses it: every count and length is checked against the bytes that
  * are left, and the result for consistency (paths, parents, extents inside their shard and not
  * overlapping, shard layout) before it is returned, so that nothing downstream, native code
@@ -34,6 +36,9 @@ public final class CatalogCodec {
   /** The most bases a catalog may list: extents name them by a u16. */
   public static final int MAX_BASES = 65_535;
   private static final int MIN_SHARD_BYTES = 8 + 8 + 8 + 4;
+  private static final int MIN_SHARD_BYTES_V4 = MIN_SHARD_BYTES + ImageKey.WRAPPED_KEY_SIZE;
+  /** The smallest frame of an encrypted image: an empty block's header, sealed. */
+  private static final int MIN_FRAME = ImageFormat.BLOCK_HEADER_SIZE + BlockSealer.OVERHEAD;
 
   private CatalogCodec() {}
 
@@ -42,7 +47,10 @@ public final class CatalogCodec {
     return version == 1 ? 2 + 1 + 1 + 4 + 4 + 4 + 8 + 4 + 8 : 2 + 1 + 1 + 4 + 4 + 4 + 12 + 12 + 8 + 8;
   }
 
-  /** The catalog's raw bytes in the current format version. */
+  /**
+   * The catalog's raw bytes in the current format version: 3, or 4 for an encrypted image,
+   * whose shard table holds each shard's wrapped key.
+   */
   public static byte[] encode(Catalog c) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + c.entries().size() * 96);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
@@ -88,6 +96,12 @@ public final class CatalogCodec {
         out.writeInt(s.blockLengths().length);
         for (int len : s.blockLengths()) {
           out.writeInt(len);
+        }
+        if (c.encrypted()) {
+          if (s.sealedKey() == null || s.sealedKey().length != ImageKey.WRAPPED_KEY_SIZE) {
+            throw new IllegalArgumentException("a shard of an encrypted image without its key");
+          }
+          out.write(s.sealedKey());
         }
       }
     } catch (IOException e) {
@@ -183,14 +197,23 @@ public final class CatalogCodec {
    */
   public static Catalog decode(String image, byte[] raw, long catalogOffset, int version)
       throws ImageException {
-    Catalog c = decodeUnchecked(image, raw, catalogOffset, version);
+    return decode(image, raw, ImageFormat.HEADER_SIZE, catalogOffset, version);
+  }
+
+  /**
+   * Decodes and validates the catalog of an image whose shards lie between {@code dataStart}
+   * (the end of its header) and {@code catalogOffset}; version 4 is an encrypted image's.
+   */
+  public static Catalog decode(String image, byte[] raw, long dataStart, long catalogOffset,
+      int version) throws ImageException {
+    Catalog c = decodeUnchecked(image, raw, dataStart, catalogOffset, version);
     byte[] digest = ImageId.catalogDigest(raw);
     return version >= 3 ? c.withDigest(digest)
         : c.withIdentity(ImageId.ofCatalogDigest(digest), null, 0, List.of()).withDigest(digest);
   }
 
-  private static Catalog decodeUnchecked(
-      String image, byte[] raw, long catalogOffset, int version) throws ImageException {
+  private static Catalog decodeUnchecked(String image, byte[] raw, long dataStart,
+      long catalogOffset, int version) throws ImageException {
     Reader in = new Reader(image, ByteBuffer.wrap(raw));
     byte[] magic = in.bytes(ImageFormat.CATALOG_MAGIC.length, "catalog magic");
     if (!Arrays.equals(magic, ImageFormat.CATALOG_MAGIC)) {
@@ -228,19 +251,20 @@ public final class CatalogCodec {
     for (int i = 0; i < entryCount; i++) {
       entries.add(readEntry(in, i, version, bases.size()));
     }
-    long shardCount = in.count(MIN_SHARD_BYTES, "shard count");
+    boolean sealed = version == ImageFormat.ENCRYPTED_VERSION;
+    long shardCount = in.count(sealed ? MIN_SHARD_BYTES_V4 : MIN_SHARD_BYTES, "shard count");
     List<ShardInfo> shards = new ArrayList<>((int) shardCount);
     for (int i = 0; i < shardCount; i++) {
-      shards.add(readShard(in, i, blockSize));
+      shards.add(readShard(in, i, blockSize, sealed));
     }
-    checkLayout(image, shards, catalogOffset);
+    checkLayout(image, shards, dataStart, catalogOffset);
     if (in.b.hasRemaining()) {
       throw new ImageException(image + ": catalog: " + in.b.remaining() + " trailing bytes");
     }
     checkTree(image, entries);
     checkExtents(image, entries, shards);
     return new Catalog(library, codec, created, blockSize, shardSize, root, entries, shards, id,
-        origin, depth, bases, null);
+        origin, depth, bases, null, null);
   }
 
   /** The base list: distinct ids, none the image's own or zero; locations as text. */
@@ -376,9 +400,14 @@ public final class CatalogCodec {
         target, extents);
   }
 
-  private static ShardInfo readShard(Reader in, int index, int blockSize)
+  /**
+   * A shard table entry; {@code sealed}: of an encrypted image, whose blocks are frames ({@link
+   * BlockSealer}) and whose entry ends with the shard's wrapped key.
+   */
+  private static ShardInfo readShard(Reader in, int index, int blockSize, boolean sealed)
       throws ImageException {
     String where = "shard " + index;
+    int min = sealed ? MIN_FRAME : ImageFormat.BLOCK_HEADER_SIZE;
     long offset = in.int64(where + " offset");
     long stored = in.int64(where + " stored length");
     long rawLen = in.int64(where + " raw length");
@@ -387,8 +416,7 @@ public final class CatalogCodec {
     long sum = 0;
     for (int k = 0; k < blocks; k++) {
       long len = in.int32unsigned(where + " block length");
-      if (len < ImageFormat.BLOCK_HEADER_SIZE
-          || len > ImageFormat.BLOCK_HEADER_SIZE + (long) blockSize) {
+      if (len < min || len > min + (long) blockSize) {
         throw in.fail(where + " block " + k + ": invalid stored length " + len);
       }
       lengths[k] = (int) len;
@@ -400,18 +428,19 @@ public final class CatalogCodec {
     if (blocks == 0 || rawLen > blocks * blockSize || rawLen <= (blocks - 1) * blockSize) {
       throw in.fail(where + ": raw length " + rawLen + " does not match " + blocks + " blocks");
     }
-    return new ShardInfo(offset, stored, rawLen, lengths);
+    byte[] key = sealed ? in.bytes(ImageKey.WRAPPED_KEY_SIZE, where + " key") : null;
+    return new ShardInfo(offset, stored, rawLen, lengths, key);
   }
 
   /** Shards lie, in any order, between the header and the catalog, and never overlap. */
-  private static void checkLayout(String image, List<ShardInfo> shards, long catalogOffset)
-      throws ImageException {
+  private static void checkLayout(String image, List<ShardInfo> shards, long dataStart,
+      long catalogOffset) throws ImageException {
     Integer[] order = new Integer[shards.size()];
     for (int i = 0; i < order.length; i++) {
       order[i] = i;
     }
     Arrays.sort(order, Comparator.comparingLong(i -> shards.get(i).imageOffset()));
-    long end = ImageFormat.HEADER_SIZE;
+    long end = dataStart;
     for (int i : order) {
       ShardInfo s = shards.get(i);
       if (s.imageOffset() < end || s.storedLength() > catalogOffset - s.imageOffset()) {

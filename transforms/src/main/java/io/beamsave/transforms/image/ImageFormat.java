@@ -14,12 +14,23 @@ public final class ImageFormat {
    */
   public static final int VERSION = 3;
 
+  /**
+   * Version 4: an encrypted image (docs/image-format.md, "Encrypted images"), whatever else it
+   * holds is as in version 3. Writers write it for encrypted images only, so that an image
+   * without encryption stays readable by readers of version 3.
+   */
+  public static final int ENCRYPTED_VERSION = 4;
+
   public static final int OLDEST_VERSION = 1;
+  /** The newest version readers read. */
+  public static final int NEWEST_VERSION = ENCRYPTED_VERSION;
   public static final byte[] MAGIC = "BEAMSAVE".getBytes(StandardCharsets.US_ASCII);
   public static final byte[] TRAILER_MAGIC = "BSAVEEND".getBytes(StandardCharsets.US_ASCII);
   public static final byte[] CATALOG_MAGIC = "BSCATLOG".getBytes(StandardCharsets.US_ASCII);
   public static final int HEADER_SIZE = 16;
   public static final int TRAILER_SIZE = 40;
+  /** An encrypted image's trailer also holds its catalog's key, wrapped. */
+  public static final int ENCRYPTED_TRAILER_SIZE = 100;
   public static final int BLOCK_HEADER_SIZE = 16;
   public static final int MIN_BLOCK_SIZE = 4 * 1024;
   public static final int MAX_BLOCK_SIZE = 64 * 1024 * 1024;
@@ -55,7 +66,11 @@ public final class ImageFormat {
     return b.array();
   }
 
-  /** Checks the header and returns the image's format version. */
+  /**
+   * Checks the first 16 bytes of an image and returns its format version; a version 4 header
+   * goes on ({@link io.beamsave.transforms.crypt.Envelope}), and its bytes 10 to 15 are flags and
+   * the header's length.
+   */
   static int checkHeader(String image, ByteBuffer b) throws ImageException {
     byte[] magic = new byte[MAGIC.length];
     b.get(magic);
@@ -63,9 +78,12 @@ public final class ImageFormat {
       throw new ImageException(image + ": not a beamsave image (bad magic in header)");
     }
     int version = Short.toUnsignedInt(b.getShort());
-    if (version < OLDEST_VERSION || version > VERSION) {
+    if (version < OLDEST_VERSION || version > NEWEST_VERSION) {
       throw new ImageException(image + ": image format version " + version + " not supported"
-          + (version > VERSION ? " (written by a newer beamsave)" : ""));
+          + (version > NEWEST_VERSION ? " (written by a newer beamsave)" : ""));
+    }
+    if (version == ENCRYPTED_VERSION) {
+      return version;
     }
     for (int i = 0; i < 6; i++) {
       if (b.get() != 0) {

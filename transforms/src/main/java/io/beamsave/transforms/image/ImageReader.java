@@ -1,17 +1,28 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.crypt.Envelope;
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.crypt.Keys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.zip.CRC32C;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Opens an image from its end: checks header and trailer, then reads and validates the catalog.
- * Shard data is read separately, by {@link ShardReader}, with its own channel per worker.
+ * Opens an image from its end: checks header and trailer, then reads and validates the catalog;
+ * an encrypted image's with the key that one of the operator's {@link Keys} unwraps. Shard data
+ * is read separately, by {@link ShardReader}, with its own channel per worker.
  */
 public final class ImageReader {
   private ImageReader() {}
+
+  /** What an encrypted image's trailer binds its catalog key to, beside the image. */
+  private static final byte[] CATALOG = "catalog".getBytes(StandardCharsets.US_ASCII);
 
   /** Reads and validates the catalog of the image at {@code path}. */
   public static Catalog readCatalog(Path path) throws IOException {
@@ -20,38 +31,93 @@ public final class ImageReader {
     }
   }
 
-  /** Where the catalog lies, as the trailer says, and the image's format version. */
-  public record Trailer(long catalogOffset, long catalogStored, long catalogRaw, int version) {}
+  /**
+   * Where the catalog lies, as the trailer says, the image's format version, and where its
+   * header ends and the shards may begin. An encrypted image also has its header ({@code
+   * envelope}) and its catalog's key, wrapped ({@code sealedCatalog}); its {@code catalogRaw}
+   * is sealed with that key and -1 here.
+   */
+  public record Trailer(long catalogOffset, long catalogStored, long catalogRaw, int version,
+      long dataStart, Envelope envelope, byte[] sealedCatalog) {
+    public boolean encrypted() {
+      return envelope != null;
+    }
 
-  /** Reads and validates the catalog of an image: header, trailer and catalog blocks only. */
+    /** The length of the trailer at the image's end. */
+    public int size() {
+      return encrypted() ? ImageFormat.ENCRYPTED_TRAILER_SIZE : ImageFormat.TRAILER_SIZE;
+    }
+  }
+
+  /** Reads and validates the catalog of an image that is not encrypted. */
   public static Catalog readCatalog(ImageSource ch) throws IOException {
+    return readCatalog(ch, Keys.NONE);
+  }
+
+  /**
+   * Reads and validates the catalog of an image: header, trailer and catalog blocks only. An
+   * encrypted image is opened with {@code keys}; its catalog carries the image's key.
+   */
+  public static Catalog readCatalog(ImageSource ch, Keys keys) throws IOException {
     String name = ch.name();
     Trailer t = readEnds(ch);
+    ImageKey key = t.encrypted() ? ImageKey.open(name, t.envelope(), keys) : null;
+    CatalogSeal seal = key == null ? null : openCatalogSeal(name, t, key);
+    long rawLength = seal == null ? t.catalogRaw() : seal.rawLength();
     ch.willRead(t.catalogOffset(), t.catalogStored());
     try {
-      byte[] raw =
-          readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(), t.catalogRaw(), false);
-      return CatalogCodec.decode(name, raw, t.catalogOffset(), t.version());
+      byte[] raw = readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(), rawLength,
+          false, seal == null ? null : seal.key());
+      Catalog c = CatalogCodec.decode(name, raw, t.dataStart(), t.catalogOffset(), t.version());
+      if (key != null) {
+        checkLineage(name, c, t.envelope());
+        return c.withKey(key);
+      }
+      return c;
     } catch (OutOfMemoryError e) {
-      throw new ImageException(name + ": not enough memory for its catalog of " + t.catalogRaw()
+      throw new ImageException(name + ": not enough memory for its catalog of " + rawLength
           + " bytes; give Java more (BEAMSAVE_JAVA_OPTS=-Xmx...)");
     }
+  }
+
+  /**
+   * The header of an encrypted image records its id and lineage for readers without a key; the
+   * catalog, authenticated, must agree, so what they see is what the image is.
+   */
+  private static void checkLineage(String name, Catalog c, Envelope e) throws ImageException {
+    boolean basesKnown = new HashSet<>(e.bases()).containsAll(
+        c.bases().stream().map(Catalog.Base::id).toList());
+    if (!c.id().equals(e.id()) || c.createdMillis() != e.createdMillis()
+        || c.depth() != e.depth() || !java.util.Objects.equals(c.origin(), e.origin())
+        || !basesKnown) {
+      throw new ImageException(name + ": the catalog's id or lineage differs from the header's"
+          + " (the image was put together from two images)");
+    }
+  }
+
+  /** The library and codec an image was saved with; see {@link #readLabel(ImageSource, Keys)}. */
+  public static CatalogCodec.Label readLabel(ImageSource ch) throws IOException {
+    return readLabel(ch, Keys.NONE);
   }
 
   /**
    * The library and codec an image was saved with, from the start of its catalog only: far
    * cheaper than {@link #readCatalog} for a catalog of many entries, and it checks less.
    */
-  public static CatalogCodec.Label readLabel(ImageSource ch) throws IOException {
+  public static CatalogCodec.Label readLabel(ImageSource ch, Keys keys) throws IOException {
     Trailer t = readEnds(ch);
-    byte[] first =
-        readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(), t.catalogRaw(), true);
+    CatalogSeal seal = t.encrypted()
+        ? openCatalogSeal(ch.name(), t, ImageKey.open(ch.name(), t.envelope(), keys)) : null;
+    byte[] first = readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(),
+        seal == null ? t.catalogRaw() : seal.rawLength(), true,
+        seal == null ? null : seal.key());
     return CatalogCodec.decodeLabel(ch.name(), first);
   }
 
   /**
    * Checks the header and the trailer, the cheap proof that a file is a complete image, and
-   * returns where the catalog is.
+   * returns where the catalog is. Needs no key: an encrypted image's header and trailer are
+   * checked as far as their checksums and structure go.
    */
   public static Trailer readEnds(ImageSource ch) throws IOException {
     String name = ch.name();
@@ -61,6 +127,9 @@ public final class ImageReader {
     }
     ByteBuffer header = readAt(ch, 0, ImageFormat.HEADER_SIZE, name);
     int headerVersion = ImageFormat.checkHeader(name, header);
+    if (headerVersion == ImageFormat.ENCRYPTED_VERSION) {
+      return readEncryptedEnds(ch, header.array(), size);
+    }
     ByteBuffer t = readAt(ch, size - ImageFormat.TRAILER_SIZE, ImageFormat.TRAILER_SIZE, name);
     byte[] magic = Arrays.copyOfRange(t.array(), 32, 40);
     if (!Arrays.equals(magic, ImageFormat.TRAILER_MAGIC)) {
@@ -86,6 +155,14 @@ public final class ImageReader {
         || catalogOffset + catalogStored + ImageFormat.TRAILER_SIZE != size) {
       throw new ImageException(name + ": trailer points outside the image");
     }
+    checkCatalogRaw(name, catalogRaw, catalogStored);
+    return new Trailer(catalogOffset, catalogStored, catalogRaw, version,
+        ImageFormat.HEADER_SIZE, null, null);
+  }
+
+  /** A catalog's raw length, bounded before anything is allocated for it. */
+  private static void checkCatalogRaw(String name, long catalogRaw, long catalogStored)
+      throws ImageException {
     if (catalogRaw <= 0
         || catalogRaw > ImageFormat.MAX_CATALOG_RAW
         || catalogRaw > catalogStored * ImageFormat.MAX_CATALOG_EXPANSION
@@ -93,40 +170,139 @@ public final class ImageReader {
       throw new ImageException(name + ": trailer claims a catalog of " + catalogRaw
           + " bytes from " + catalogStored + " stored: more than any catalog expands");
     }
-    return new Trailer(catalogOffset, catalogStored, catalogRaw, version);
   }
 
-  private static byte[] readCatalogBlocks(
-      String name, ImageSource ch, long offset, long stored, long rawTotal, boolean firstOnly)
+  private static Trailer readEncryptedEnds(ImageSource ch, byte[] first, long size)
       throws IOException {
+    String name = ch.name();
+    if (size < ImageFormat.HEADER_SIZE + ImageFormat.ENCRYPTED_TRAILER_SIZE) {
+      throw new ImageException(name + ": too short to be an image (" + size + " bytes)");
+    }
+    int headerLength = Envelope.length(name, first, size);
+    Envelope envelope = Envelope.decode(name, readAt(ch, 0, headerLength, name).array());
+    int n = ImageFormat.ENCRYPTED_TRAILER_SIZE;
+    byte[] t = readAt(ch, size - n, n, name).array();
+    if (!Arrays.equals(Arrays.copyOfRange(t, n - 8, n), ImageFormat.TRAILER_MAGIC)) {
+      throw new ImageException(name + ": trailer missing (image truncated or incomplete)");
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(t, 0, n - 12);
+    ByteBuffer b = ByteBuffer.wrap(t);
+    if (b.getInt(n - 12) != (int) crc.getValue()) {
+      throw new ImageException(name + ": trailer checksum mismatch");
+    }
+    long catalogOffset = b.getLong(0);
+    long catalogStored = b.getLong(8);
+    int version = Short.toUnsignedInt(b.getShort(n - 16));
+    int reserved = Short.toUnsignedInt(b.getShort(n - 14));
+    if (version != ImageFormat.ENCRYPTED_VERSION || reserved != 0) {
+      throw new ImageException(name + ": trailer has version " + version + ", header "
+          + ImageFormat.ENCRYPTED_VERSION);
+    }
+    long minFrame = ImageFormat.BLOCK_HEADER_SIZE + BlockSealer.OVERHEAD;
+    if (catalogOffset < headerLength || catalogStored < minFrame
+        || catalogOffset > size - n - catalogStored
+        || catalogOffset + catalogStored + n != size) {
+      throw new ImageException(name + ": trailer points outside the image");
+    }
+    return new Trailer(catalogOffset, catalogStored, -1, version, headerLength, envelope,
+        Arrays.copyOfRange(t, 16, 16 + SEALED_CATALOG_SIZE));
+  }
+
+  /** The catalog key and raw length, sealed: 32 + 8 bytes with the wrap's nonce and tag. */
+  public static final int SEALED_CATALOG_SIZE = 40 + ImageKey.WRAP_OVERHEAD;
+
+  /** An encrypted image's catalog key and raw length, as its trailer seals them. */
+  record CatalogSeal(SecretKeySpec key, long rawLength) {}
+
+  private static CatalogSeal openCatalogSeal(String name, Trailer t, ImageKey key)
+      throws ImageException {
+    byte[] plain = key.unwrap(t.sealedCatalog(), catalogContext(t.catalogOffset(),
+        t.catalogStored()));
+    if (plain == null || plain.length != 40) {
+      throw new ImageException(name + ": trailer does not authenticate: it was changed after"
+          + " the image was saved (tampered)");
+    }
+    long raw = ByteBuffer.wrap(plain).getLong(32);
+    checkCatalogRaw(name, raw, t.catalogStored());
+    return new CatalogSeal(BlockSealer.key(Arrays.copyOf(plain, 32)), raw);
+  }
+
+  /** The trailer's first 16 bytes, to which its sealed catalog key is bound. */
+  static byte[] catalogContext(long catalogOffset, long catalogStored) {
+    return ByteBuffer.allocate(CATALOG.length + 16).put(CATALOG).putLong(catalogOffset)
+        .putLong(catalogStored).array();
+  }
+
+  /**
+   * The trailer of an encrypted image whose catalog, sealed under {@code catalogKey}, holds
+   * {@code rawLength} raw bytes in {@code stored} bytes at {@code offset}.
+   */
+  static byte[] encryptedTrailer(ImageKey key, byte[] catalogKey, long rawLength, long offset,
+      long stored) {
+    byte[] sealed = key.wrap(ByteBuffer.allocate(40).put(catalogKey).putLong(rawLength).array(),
+        catalogContext(offset, stored));
+    ByteBuffer t = ByteBuffer.allocate(ImageFormat.ENCRYPTED_TRAILER_SIZE);
+    t.putLong(offset).putLong(stored).put(sealed);
+    t.putShort((short) ImageFormat.ENCRYPTED_VERSION).putShort((short) 0);
+    CRC32C crc = new CRC32C();
+    crc.update(t.array(), 0, t.position());
+    t.putInt((int) crc.getValue());
+    t.put(ImageFormat.TRAILER_MAGIC);
+    return t.array();
+  }
+
+  private static byte[] readCatalogBlocks(String name, ImageSource ch, long offset, long stored,
+      long rawTotal, boolean firstOnly, SecretKeySpec key) throws IOException {
     // rawTotal is bounded by readEnds; the blocks are decoded straight into their place.
     byte[] raw = firstOnly ? null : new byte[(int) rawTotal];
     int filled = 0;
     long pos = offset;
     long end = offset + stored;
     int index = 0;
+    int head = key == null ? ImageFormat.BLOCK_HEADER_SIZE : BlockSealer.FRAME_HEADER;
     try (BlockDecoder decoder = new BlockDecoder()) {
       while (pos < end) {
         String where = name + ": catalog block " + index;
-        if (end - pos < ImageFormat.BLOCK_HEADER_SIZE) {
+        if (end - pos < head) {
           throw new ImageException(where + ": truncated");
         }
-        ByteBuffer h = readAt(ch, pos, ImageFormat.BLOCK_HEADER_SIZE, name);
-        long blockRaw = Integer.toUnsignedLong(h.getInt(4));
-        long blockStored = Integer.toUnsignedLong(h.getInt(8));
-        if (blockRaw == 0
-            || blockRaw > ImageFormat.MAX_BLOCK_SIZE
-            || blockStored > blockRaw
-            || blockStored > end - pos - ImageFormat.BLOCK_HEADER_SIZE
+        ByteBuffer h = readAt(ch, pos, head, name);
+        int len;
+        long blockRaw;
+        byte[] block;
+        int blockLen;
+        if (key == null) {
+          blockRaw = Integer.toUnsignedLong(h.getInt(4));
+          long blockStored = Integer.toUnsignedLong(h.getInt(8));
+          if (blockRaw == 0 || blockRaw > ImageFormat.MAX_BLOCK_SIZE || blockStored > blockRaw
+              || blockStored > end - pos - head || blockRaw > rawTotal - filled) {
+            throw new ImageException(where + ": invalid lengths");
+          }
+          len = (int) (head + blockStored);
+          block = readAt(ch, pos, len, name).array();
+          blockLen = len;
+        } else {
+          long sealed = Integer.toUnsignedLong(h.getInt(0));
+          if (sealed < ImageFormat.BLOCK_HEADER_SIZE + BlockSealer.TAG
+              || sealed > ImageFormat.BLOCK_HEADER_SIZE + ImageFormat.MAX_BLOCK_SIZE
+                  + BlockSealer.TAG
+              || sealed > end - pos - head) {
+            throw new ImageException(where + ": invalid lengths");
+          }
+          len = (int) (head + sealed);
+          blockLen = decoder.open(key, index, readAt(ch, pos, len, name).array(), len, where);
+          block = decoder.opened();
+          blockRaw = Integer.toUnsignedLong(ByteBuffer.wrap(block).getInt(4));
+        }
+        if (blockRaw == 0 || blockRaw > ImageFormat.MAX_BLOCK_SIZE
             || blockRaw > rawTotal - filled) {
           throw new ImageException(where + ": invalid lengths");
         }
-        int len = (int) (ImageFormat.BLOCK_HEADER_SIZE + blockStored);
-        byte[] block = readAt(ch, pos, len, name).array();
         if (raw == null) {
           raw = new byte[(int) blockRaw];
         }
-        decoder.decode(block, len, raw, filled, (int) blockRaw, where);
+        decoder.decode(block, blockLen, raw, filled, (int) blockRaw, where);
         filled += (int) blockRaw;
         if (firstOnly) {
           return raw;

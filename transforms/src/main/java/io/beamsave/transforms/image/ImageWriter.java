@@ -1,6 +1,7 @@
 package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.crypt.ImageKey;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -53,15 +54,17 @@ public final class ImageWriter implements AutoCloseable {
   private final Path target;
   private final Path partial;
   private final FileChannel channel;
+  private final int headerLength;
   private boolean done;
 
-  private ImageWriter(Path target) throws IOException {
+  private ImageWriter(Path target, byte[] header) throws IOException {
     this.target = target;
     this.partial = partialPath(target);
+    this.headerLength = header.length;
     this.channel =
         FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     if (channel.size() == 0) {
-      writeFully(channel, ByteBuffer.wrap(ImageFormat.header()), 0);
+      writeFully(channel, ByteBuffer.wrap(header), 0);
     }
     channel.position(channel.size());
   }
@@ -71,7 +74,12 @@ public final class ImageWriter implements AutoCloseable {
    * shard was appended.
    */
   public static ImageWriter open(Path target) throws IOException {
-    return new ImageWriter(target);
+    return open(target, ImageFormat.header());
+  }
+
+  /** Like {@link #open(Path)}, for an image that begins with {@code header}. */
+  public static ImageWriter open(Path target, byte[] header) throws IOException {
+    return new ImageWriter(target, header);
   }
 
   public static Path partialPath(Path target) {
@@ -85,8 +93,14 @@ public final class ImageWriter implements AutoCloseable {
    *
    * @return the offset of the shard in the image
    */
-  @SuppressWarnings("try") // the lock is held for the try block's extent, never read
   public static long appendShard(Path target, byte[] blocks, int len) throws IOException {
+    return appendShard(target, ImageFormat.header(), blocks, len);
+  }
+
+  /** Like {@link #appendShard(Path, byte[], int)}, for an image that begins with {@code header}. */
+  @SuppressWarnings("try") // the lock is held for the try block's extent, never read
+  public static long appendShard(Path target, byte[] header, byte[] blocks, int len)
+      throws IOException {
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
       if (ABANDONED.contains(partial)) {
@@ -97,8 +111,8 @@ public final class ImageWriter implements AutoCloseable {
           FileLock lock = ch.lock()) {
         long end = ch.size();
         if (end == 0) {
-          writeFully(ch, ByteBuffer.wrap(ImageFormat.header()), 0);
-          end = ImageFormat.HEADER_SIZE;
+          writeFully(ch, ByteBuffer.wrap(header), 0);
+          end = header.length;
         }
         // In 1 MiB slices: the JDK copies heap buffers through a temporary direct buffer of the
         // write's size, and a 64 MiB one per shard costs more than the write.
@@ -170,7 +184,7 @@ public final class ImageWriter implements AutoCloseable {
    */
   public long finish(Catalog catalog, Codec codec) throws IOException {
     checkShardsTile(catalog.shards(), end());
-    return finish(CatalogCodec.encode(catalog), codec, catalog.blockSize());
+    return finish(CatalogCodec.encode(catalog), codec, catalog.blockSize(), catalog.key());
   }
 
   private long end() throws IOException {
@@ -187,7 +201,7 @@ public final class ImageWriter implements AutoCloseable {
   private void checkShardsTile(List<ShardInfo> shards, long end) throws IOException {
     List<ShardInfo> byOffset = new ArrayList<>(shards);
     byOffset.sort(Comparator.comparingLong(ShardInfo::imageOffset));
-    long expected = ImageFormat.HEADER_SIZE;
+    long expected = headerLength;
     for (ShardInfo s : byOffset) {
       if (s.imageOffset() < expected) {
         throw new IOException(where() + ": a shard at " + s.imageOffset()
@@ -207,8 +221,13 @@ public final class ImageWriter implements AutoCloseable {
    * write images whose catalog a correct writer would never produce.
    */
   public long finish(byte[] raw, Codec codec, int blockSize) throws IOException {
+    return finish(raw, codec, blockSize, null);
+  }
+
+  /** Like {@link #finish(byte[], Codec, int)}, the catalog sealed with {@code key} if not null. */
+  public long finish(byte[] raw, Codec codec, int blockSize, ImageKey key) throws IOException {
     long catalogOffset = end();
-    byte[] tail = tail(raw, codec, blockSize, catalogOffset);
+    byte[] tail = tail(raw, codec, blockSize, catalogOffset, key);
     writeFully(channel, ByteBuffer.wrap(tail), catalogOffset);
     channel.force(true);
     channel.close();
@@ -229,8 +248,19 @@ public final class ImageWriter implements AutoCloseable {
    */
   public static byte[] tail(byte[] raw, Codec codec, int blockSize, long catalogOffset)
       throws IOException {
+    return tail(raw, codec, blockSize, catalogOffset, null);
+  }
+
+  /**
+   * Like {@link #tail(byte[], Codec, int, long)}; with {@code key}, the end of an encrypted
+   * image: the catalog sealed under a key of its own, which the trailer holds wrapped.
+   */
+  public static byte[] tail(byte[] raw, Codec codec, int blockSize, long catalogOffset,
+      ImageKey key) throws IOException {
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(raw.length / 2 + 64);
+    byte[] catalogKey = key == null ? null : ImageKey.newBlockKey();
     try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
+      blocks.sealWith(catalogKey);
       byte[] slice = new byte[blockSize];
       for (int off = 0; off < raw.length; off += slice.length) {
         int n = Math.min(slice.length, raw.length - off);
@@ -239,6 +269,11 @@ public final class ImageWriter implements AutoCloseable {
       }
     }
     long catalogStored = out.size();
+    if (key != null) {
+      out.write(ImageReader.encryptedTrailer(key, catalogKey, raw.length, catalogOffset,
+          catalogStored));
+      return out.toByteArray();
+    }
     ByteBuffer t = ByteBuffer.allocate(ImageFormat.TRAILER_SIZE);
     t.putLong(catalogOffset).putLong(catalogStored).putLong(raw.length);
     t.putShort((short) ImageFormat.VERSION).putShort((short) 0);

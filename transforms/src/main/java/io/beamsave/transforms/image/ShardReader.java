@@ -1,10 +1,13 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.crypt.ImageKey;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Reads the blocks of one shard that hold the wanted extents, checks every block and every
@@ -54,11 +57,33 @@ public final class ShardReader implements AutoCloseable {
   private final int blockSize;
   private final byte[] block;
   private final byte[] raw;
+  /** The key the current shard's frames are sealed under; null for a plain image. */
+  private SecretKeySpec shardKey;
 
   public ShardReader(int blockSize) {
     this.blockSize = blockSize;
-    this.block = new byte[ImageFormat.BLOCK_HEADER_SIZE + blockSize];
+    this.block = new byte[ImageFormat.BLOCK_HEADER_SIZE + blockSize + BlockSealer.OVERHEAD];
     this.raw = new byte[blockSize];
+  }
+
+  /**
+   * The key shard {@code shardIndex} of an encrypted image is sealed under, unwrapped with the
+   * image's {@code key}; null for a shard of a plain image.
+   */
+  public static SecretKeySpec shardKey(ImageKey key, String image, int shardIndex,
+      ShardInfo shard) throws ImageException {
+    if (shard.sealedKey() == null) {
+      return null;
+    }
+    if (key == null) {
+      throw new ImageException(image + " is encrypted, and no key to it was given");
+    }
+    byte[] k = key.unwrap(shard.sealedKey(), ImageKey.SHARD);
+    if (k == null || k.length != 32) {
+      throw new ImageException(image + ": shard " + shardIndex + ": its key does not"
+          + " authenticate (the shard table was changed: tampered)");
+    }
+    return BlockSealer.key(k);
   }
 
   /**
@@ -71,6 +96,16 @@ public final class ShardReader implements AutoCloseable {
   public void read(
       ImageSource ch, String image, int shardIndex, ShardInfo shard, List<Piece> pieces, Sink sink)
       throws IOException {
+    read(ch, image, null, shardIndex, shard, pieces, sink);
+  }
+
+  /**
+   * Like {@link #read(ImageSource, String, int, ShardInfo, List, Sink)}, the image opened with
+   * {@code key} if it is encrypted (null otherwise).
+   */
+  public void read(ImageSource ch, String image, ImageKey key, int shardIndex, ShardInfo shard,
+      List<Piece> pieces, Sink sink) throws IOException {
+    shardKey = shardKey(key, image, shardIndex, shard);
     int[] lengths = shard.blockLengths();
     long blockPos = shard.imageOffset();
     loadedBlock = -1;
@@ -167,10 +202,14 @@ public final class ShardReader implements AutoCloseable {
     }
     int expectedRaw = (int) Math.min(blockSize, rawLeft);
     loadedBlock = -1;
-    decoder.decode(block, len, raw, expectedRaw, where);
+    if (shardKey != null) {
+      loadedZero = decoder.decodeSealed(shardKey, k, block, len, raw, 0, expectedRaw, where);
+    } else {
+      decoder.decode(block, len, raw, expectedRaw, where);
+      loadedZero = BlockDecoder.isZeroBlock(block);
+    }
     loadedBlock = k;
     loadedRaw = expectedRaw;
-    loadedZero = BlockDecoder.isZeroBlock(block);
   }
 
   /** Files listed by name when a block is damaged; the rest are counted. */

@@ -55,8 +55,7 @@ public final class AssembleConsolidated
     List<ImageSink.WrittenShard> written = new ArrayList<>();
     Set<Integer> distinct = new HashSet<>();
     for (ShardResult r : results) {
-      written.add(new ImageSink.WrittenShard(r.shard(), r.copy(), r.storedLength(),
-          r.rawLength(), r.blockLengths()));
+      written.add(r.written());
       distinct.add(r.shard());
     }
     if (distinct.size() != plan.shardCount()) {

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
@@ -84,8 +85,7 @@ public final class AssembleImage
       Set<Integer> distinct = new HashSet<>();
       for (ShardResult r : shards.getValue()) {
         if (r.rawLength() > 0) {
-          results.put(new ImageSink.WrittenShard(r.shard(), r.copy(), r.storedLength(),
-              r.rawLength(), r.blockLengths()), r);
+          results.put(r.written(), r);
           distinct.add(r.shard());
         }
       }
@@ -94,10 +94,14 @@ public final class AssembleImage
             name + ": " + distinct.size() + " shards compressed, " + plan.shardCount()
                 + " planned");
       }
-      ImageId id = ImageId.random();
+      // An encrypted image's header, written before its first shard, already names its id and
+      // when it was made; its catalog must agree.
+      ImageKey key = lib.sink().key();
+      ImageId id = key != null ? key.id() : ImageId.random();
+      long created = key != null ? key.envelope().createdMillis() : System.currentTimeMillis();
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
-        return new Catalog(name, spec.codec().spec(), System.currentTimeMillis(),
+        return new Catalog(name, spec.codec().spec(), created,
             spec.blockSize(), spec.shardSize(), listing.root(),
             withDigests(plan.entries(), byShard),
             kept.stream().map(ImageSink.Kept::info).toList())

@@ -2,6 +2,8 @@ package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.CodecId;
+import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.ImageFormat;
@@ -99,7 +101,9 @@ public final class CompressShards
       // A whole shard is held in memory until it is appended: its raw size, plus one header per
       // block (blocks never grow, a block that would is stored raw).
       long blocks = (spec.shardSize() + spec.blockSize() - 1) / spec.blockSize();
-      shardBytes = new ShardBuffer(spec.shardSize() + blocks * ImageFormat.BLOCK_HEADER_SIZE);
+      boolean sealed = spec.libraries().values().stream().anyMatch(l -> l.sink().key() != null);
+      shardBytes = new ShardBuffer(spec.shardSize() + blocks * (ImageFormat.BLOCK_HEADER_SIZE
+          + (sealed ? BlockSealer.OVERHEAD : 0)));
       trees = new HashMap<>();
     }
 
@@ -136,6 +140,10 @@ public final class CompressShards
       ShardWriter w = new ShardWriter();
       shardBytes.reset();
       w.sink = shardBytes;
+      // Each copy of a shard (a task may run twice) is sealed under a key of its own.
+      ImageKey imageKey = lib.sink().key();
+      byte[] shardKey = imageKey == null ? null : ImageKey.newBlockKey();
+      encoder.sealWith(shardKey);
       List<byte[]> digests = new ArrayList<>(task.pieces().size());
       List<PathBytes> changed = new ArrayList<>();
       List<Unreadable> unreadable = new ArrayList<>();
@@ -166,7 +174,8 @@ public final class CompressShards
               task.library(),
               new ShardResult(
                   task.shard(), copy, w.raw, w.stored, w.lengths(), digests, changed,
-                  unreadable)));
+                  unreadable,
+                  shardKey == null ? null : imageKey.wrap(shardKey, ImageKey.SHARD))));
       stage.finished();
     }
 

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
@@ -104,8 +105,11 @@ public record ConsolidatePlan(
         sum += x.length();
       }
       ShardInfo info = m.catalog().shards().get(shard);
+      // Frames are copied as they are only into an image sealed as they are (or plain as they
+      // are); anything else is rewritten.
       boolean all = sum >= Math.ceil(minLive * info.rawLength())
-          && m.catalog().blockSize() == blockSize;
+          && m.catalog().blockSize() == blockSize
+          && m.catalog().encrypted() == (sink.key() != null);
       (all ? whole : partial).add(new Source(m, shard, refs, sum));
     }
 
@@ -153,7 +157,8 @@ public record ConsolidatePlan(
       }
       tasks.add(new ConsolidateTask(
           inStore ? ConsolidateTask.Kind.COPY_IN_STORE : ConsolidateTask.Kind.COPY, shard,
-          List.of(readTask(s.member(), s.shard(), List.of()))));
+          List.of(readTask(s.member(), s.shard(), List.of())),
+          rewrapped(s.member(), s.shard(), info, sink.key())));
     }
     if (tasks.size() > sink.maxShards()) {
       throw new BeamsaveException(sink.location() + ": " + tasks.size() + " shards are more than"
@@ -165,8 +170,26 @@ public record ConsolidatePlan(
       out.add(e.extents().isEmpty() ? e : e.withExtents(List.of(renumbered[i])));
     }
     return new ConsolidatePlan(tasks, newest.library(), codecSpec, newest.createdMillis(),
-        blockSize, shardSize, newest.root(), out, ImageId.random(), newest.id(), tasks.size(),
+        blockSize, shardSize, newest.root(), out,
+        sink.key() != null ? sink.key().id() : ImageId.random(), newest.id(), tasks.size(),
         dead);
+  }
+
+  /**
+   * The key of a copied shard of an encrypted image, unwrapped with its image's key and wrapped
+   * with the new image's; null for a plain one.
+   */
+  private static byte[] rewrapped(ImageChain.Member m, int shard, ShardInfo info,
+      ImageKey into) {
+    if (info.sealedKey() == null) {
+      return null;
+    }
+    byte[] key = m.catalog().key().unwrap(info.sealedKey(), ImageKey.SHARD);
+    if (key == null) {
+      throw new BeamsaveException(m.location() + ": shard " + shard + ": its key does not"
+          + " authenticate (the shard table was changed: tampered)");
+    }
+    return into.wrap(key, ImageKey.SHARD);
   }
 
   private static Extent extent(List<Entry> entries, int[] ref) {

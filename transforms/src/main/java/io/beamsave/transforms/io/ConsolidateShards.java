@@ -2,6 +2,8 @@ package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.BlockDecoder;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ImageFormat;
@@ -14,6 +16,8 @@ import io.beamsave.transforms.store.S3Settings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
+import javax.crypto.spec.SecretKeySpec;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.metrics.Counter;
@@ -44,12 +48,15 @@ public final class ConsolidateShards
   private final Codec codec;
   private final int blockSize;
   private final S3Settings s3;
+  private final Map<String, ImageKey> keys;
 
-  private ConsolidateShards(ImageSink sink, Codec codec, int blockSize, S3Settings s3) {
+  private ConsolidateShards(ImageSink sink, Codec codec, int blockSize, S3Settings s3,
+      Map<String, ImageKey> keys) {
     this.sink = sink;
     this.codec = codec;
     this.blockSize = blockSize;
     this.s3 = s3;
+    this.keys = Map.copyOf(keys);
   }
 
   /**
@@ -61,7 +68,12 @@ public final class ConsolidateShards
       throw new IllegalArgumentException("block size " + blockSize + " outside "
           + ImageFormat.MIN_BLOCK_SIZE + ".." + ImageFormat.MAX_BLOCK_SIZE);
     }
-    return new ConsolidateShards(sink, codec, blockSize, s3);
+    return new ConsolidateShards(sink, codec, blockSize, s3, Map.of());
+  }
+
+  /** The same, the chain's encrypted images read with these keys, by location. */
+  public ConsolidateShards withKeys(Map<String, ImageKey> imageKeys) {
+    return new ConsolidateShards(sink, codec, blockSize, s3, imageKeys);
   }
 
   @Override
@@ -76,6 +88,7 @@ public final class ConsolidateShards
     private final Codec codec;
     private final int blockSize;
     private final S3Settings s3;
+    private final Map<String, ImageKey> keys;
     private final Counter bytesConsolidated =
         StageMetrics.counter(StageMetrics.BYTES_CONSOLIDATED);
     private final Counter bytesFetched = StageMetrics.counter(StageMetrics.BYTES_FETCHED);
@@ -95,6 +108,7 @@ public final class ConsolidateShards
       this.codec = spec.codec;
       this.blockSize = spec.blockSize;
       this.s3 = spec.s3;
+      this.keys = spec.keys;
     }
 
     @Setup
@@ -149,7 +163,7 @@ public final class ConsolidateShards
       ImageSink.Copy copy = ((StoreImageSink) sink).copyShard(task.shard(), from.image(),
           info.imageOffset(), info.storedLength());
       return result(task.shard(), copy, info.rawLength(), info.storedLength(),
-          info.blockLengths());
+          info.blockLengths(), task.sealedKey());
     }
 
     /** The source shard's blocks as they are, each decoded first to know it whole. */
@@ -162,7 +176,10 @@ public final class ConsolidateShards
       src.willRead(info.imageOffset(), info.storedLength());
       src.read(info.imageOffset(), shard.array(), 0, (int) info.storedLength());
       byte[] raw = new byte[from.blockSize()];
-      byte[] block = new byte[ImageFormat.BLOCK_HEADER_SIZE + from.blockSize()];
+      byte[] block = new byte[ImageFormat.BLOCK_HEADER_SIZE + from.blockSize()
+          + BlockSealer.OVERHEAD];
+      SecretKeySpec frames = ShardReader.shardKey(keys.get(from.image()), from.image(),
+          from.shard(), info);
       int[] lengths = info.blockLengths();
       int pos = 0;
       for (int k = 0; k < lengths.length; k++) {
@@ -173,16 +190,22 @@ public final class ConsolidateShards
         }
         System.arraycopy(shard.array(), pos, block, 0, lengths[k]);
         int expected = (int) Math.min(from.blockSize(), info.rawLength() - (long) k * from.blockSize());
-        decoder.decode(block, lengths[k], raw, expected, where);
+        if (frames != null) {
+          decoder.decodeSealed(frames, k, block, lengths[k], raw, 0, expected, where);
+        } else {
+          decoder.decode(block, lengths[k], raw, expected, where);
+        }
         pos += lengths[k];
       }
       ImageSink.Copy copy = write(task.shard(), shard.array(), pos);
-      return result(task.shard(), copy, info.rawLength(), pos, lengths);
+      return result(task.shard(), copy, info.rawLength(), pos, lengths, task.sealedKey());
     }
 
     /** The task's pieces, read and checked, compressed into new blocks. */
     private ShardResult rewrite(ConsolidateTask task) throws IOException {
       shard.reset();
+      byte[] shardKey = sink.key() == null ? null : ImageKey.newBlockKey();
+      encoder.sealWith(shardKey);
       byte[] block = new byte[blockSize];
       int[] fill = {0};
       long[] raw = {0};
@@ -207,14 +230,16 @@ public final class ConsolidateShards
       };
       for (ReadTask r : task.reads()) {
         ShardReader reader = images.reader(r.blockSize());
-        reader.read(source(r.image()), r.image(), r.shard(), r.info(), r.pieces(), into);
+        reader.read(source(r.image()), r.image(), keys.get(r.image()), r.shard(), r.info(),
+            r.pieces(), into);
       }
       if (fill[0] > 0) {
         lengths.add(encoder.write(block, fill[0], shard));
       }
       int[] blocks = lengths.stream().mapToInt(Integer::intValue).toArray();
       ImageSink.Copy copy = write(task.shard(), shard.array(), shard.size());
-      return result(task.shard(), copy, raw[0], shard.size(), blocks);
+      return result(task.shard(), copy, raw[0], shard.size(), blocks,
+          shardKey == null ? null : sink.key().wrap(shardKey, ImageKey.SHARD));
     }
 
     private ImageSink.Copy write(int index, byte[] blocks, int len) {
@@ -226,8 +251,9 @@ public final class ConsolidateShards
     }
 
     private static ShardResult result(
-        int shard, ImageSink.Copy copy, long raw, long stored, int[] blocks) {
-      return new ShardResult(shard, copy, raw, stored, blocks, List.of(), List.of(), List.of());
+        int shard, ImageSink.Copy copy, long raw, long stored, int[] blocks, byte[] sealedKey) {
+      return new ShardResult(shard, copy, raw, stored, blocks, List.of(), List.of(), List.of(),
+          sealedKey);
     }
   }
 

@@ -18,8 +18,16 @@ import java.util.List;
  *   <li>{@link Kind#REWRITE}: the pieces the reads name, read (every block checksum and extent
  *       digest checked), one after another in the order given, and compressed into new blocks.
  * </ul>
+ *
+ * <p>A copy into an encrypted image carries its frames' key wrapped for the new image ({@code
+ * sealedKey}); the frames themselves are copied unchanged.
  */
-public record ConsolidateTask(Kind kind, int shard, List<ReadTask> reads) implements Serializable {
+public record ConsolidateTask(Kind kind, int shard, List<ReadTask> reads, byte[] sealedKey)
+    implements Serializable {
+
+  public ConsolidateTask(Kind kind, int shard, List<ReadTask> reads) {
+    this(kind, shard, reads, null);
+  }
 
   public enum Kind {
     COPY_IN_STORE,
@@ -56,6 +64,10 @@ public record ConsolidateTask(Kind kind, int shard, List<ReadTask> reads) implem
           for (ReadTask r : t.reads) {
             ReadTask.CODER.write(r, out);
           }
+          out.writeShort(t.sealedKey == null ? 0 : t.sealedKey.length);
+          if (t.sealedKey != null) {
+            out.write(t.sealedKey);
+          }
         }
 
         @Override
@@ -67,7 +79,9 @@ public record ConsolidateTask(Kind kind, int shard, List<ReadTask> reads) implem
           for (int i = 0; i < n; i++) {
             reads.add(ReadTask.CODER.read(in));
           }
-          return new ConsolidateTask(kind, shard, reads);
+          byte[] key = new byte[in.readUnsignedShort()];
+          in.readFully(key);
+          return new ConsolidateTask(kind, shard, reads, key.length == 0 ? null : key);
         }
       };
 }

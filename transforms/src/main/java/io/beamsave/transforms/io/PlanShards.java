@@ -1,6 +1,8 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.Catalog;
@@ -68,7 +70,8 @@ public final class PlanShards
       SaveSpec.Library lib = spec.library(listing.getKey());
       if (lib.base() != null) {
         IncrementalPlan.Result inc = IncrementalPlan.against(
-            listed.entries(), readBase(lib.base(), spec), lib.base().location());
+            listed.entries(), readBase(lib.base(), lib.baseKey(), spec),
+            lib.base().location());
         listed = listed.withBases(inc.entries(), inc.bases(), inc.depth());
         bytesReferenced.inc(inc.referencedBytes());
       }
@@ -120,7 +123,8 @@ public final class PlanShards
    * The base image's catalog, checked to be the image the save was planned against: one put in
    * its place meanwhile would have the new image reference bytes it does not hold.
    */
-  static Catalog readBase(Catalog.Base base, SaveSpec spec) throws IOException {
+  static Catalog readBase(Catalog.Base base, ImageKey baseKey, SaveSpec spec)
+      throws IOException {
     Catalog offered = OFFERED.remove(base.location());
     if (offered != null && offered.id().equals(base.id())
         && java.util.Arrays.equals(offered.digest(), base.catalogDigest())) {
@@ -128,7 +132,7 @@ public final class PlanShards
     }
     Catalog c;
     try (ImageSource src = ImageSources.open(base.location(), spec.store())) {
-      c = ImageReader.readCatalog(src);
+      c = ImageReader.readCatalog(src, baseKey == null ? Keys.NONE : Keys.of(baseKey));
     }
     if (!c.id().equals(base.id()) || !java.util.Arrays.equals(c.digest(), base.catalogDigest())) {
       throw new BeamsaveException("--base " + base.location() + ": the image was replaced"

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.fs.Beneath;
@@ -10,6 +11,7 @@ import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
+import java.util.Map;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -36,10 +38,12 @@ import org.apache.beam.sdk.values.PCollection;
 public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollection<Long>> {
   private final RestoreTarget target;
   private final S3Settings store;
+  private final Map<String, ImageKey> keys;
 
-  private ReadShards(RestoreTarget target, S3Settings store) {
+  private ReadShards(RestoreTarget target, S3Settings store, Map<String, ImageKey> keys) {
     this.target = target;
     this.store = store;
+    this.keys = Map.copyOf(keys);
   }
 
   /**
@@ -47,12 +51,20 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
    * and writes nothing.
    */
   public static ReadShards verify(S3Settings store) {
-    return new ReadShards(null, store);
+    return new ReadShards(null, store, Map.of());
   }
 
   /** Restores the pieces of each task's image into their files under {@code target}. */
   public static ReadShards restoreTo(RestoreTarget target, S3Settings store) {
-    return new ReadShards(target, store);
+    return new ReadShards(target, store, Map.of());
+  }
+
+  /**
+   * The same, reading the encrypted images among the tasks' with these keys, by location (as
+   * {@link io.beamsave.transforms.store.ImageChain#keys} gives them).
+   */
+  public ReadShards withKeys(Map<String, ImageKey> imageKeys) {
+    return new ReadShards(target, store, imageKeys);
   }
 
   @Override
@@ -65,6 +77,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   static final class ReadShardFn extends DoFn<ReadTask, Long> {
     private final RestoreTarget target;
     private final S3Settings store;
+    private final Map<String, ImageKey> keys;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
     private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
     private final StageMetrics stage;
@@ -75,6 +88,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     ReadShardFn(ReadShards spec) {
       this.target = spec.target;
       this.store = spec.store;
+      this.keys = spec.keys;
       this.stage = StageMetrics.of(target == null ? "verify" : "restore");
     }
 
@@ -101,6 +115,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
         images.reader(task.blockSize()).read(
             images.source(task.image()),
             task.image(),
+            keys.get(task.image()),
             task.shard(),
             task.info(),
             task.pieces(),

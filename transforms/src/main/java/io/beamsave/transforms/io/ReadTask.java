@@ -40,6 +40,11 @@ public record ReadTask(
           for (int len : t.info.blockLengths()) {
             out.writeInt(len);
           }
+          byte[] key = t.info.sealedKey();
+          out.writeShort(key == null ? 0 : key.length);
+          if (key != null) {
+            out.write(key);
+          }
           out.writeInt(t.pieces.size());
           for (ShardReader.Piece p : t.pieces) {
             writeBytes(out, p.path());
@@ -75,6 +80,8 @@ public record ReadTask(
           for (int i = 0; i < blocks.length; i++) {
             blocks[i] = in.readInt();
           }
+          byte[] key = new byte[in.readUnsignedShort()];
+          in.readFully(key);
           int n = in.readInt();
           List<ShardReader.Piece> pieces = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
@@ -96,8 +103,8 @@ public record ReadTask(
                     path, fileOffset, new Extent(xImage, xShard, xOffset, xLength, digest), fileId,
                     whole));
           }
-          return new ReadTask(image, blockSize, shard, new ShardInfo(offset, stored, raw, blocks),
-              pieces);
+          return new ReadTask(image, blockSize, shard,
+              new ShardInfo(offset, stored, raw, blocks, key.length == 0 ? null : key), pieces);
         }
       };
 

@@ -2,6 +2,7 @@ package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.sink.ImageSink;
@@ -19,19 +20,19 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 4L;
+  private static final long serialVersionUID = 5L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
    * root} is the library directory, as a {@code file:} URI (which keeps every byte of a path that
    * is not UTF-8) or a plain path. {@code base}, when set, is the image an incremental save
-   * references unchanged files in.
+   * references unchanged files in, and {@code baseKey} its key if it is encrypted.
    */
-  public record Library(String name, String root, ImageSink sink, Catalog.Base base)
-      implements Serializable {
+  public record Library(String name, String root, ImageSink sink, Catalog.Base base,
+      ImageKey baseKey) implements Serializable {
     /** A library saved whole (no base image). */
     public Library(String name, String root, ImageSink sink) {
-      this(name, root, sink, null);
+      this(name, root, sink, null, null);
     }
 
     /** Where the finished image ends up. */
@@ -123,16 +124,21 @@ public final class SaveSpec implements Serializable {
   public SaveSpec withSink(String name, ImageSink sink) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, lib.root(), sink, lib.base()));
+    copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey()));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
         skipUnreadable, filesFrom);
   }
 
   /** The same save with library {@code name} saved incrementally against {@code base}. */
   public SaveSpec withBase(String name, Catalog.Base base) {
+    return withBase(name, base, null);
+  }
+
+  /** Like {@link #withBase(String, Catalog.Base)}, the base encrypted with {@code baseKey}. */
+  public SaveSpec withBase(String name, Catalog.Base base, ImageKey baseKey) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, lib.root(), lib.sink(), base));
+    copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
         skipUnreadable, filesFrom);
   }

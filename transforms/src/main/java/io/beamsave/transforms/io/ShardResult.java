@@ -13,6 +13,8 @@ import java.util.List;
  * ImageSink#writeShard} returned it; null for a library without file data), its raw and stored
  * lengths, each block's stored length, one digest per piece (in the task's order), the files
  * seen changing while being read, and those that could not be read (when the save skips them).
+ * In an encrypted image, {@code sealedKey} is the key this copy is sealed under, wrapped by the
+ * image's key: never the key itself, which would cross the shuffle in the clear.
  */
 public record ShardResult(
     int shard,
@@ -22,7 +24,22 @@ public record ShardResult(
     int[] blockLengths,
     List<byte[]> digests,
     List<PathBytes> changedPaths,
-    List<Unreadable> unreadable) {
+    List<Unreadable> unreadable,
+    byte[] sealedKey) {
+
+  /** The result of a shard of an image that is not encrypted. */
+  public ShardResult(int shard, ImageSink.Copy copy, long rawLength, long storedLength,
+      int[] blockLengths, List<byte[]> digests, List<PathBytes> changedPaths,
+      List<Unreadable> unreadable) {
+    this(shard, copy, rawLength, storedLength, blockLengths, digests, changedPaths, unreadable,
+        null);
+  }
+
+  /** This copy as the sink is told of it when the image is finished. */
+  public ImageSink.WrittenShard written() {
+    return new ImageSink.WrittenShard(shard, copy, storedLength, rawLength, blockLengths,
+        sealedKey);
+  }
 
   public static final DataCoder<ShardResult> CODER =
       new DataCoder<>() {
@@ -50,6 +67,10 @@ public record ShardResult(
             writeBytes(out, p);
           }
           Unreadable.writeAll(out, r.unreadable);
+          out.writeShort(r.sealedKey == null ? 0 : r.sealedKey.length);
+          if (r.sealedKey != null) {
+            out.write(r.sealedKey);
+          }
         }
 
         @Override
@@ -75,8 +96,11 @@ public record ShardResult(
           for (int i = 0; i < c; i++) {
             changed.add(readBytes(in));
           }
-          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed,
-              Unreadable.readAll(in));
+          List<Unreadable> unreadable = Unreadable.readAll(in);
+          byte[] key = new byte[in.readUnsignedShort()];
+          in.readFully(key);
+          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed, unreadable,
+              key.length == 0 ? null : key);
         }
       };
 }

@@ -1,9 +1,9 @@
 package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageWriter;
-import io.beamsave.transforms.image.ShardInfo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,12 +19,28 @@ import java.util.function.Function;
  * whose result the job kept, and the other is dead space no reader visits.
  */
 public final class FileImageSink implements ImageSink {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   private final String image;
+  private final ImageKey key;
 
   public FileImageSink(Path image) {
-    this.image = image.toAbsolutePath().toString();
+    this(image.toAbsolutePath().toString(), null);
+  }
+
+  private FileImageSink(String image, ImageKey key) {
+    this.image = image;
+    this.key = key;
+  }
+
+  @Override
+  public ImageKey key() {
+    return key;
+  }
+
+  @Override
+  public FileImageSink encryptedWith(ImageKey newKey) {
+    return new FileImageSink(image, newKey);
   }
 
   public Path path() {
@@ -49,20 +65,19 @@ public final class FileImageSink implements ImageSink {
 
   @Override
   public Copy writeShard(int shard, byte[] blocks, int len) throws IOException {
-    return new Copy(ImageWriter.appendShard(path(), blocks, len), "");
+    return new Copy(ImageWriter.appendShard(path(), header(), blocks, len), "");
   }
 
   @Override
   public long finish(
       List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException {
-    try (ImageWriter writer = ImageWriter.open(path())) {
+    try (ImageWriter writer = ImageWriter.open(path(), header())) {
       List<Kept> kept = new ArrayList<>(shards.size());
       for (WrittenShard s : ImageSink.lastOfEach(shards)) {
-        kept.add(new Kept(s, new ShardInfo(s.copy().where(), s.storedLength(), s.rawLength(),
-            s.blocks())));
+        kept.add(new Kept(s, s.at(s.copy().where())));
       }
-      return writer.finish(catalog.apply(kept), codec);
+      return writer.finish(catalog.apply(kept).withKey(key), codec);
     }
   }
 

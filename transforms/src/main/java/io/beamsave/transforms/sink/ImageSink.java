@@ -1,7 +1,9 @@
 package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ShardInfo;
 import java.io.IOException;
 import java.io.Serializable;
@@ -29,6 +31,23 @@ import java.util.function.Function;
 public interface ImageSink extends Serializable {
   /** Where the finished image is, as the operator names it: a path or {@code s3://B/K}. */
   String location();
+
+  /**
+   * The key of the encrypted image this sink writes, or null if it is not encrypted. Workers
+   * seal each shard under a key of its own and hand {@link #writeShard} the frames; {@link
+   * #finish} seals the catalog and records every key wrapped by this one.
+   */
+  default ImageKey key() {
+    return null;
+  }
+
+  /** This sink writing an image encrypted with {@code key} (null: not encrypted). */
+  ImageSink encryptedWith(ImageKey key);
+
+  /** The bytes the image begins with: its header. */
+  default byte[] header() {
+    return key() == null ? ImageFormat.header() : key().header();
+  }
 
   /**
    * Before the pipeline is built: removes what an earlier, killed run of this image left that
@@ -60,15 +79,28 @@ public interface ImageSink extends Serializable {
    * Makes the image from the shards written: {@code shards} holds every copy the job's results
    * name, one or more of each shard, and the sink keeps one copy of each, the one its output
    * holds. {@code catalog} builds the catalog from the copies kept, in shard order, each with
-   * where it lies in the image; {@code codec} compresses it in blocks of {@code blockSize}.
-   * Returns the image's length.
+   * where it lies in the image; {@code codec} compresses it in blocks of {@code blockSize}, and
+   * the {@link #key} (if any) seals it. Returns the image's length.
    */
   long finish(
       List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException;
 
-  /** One copy of a shard as written: its id, where it is, its lengths and block lengths. */
-  record WrittenShard(int shard, Copy copy, long storedLength, long rawLength, int[] blocks) {}
+  /**
+   * One copy of a shard as written: its id, where it is, its lengths and block lengths, and in
+   * an encrypted image its key, wrapped ({@link ShardInfo#sealedKey}).
+   */
+  record WrittenShard(
+      int shard, Copy copy, long storedLength, long rawLength, int[] blocks, byte[] sealedKey) {
+    public WrittenShard(int shard, Copy copy, long storedLength, long rawLength, int[] blocks) {
+      this(shard, copy, storedLength, rawLength, blocks, null);
+    }
+
+    /** What the catalog's shard table records of this copy, were it at {@code offset}. */
+    public ShardInfo at(long offset) {
+      return new ShardInfo(offset, storedLength, rawLength, blocks, sealedKey);
+    }
+  }
 
   /** The copy of a shard that the image holds, and where it lies in the image. */
   record Kept(WrittenShard copy, ShardInfo info) {}

@@ -2,6 +2,8 @@ package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.ImageFormat;
@@ -52,7 +54,7 @@ import java.util.function.Function;
  * its staged shards are removed either way.
  */
 public final class StoreImageSink implements ImageSink {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   /** S3's smallest part but the last. */
   public static final long MIN_PART = 5L << 20;
@@ -74,6 +76,8 @@ public final class StoreImageSink implements ImageSink {
   private final String uploadId;
   /** A random name for this run, in the upload's metadata; null before {@link #prepare}. */
   private final String runTag;
+  /** The key of an encrypted image; null otherwise. */
+  private final ImageKey imageKey;
 
   /**
    * The image {@code image} ({@code s3://B/K}), its small shards staged under {@code staging}
@@ -84,7 +88,7 @@ public final class StoreImageSink implements ImageSink {
       ObjectUri image, ObjectUri staging, S3Settings settings, double linkMbps,
       int parallelParts) {
     this(image.toString(), staging.key().endsWith("/") ? staging.key() : staging.key() + "/",
-        settings, linkMbps, parallelParts, null, null);
+        settings, linkMbps, parallelParts, null, null, null);
     if (!image.bucket().equals(staging.bucket())) {
       throw new BeamsaveException("staging " + staging + " must be in the bucket of the image "
           + image + " (staged shards are kept beside the image they become part of)");
@@ -93,7 +97,7 @@ public final class StoreImageSink implements ImageSink {
 
   private StoreImageSink(
       String image, String staging, S3Settings settings, double linkMbps, int parallelParts,
-      String uploadId, String runTag) {
+      String uploadId, String runTag, ImageKey key) {
     if (parallelParts < 1) {
       throw new IllegalArgumentException("parallel parts must be at least 1");
     }
@@ -104,6 +108,18 @@ public final class StoreImageSink implements ImageSink {
     this.parallelParts = parallelParts;
     this.uploadId = uploadId;
     this.runTag = runTag;
+    this.imageKey = key;
+  }
+
+  @Override
+  public ImageKey key() {
+    return imageKey;
+  }
+
+  @Override
+  public StoreImageSink encryptedWith(ImageKey newKey) {
+    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, uploadId, runTag,
+        newKey);
   }
 
   public ObjectUri uri() {
@@ -136,7 +152,8 @@ public final class StoreImageSink implements ImageSink {
     String tag = Long.toHexString(new java.security.SecureRandom().nextLong());
     String id = store().createMultipart(uri().key(), "application/octet-stream",
         Map.of(RUN_TAG, tag));
-    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id, tag);
+    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id, tag,
+        imageKey);
   }
 
   /**
@@ -166,7 +183,8 @@ public final class StoreImageSink implements ImageSink {
     }
     Store store = store();
     LinkThrottle link = LinkThrottle.shared(linkMbps);
-    int head = shard == 0 ? ImageFormat.HEADER_SIZE : 0;
+    byte[] header = header();
+    int head = shard == 0 ? header.length : 0;
     if (uploadId == null) {
       throw new IllegalStateException(image + ": written without prepare()");
     }
@@ -175,7 +193,7 @@ public final class StoreImageSink implements ImageSink {
       int n = len;
       if (head > 0) {
         data = new byte[len + head];
-        System.arraycopy(ImageFormat.header(), 0, data, 0, head);
+        System.arraycopy(header, 0, data, 0, head);
         System.arraycopy(blocks, 0, data, head, len);
         n = len + head;
       }
@@ -270,14 +288,20 @@ public final class StoreImageSink implements ImageSink {
     // shards' parts in shard order, then the remaining staged shards, the catalog and trailer.
     Map<Integer, ShardInfo> at = new TreeMap<>();
     boolean headIsShard0 = !direct.isEmpty() && direct.get(0).shard() == 0;
-    long pos = ImageFormat.HEADER_SIZE;
+    byte[] header = header();
+    long pos = header.length;
     int inHead = 0;
     long headLength = 0;
     if (!headIsShard0 && !direct.isEmpty()) {
       while (inHead < staged.size() && pos < MIN_PART) {
         pos = place(at, staged.get(inHead++), pos);
       }
-      headLength = pos = Math.max(pos, MIN_PART);
+      long padded = Math.max(pos, MIN_PART);
+      if (imageKey != null && padded > pos && padded - pos < BlockSealer.FRAME_HEADER) {
+        // An encrypted image's gap is a padding frame, which needs room for its header.
+        padded = pos + BlockSealer.FRAME_HEADER;
+      }
+      headLength = pos = padded;
     }
     for (WrittenShard s : direct) {
       pos = place(at, s, pos);
@@ -287,8 +311,8 @@ public final class StoreImageSink implements ImageSink {
       pos = place(at, s, pos);
     }
     List<Kept> kept = chosen.stream().map(s -> new Kept(s, at.get(s.shard()))).toList();
-    byte[] tail = ImageWriter.tail(CatalogCodec.encode(catalog.apply(kept)), codec, blockSize,
-        pos);
+    byte[] tail = ImageWriter.tail(CatalogCodec.encode(catalog.apply(kept).withKey(imageKey)),
+        codec, blockSize, pos, imageKey);
     long length = pos + tail.length;
 
     int next = direct.isEmpty() ? 1 : direct.get(direct.size() - 1).shard() + 2;
@@ -296,7 +320,7 @@ public final class StoreImageSink implements ImageSink {
     long chunk = Math.max(MIN_PART, -Math.floorDiv(-(length - tailStart), MAX_PARTS - next + 1L));
     try (Assembly a = new Assembly(store, key, uploadId)) {
       if (headLength > 0) {
-        a.write(ImageFormat.header());
+        a.write(header);
         for (WrittenShard s : staged.subList(0, inHead)) {
           a.write(store.get(shardKey(s.shard(), s.copy().where())));
         }
@@ -307,7 +331,7 @@ public final class StoreImageSink implements ImageSink {
         a.sent(sent.get(s.shard() + 1));
       }
       if (direct.isEmpty()) {
-        a.write(ImageFormat.header());
+        a.write(header);
       }
       for (WrittenShard s : staged.subList(inHead, staged.size())) {
         a.write(store.get(shardKey(s.shard(), s.copy().where())));
@@ -329,7 +353,7 @@ public final class StoreImageSink implements ImageSink {
 
   /** Records that {@code s} lies at {@code pos}; returns where the next one begins. */
   private static long place(Map<Integer, ShardInfo> at, WrittenShard s, long pos) {
-    at.put(s.shard(), new ShardInfo(pos, s.storedLength(), s.rawLength(), s.blocks()));
+    at.put(s.shard(), s.at(pos));
     return pos + s.storedLength();
   }
 
@@ -367,8 +391,8 @@ public final class StoreImageSink implements ImageSink {
   }
 
   /** Whether the part in the upload holds copy {@code s}: its length and its ETag. */
-  private static boolean holds(Store.Part part, WrittenShard s) {
-    long length = s.storedLength() + (s.shard() == 0 ? ImageFormat.HEADER_SIZE : 0);
+  private boolean holds(Store.Part part, WrittenShard s) {
+    long length = s.storedLength() + (s.shard() == 0 ? header().length : 0);
     String etag = S3Store.unquote(part.etag());
     return part.size() == length
         && (etag.isEmpty() || s.copy().tag().isEmpty() || etag.equalsIgnoreCase(s.copy().tag()));
@@ -404,10 +428,16 @@ public final class StoreImageSink implements ImageSink {
       return pending.size();
     }
 
-    /** Zeros up to {@code length} gathered bytes. */
+    /**
+     * Fills the gathered bytes up to {@code length}: zeros, or in an encrypted image a padding
+     * frame, so that its frames can be walked from header to trailer without its key.
+     */
     void pad(long length) {
-      pending.write(new byte[(int) (length - pending.size())], 0,
-          (int) (length - pending.size()));
+      int gap = (int) (length - pending.size());
+      if (gap > 0) {
+        byte[] fill = imageKey != null ? BlockSealer.padding(gap) : new byte[gap];
+        pending.write(fill, 0, gap);
+      }
     }
 
     /** A part already in the upload. */

@@ -1,6 +1,8 @@
 package io.beamsave.transforms.store;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
@@ -66,25 +68,32 @@ public final class ImageChain {
    */
   public static ImageChain resolve(
       String location, Catalog catalog, Iterable<Entry> entries, S3Settings s3) {
-    return resolve(location, catalog, basesUsedBy(entries), entries, s3);
+    return resolve(location, catalog, entries, s3, Keys.NONE);
+  }
+
+  /** Like {@link #resolve(String, Catalog, Iterable, S3Settings)}, encrypted bases opened with {@code keys}. */
+  public static ImageChain resolve(
+      String location, Catalog catalog, Iterable<Entry> entries, S3Settings s3, Keys keys) {
+    return resolve(location, catalog, basesUsedBy(entries), entries, s3, keys);
   }
 
   /** Opens every base the image lists, checked as {@link #resolve} does. */
-  public static ImageChain resolveAll(String location, Catalog catalog, S3Settings s3) {
+  public static ImageChain resolveAll(String location, Catalog catalog, S3Settings s3,
+      Keys keys) {
     TreeSet<Integer> all = new TreeSet<>();
     for (int i = 1; i <= catalog.bases().size(); i++) {
       all.add(i);
     }
-    return resolve(location, catalog, all, catalog.entries(), s3);
+    return resolve(location, catalog, all, catalog.entries(), s3, keys);
   }
 
   private static ImageChain resolve(String location, Catalog catalog, TreeSet<Integer> needed,
-      Iterable<Entry> entries, S3Settings s3) {
+      Iterable<Entry> entries, S3Settings s3, Keys keys) {
     ImageChain chain = of(location, catalog);
     List<CompletableFuture<Member>> opening = new ArrayList<>();
     for (int i : needed) {
       Catalog.Base b = catalog.bases().get(i - 1);
-      opening.add(CompletableFuture.supplyAsync(() -> open(location, b, s3)));
+      opening.add(CompletableFuture.supplyAsync(() -> open(location, b, s3, keys)));
     }
     int k = 0;
     for (int i : needed) {
@@ -145,7 +154,7 @@ public final class ImageChain {
         + Instant.ofEpochMilli(b.createdMillis()) + ")";
   }
 
-  private static Member open(String image, Catalog.Base b, S3Settings s3) {
+  private static Member open(String image, Catalog.Base b, S3Settings s3, Keys keys) {
     List<String> tried = candidates(image, b.location());
     for (String where : tried) {
       if (!exists(where, s3)) {
@@ -153,7 +162,7 @@ public final class ImageChain {
       }
       Catalog c;
       try (ImageSource src = ImageSources.open(where, s3)) {
-        c = ImageReader.readCatalog(src);
+        c = ImageReader.readCatalog(src, keys);
       } catch (IOException | BeamsaveException e) {
         throw new BeamsaveException(image + ": base image " + where + " cannot be read: "
             + e.getMessage());
@@ -211,5 +220,21 @@ public final class ImageChain {
   /** Every member opened, the image first. */
   public List<Member> opened() {
     return members.stream().filter(m -> m != null).toList();
+  }
+
+  /** The keys of the encrypted members opened, by location: what workers reading them need. */
+  public java.util.Map<String, ImageKey> keys() {
+    return keysOf(opened());
+  }
+
+  /** The keys of the encrypted images among {@code members}, by location. */
+  public static java.util.Map<String, ImageKey> keysOf(List<Member> members) {
+    java.util.Map<String, ImageKey> keys = new java.util.HashMap<>();
+    for (Member m : members) {
+      if (m.catalog().key() != null) {
+        keys.put(m.location(), m.catalog().key());
+      }
+    }
+    return keys;
   }
 }
