@@ -71,6 +71,8 @@ public final class BeamsaveCommand implements Runnable {
       DownloadCommand.class,
       HistoryCommand.class,
       PruneCommand.class,
+      KeygenCommand.class,
+      RekeyCommand.class,
       BenchCommand.class,
       CompareCommand.class,
       CodecsCommand.class,

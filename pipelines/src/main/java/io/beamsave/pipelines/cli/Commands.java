@@ -45,6 +45,15 @@ final class Commands {
         tty ? 1 : 10);
   }
 
+  /** The header and trailer of a local image, checked (no key needed). */
+  static ImageReader.Trailer endsOf(Path image) {
+    try (FileImageSource src = FileImageSource.open(image)) {
+      return ImageReader.readEnds(src);
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
+  }
+
   /**
    * The library and codec of a local image; fails with one line unless {@code image} is a
    * complete image (header, trailer, start of the catalog).

@@ -74,6 +74,15 @@ final class ConsolidateCommand implements Callable<Integer> {
           + " ${DEFAULT-VALUE}.")
   int minLive;
 
+  @Option(
+      names = "--recipient",
+      paramLabel = "PUBKEY|FILE",
+      description = "Encrypt the new image for this X25519 public key (or each a FILE holds),"
+          + " besides the --password-file's and --key-file's and each --identity's public key."
+          + " Default, for an encrypted chain: the keys that open it; for a plain one, none"
+          + " (unless keys are given). Repeat for several.")
+  List<String> recipients = new ArrayList<>();
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin JsonOutput json;
@@ -91,15 +100,16 @@ final class ConsolidateCommand implements Callable<Integer> {
         throw new io.beamsave.transforms.BeamsaveException(
             "--min-live " + minLive + ": give a percentage from 1 to 100");
       }
-      o = ConsolidatePipeline.run(ref, target, codec, minLive / 100.0, pipeline.options(),
-          progress);
+      o = ConsolidatePipeline.run(ref, target, codec, minLive / 100.0,
+          RecipientArgs.recipients(image.keys, recipients), pipeline.options(), progress);
     }
     Instant end = Instant.now();
     ConsolidatePlan plan = o.plan();
+    Ledger.Record record = new Ledger.Record("consolidate", o.newest().library(),
+        plan.codecSpec(), "none", "consolidate", start, end, o.seconds(), o.newest().rawBytes(),
+        o.imageBytes(), o.image());
     Ledger.append(Ledger.besideImage(o.image()), image.s3.settings(),
-        new Ledger.Record("consolidate", o.newest().library(), plan.codecSpec(), "none",
-            "consolidate", start, end, o.seconds(), o.newest().rawBytes(), o.imageBytes(),
-            o.image()));
+        o.encrypted() ? record.encrypted() : record);
     if (json.on()) {
       java.util.Map<String, Object> m = JsonOutput.object("summary");
       m.put("image", image.image());

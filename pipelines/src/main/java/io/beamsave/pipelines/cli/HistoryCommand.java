@@ -69,8 +69,10 @@ final class HistoryCommand implements Callable<Integer> {
       out.printf(
           Locale.ROOT, row, TIME.format(r.start()), r.kind(), r.library(), r.codec(),
           r.transferCodec(), r.strategy(), String.format(Locale.ROOT, "%.2f", r.seconds()),
-          Sizes.human(r.rawBytes()), Sizes.human(r.storedBytes()),
-          String.format(Locale.ROOT, "%.2f", (double) r.rawBytes() / Math.max(1, r.storedBytes())),
+          r.isEncrypted() ? "-" : Sizes.human(r.rawBytes()), Sizes.human(r.storedBytes()),
+          r.isEncrypted() ? "-"
+              : String.format(Locale.ROOT, "%.2f",
+                  (double) r.rawBytes() / Math.max(1, r.storedBytes())),
           r.where());
     }
     return 0;

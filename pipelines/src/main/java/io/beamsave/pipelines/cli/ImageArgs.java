@@ -24,6 +24,8 @@ final class ImageArgs {
 
   @Mixin S3Args s3;
 
+  @Mixin KeyArgs keys;
+
   @Spec(Spec.Target.MIXEE)
   CommandSpec command;
 
@@ -53,6 +55,6 @@ final class ImageArgs {
 
   /** Opens the image; {@code progress} hears of a download the image needs first. */
   ImageRef open(PrintWriter progress) {
-    return ImageRef.of(image(), s3.settings(), progress);
+    return ImageRef.of(image(), s3.settings(), keys.keys(), progress);
   }
 }

@@ -4,6 +4,7 @@ import io.beamsave.pipelines.retention.Lineage;
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageId;
@@ -34,7 +35,8 @@ import picocli.CommandLine.Option;
           + " and newest first: when it was saved, its size, the raw bytes it holds, ratio,"
           + " codec and status.",
       "Status is ok; partial (entries the save could not read, --skip-unreadable); changed"
-          + " (files changed while being saved, kept as read); in progress (an"
+          + " (files changed while being saved, kept as read); encrypted (no key given that"
+          + " opens it: its size, time and chain are shown, what it holds is not); in progress (an"
           + " upload or save to it is running); transfer-compressed (stored compressed in"
           + " transfer: download to read its catalog); missing base (an image it needs is not"
           + " stored under --at); or damaged, with the reason (prune neither counts nor deletes"
@@ -58,6 +60,8 @@ final class ImagesCommand implements Callable<Integer> {
   String at;
 
   @Mixin S3Args s3;
+
+  @Mixin KeyArgs keys;
 
   @Mixin JsonOutput json;
 
@@ -212,7 +216,7 @@ final class ImagesCommand implements Callable<Integer> {
   private Row read(StoredImages.Image i) {
     String fallback = libraryOf(i);
     try {
-      Catalog c = StoredImages.catalog(i, s3.settings());
+      Catalog c = StoredImages.catalog(i, s3.settings(), keys.keys());
       if (c == null) {
         return new Row(i, fallback, null, -1, -1, -1, "transfer-compressed", null, List.of());
       }
@@ -222,6 +226,11 @@ final class ImagesCommand implements Callable<Integer> {
       return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.ownRawBytes(), c.fileCount(),
           i.busy() ? "in progress" : unreadable > 0 ? "partial (" + unreadable + " unreadable)"
               : changed > 0 ? "changed (" + changed + ")" : "ok", Lineage.of(c), List.of());
+    } catch (KeyException e) {
+      // Its header tells its place in a chain; what it holds is for its keys only.
+      return new Row(i, fallback, null, -1, -1, -1, i.busy() ? "in progress"
+          : e.noKeyGiven() ? "encrypted" : "encrypted, not for the keys given",
+          Lineage.of(e.envelope()), List.of());
     } catch (IOException | RuntimeException e) {
       return new Row(i, fallback, null, -1, -1, -1,
           i.busy() ? "in progress" : "damaged: " + StoredImages.firstLine(e), null, List.of());

@@ -4,6 +4,7 @@ import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.io.ListLibrary;
 import java.time.Instant;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.save.SaveKeys;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
 import io.beamsave.transforms.BeamsaveException;
@@ -13,6 +14,8 @@ import io.beamsave.transforms.io.Excludes;
 import io.beamsave.transforms.io.FilesFrom;
 import io.beamsave.transforms.io.Unreadable;
 import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.crypt.Recipient;
+import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.io.SaveSpec;
 import io.beamsave.transforms.io.StageMetrics;
@@ -42,13 +45,18 @@ import picocli.CommandLine.Option;
       "  beamsave save --library /srv/data --image 's3://backups/nightly/{library}/{library}-{utc}.bsave' --exclude '*.tmp' --exclude-caches",
       "  beamsave save --library /srv/a --library /srv/b --image /backup/ --codec auto:100 --json",
       "  beamsave save --library /srv/data --image /backup/data.bsave -- --runner=FlinkRunner --flinkMaster=flink:8081",
+      "  beamsave save --library /srv/data --image '/backup/{library}-{utc}.bsave' --recipient beamsave-pub-...   # write-only",
       "%n" + PipelineArgs.BEAM_OPTIONS_HELP
     },
     description = {
       "Save one or more libraries (directory trees) into save images.",
       "Files are packed into shards of --shard-size raw bytes, compressed in parallel in blocks"
           + " of --block-size with --codec, and assembled into one image per library. Symlinks"
-          + " are stored as links, never followed; FIFOs, sockets and devices are skipped."
+          + " are stored as links, never followed; FIFOs, sockets and devices are skipped.",
+      "With --recipient, --key-file, --password-file, --identity or $BEAMSAVE_PASSWORD, each"
+          + " image is encrypted (AES-256-GCM, a data key of its own wrapped for each of them):"
+          + " names, sizes and contents are hidden; see docs/security.md. An incremental"
+          + " save's base must be encrypted too, and opened by one of the keys given."
     },
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
@@ -255,6 +263,8 @@ final class SaveCommand implements Callable<Integer> {
 
   @Mixin S3Args s3;
 
+  @Mixin RecipientArgs crypt;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   /** What shell completion offers for --codec: each codec at its default level, and auto. */
@@ -380,9 +390,12 @@ final class SaveCommand implements Callable<Integer> {
     }
     // The walk overlaps reading the base images' catalogs and the start-up of Beam and its
     // runner, where the runner's workers run here.
+    List<Recipient> recipients = crypt.recipients();
     ListLibrary.WalkedAhead walked = inThisJvm ? ListLibrary.walkAhead(save) : null;
+    java.util.Map<String, Catalog> bases = new java.util.HashMap<>();
     save = io.beamsave.pipelines.save.BaseImages.apply(save, base, baseOptional, fullEvery,
-        s3.settings(), json::note, inThisJvm);
+        s3.settings(), crypt.keys(), !recipients.isEmpty(), bases, json::note, inThisJvm);
+    save = SaveKeys.apply(save, recipients, bases);
     Instant start = Instant.now();
     SavePipeline.Outcome outcome = SavePipeline.run(
         save, options, pipeline.progress(spec.commandLine().getErr(), json), walked);
@@ -431,13 +444,12 @@ final class SaveCommand implements Callable<Integer> {
       // An image in object storage was uploaded while it was saved.
       String kind = ObjectUri.isObject(s.image()) ? "save-upload" : "save";
       String codec = save.codec().spec();
-      Ledger.append(
-          Ledger.besideImage(s.image()),
-          save.store(),
-          new Ledger.Record(
-              kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
-              outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image(),
-              s.base().isEmpty() ? null : s.base(), s.referencedBytes()));
+      Ledger.Record record = new Ledger.Record(
+          kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
+          outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image(),
+          s.base().isEmpty() ? null : s.base(), s.referencedBytes());
+      Ledger.append(Ledger.besideImage(s.image()), save.store(),
+          recipients.isEmpty() ? record : record.encrypted());
     }
     return partial ? BeamsaveCommand.EXIT_PARTIAL : 0;
   }

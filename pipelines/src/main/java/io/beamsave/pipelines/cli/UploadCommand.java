@@ -124,7 +124,15 @@ final class UploadCommand implements Callable<Integer> {
     if (!Files.isRegularFile(image)) {
       throw new BeamsaveException(image + ": no such image");
     }
-    CatalogCodec.Label label = Commands.labelOf(image);
+    // An encrypted image's catalog is for its keys: the upload needs none, and its record in the
+    // ledger beside it tells nothing the image hides.
+    boolean encrypted = Commands.endsOf(image).encrypted();
+    if (encrypted && !options.codec().isNone()) {
+      throw new BeamsaveException(image + " is encrypted, and encrypted bytes do not shrink:"
+          + " --transfer-codec " + options.codec() + " would only cost time; upload it with"
+          + " --transfer-codec none");
+    }
+    CatalogCodec.Label label = encrypted ? null : Commands.labelOf(image);
     S3Settings settings = s3.settings();
     Instant start = Instant.now();
     ImageUpload.Result r;
@@ -145,13 +153,13 @@ final class UploadCommand implements Callable<Integer> {
     if (resume && !r.resumed()) {
       out.println("note: there was no interrupted upload to " + target + " to resume; sent it whole");
     }
-    Ledger.append(
-        Ledger.besideImage(target.toString()),
-        settings,
-        new Ledger.Record(
-            "upload", label.library(), label.codec(), r.codec().spec(),
+    Ledger.Record record = encrypted
+        ? new Ledger.Record("upload", "", "", r.codec().spec(), "", start, end, r.seconds(), 0,
+            r.storedBytes(), target.toString()).encrypted()
+        : new Ledger.Record("upload", label.library(), label.codec(), r.codec().spec(),
             Ledger.strategy("upload", label.codec(), r.codec().spec()), start, end,
-            r.seconds(), r.rawBytes(), r.storedBytes(), target.toString()));
+            r.seconds(), r.rawBytes(), r.storedBytes(), target.toString());
+    Ledger.append(Ledger.besideImage(target.toString()), settings, record);
     return 0;
   }
 }

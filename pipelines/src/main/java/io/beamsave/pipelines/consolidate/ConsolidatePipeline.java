@@ -8,6 +8,9 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.crypt.Recipient;
+import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.io.AssembleConsolidated;
@@ -29,6 +32,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -51,14 +55,16 @@ public final class ConsolidatePipeline {
   /** What a consolidate made. */
   public record Outcome(
       String image, Catalog newest, int chainLength, ConsolidatePlan plan, long imageBytes,
-      long bytesFetched, long bytesFetchedToRewrite, JobResult job, double seconds) {}
+      long bytesFetched, long bytesFetchedToRewrite, JobResult job, double seconds,
+      boolean encrypted) {}
 
   /** Adds the making of {@code plan}'s shards into {@code sink} (prepared) and its assembly. */
-  public static PCollection<String> build(
-      Pipeline p, ConsolidatePlan plan, ImageSink sink, Codec codec, S3Settings s3) {
+  public static PCollection<String> build(Pipeline p, ConsolidatePlan plan, ImageSink sink,
+      Codec codec, S3Settings s3, Map<String, ImageKey> chainKeys) {
     return p.apply("Tasks", Elements.of(plan.tasks(), ConsolidateTask.CODER))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
-        .apply(SHARD_STEP, ConsolidateShards.into(sink, codec, plan.blockSize(), s3))
+        .apply(SHARD_STEP,
+            ConsolidateShards.into(sink, codec, plan.blockSize(), s3).withKeys(chainKeys))
         .apply("AssembleConsolidated", AssembleConsolidated.of(plan, sink, codec));
   }
 
@@ -86,16 +92,19 @@ public final class ConsolidatePipeline {
   /**
    * Consolidates {@code newest} into {@code to}, rewriting with {@code codecSpec} (null: the
    * newest image's codec). The chain is opened and checked before anything is written: a missing
-   * or replaced base fails with nothing made.
+   * or replaced base fails with nothing made. The new image is encrypted for {@code recipients};
+   * an encrypted chain, when none are given, for the keys that opened it ({@link
+   * io.beamsave.transforms.crypt.Keys#asRecipients}).
    */
   public static Outcome run(
-      ImageRef newest, String to, String codecSpec, double minLive, PipelineOptions options,
-      PrintWriter progress) {
+      ImageRef newest, String to, String codecSpec, double minLive, List<Recipient> recipients,
+      PipelineOptions options, PrintWriter progress) {
     long start = System.nanoTime();
     S3Settings s3 = newest.s3();
     Catalog catalog = newest.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
-    ImageChain chain = ImageChain.resolve(newest.location(), catalog, files, s3);
+    ImageChain chain =
+        ImageChain.resolve(newest.location(), catalog, files, s3, newest.keys());
     String target = ObjectUri.isObject(to) ? to : Path.of(to).toAbsolutePath().toString();
     for (ImageChain.Member m : chain.opened()) {
       if (m.location().equals(target)) {
@@ -109,7 +118,15 @@ public final class ConsolidatePipeline {
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
+    if (recipients.isEmpty() && catalog.encrypted()) {
+      recipients = newest.keys().asRecipients();
+    }
     ImageSink sink = sinkFor(to, s3);
+    if (!recipients.isEmpty()) {
+      // A full image of the newest one's point in time, with a data key of its own.
+      sink = sink.encryptedWith(ImageKey.create(ImageId.random(), catalog.createdMillis(), 0,
+          catalog.id(), List.of(), recipients));
+    }
     AtomicReference<ImageSink> running = new AtomicReference<>();
     try (Interrupts.Registration undo = Interrupts.onInterrupt(() -> {
       if (running.get() != null) {
@@ -129,14 +146,14 @@ public final class ConsolidatePipeline {
         imageBytes = AssembleConsolidated.finish(plan, prepared, codec, List.of());
       } else {
         Pipeline p = Pipeline.create(options);
-        build(p, plan, prepared, codec, s3);
+        build(p, plan, prepared, codec, s3, chain.keys());
         job = Job.run(p, progress(plan), progress);
         imageBytes = sizeOf(prepared.location(), s3);
       }
       return new Outcome(prepared.location(), catalog, 1 + catalog.bases().size(), plan,
           imageBytes, job == null ? 0 : job.counter(StageMetrics.BYTES_FETCHED),
           job == null ? 0 : job.counter(StageMetrics.BYTES_FETCHED_TO_REWRITE), job,
-          (System.nanoTime() - start) / 1e9);
+          (System.nanoTime() - start) / 1e9, prepared.key() != null);
     } catch (RuntimeException e) {
       if (running.get() != null) {
         running.get().discard();

@@ -71,7 +71,8 @@ public final class RestorePipeline {
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
     long bytes = files.stream().mapToLong(Entry::size).sum();
     // Before the target is touched: a missing or replaced base fails the restore up front.
-    ImageChain chain = ImageChain.resolve(image.location(), catalog, files, image.s3());
+    ImageChain chain =
+        ImageChain.resolve(image.location(), catalog, files, image.s3(), image.keys());
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       boolean finished = false;
@@ -83,7 +84,7 @@ public final class RestorePipeline {
         if (!tasks.isEmpty()) {
           Pipeline p = Pipeline.create(options);
           build(p, tasks,
-              ReadShards.restoreTo(tree.target(), image.s3()));
+              ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys()));
           workersRan = true;
           clampedByWorkers = Job.run(p, progress("restored", bytes, tasks.size()), progress)
               .counter(StageMetrics.MTIMES_CLAMPED);

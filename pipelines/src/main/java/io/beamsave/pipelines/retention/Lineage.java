@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.retention;
 
+import io.beamsave.transforms.crypt.Envelope;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageId;
 import java.time.Instant;
@@ -18,6 +19,19 @@ public record Lineage(ImageId id, ImageId origin, int depth, List<Catalog.Base> 
   public static Lineage of(Catalog c) {
     return new Lineage(c.id(), c.origin(), c.depth(), List.copyOf(c.bases()),
         Instant.ofEpochMilli(c.createdMillis()));
+  }
+
+  /**
+   * An encrypted image's lineage as its header records it, which needs no key: its bases by id
+   * alone (where they were is in the catalog), and every image it may reference, so that
+   * retention keeps at least what the catalog would have it keep.
+   */
+  public static Lineage of(Envelope e) {
+    List<Catalog.Base> bases = e.bases().stream()
+        .map(id -> new Catalog.Base(id, new byte[32], 0, "(image " + id + ")"))
+        .toList();
+    return new Lineage(e.id(), e.origin(), e.depth(), bases,
+        Instant.ofEpochMilli(e.createdMillis()));
   }
 
   public boolean consolidated() {

@@ -60,15 +60,17 @@ public final class PrunePlan {
     return warnings;
   }
 
-  /** Reads the catalog of every image in {@code series} (as {@link StoredImages#list} gives). */
+  /**
+   * Reads the lineage of every image in {@code series} (as {@link StoredImages#list} gives): from
+   * its catalog, or an encrypted image's from its header, so that pruning needs no key.
+   */
   public static List<Candidate> read(Map<String, List<StoredImages.Image>> series,
       S3Settings s3) {
     List<Candidate> out = new ArrayList<>();
     for (List<StoredImages.Image> images : series.values()) {
       for (StoredImages.Image i : images) {
         try {
-          Catalog c = StoredImages.catalog(i, s3);
-          out.add(new Candidate(i, c == null ? null : Lineage.of(c), null));
+          out.add(new Candidate(i, StoredImages.lineage(i, s3), null));
         } catch (IOException | RuntimeException e) {
           // One being replaced is whole until the new one takes its name: counted as before.
           out.add(new Candidate(i, null, i.busy() ? null : StoredImages.firstLine(e)));

@@ -2,6 +2,11 @@ package io.beamsave.pipelines.retention;
 
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
@@ -122,24 +127,47 @@ public final class StoredImages {
 
   /**
    * The catalog of {@code image}, or null if it is stored with transfer compression (only a
-   * download reaches its catalog); throws if the image is damaged or cannot be read.
+   * download reaches its catalog); throws if the image is damaged or cannot be read, and a
+   * {@link io.beamsave.transforms.crypt.KeyException} if it is encrypted and none of {@code
+   * keys} opens it.
    */
-  public static io.beamsave.transforms.image.Catalog catalog(Image image, S3Settings s3)
-      throws IOException {
-    if (ObjectUri.isObject(image.uri())
-        && !io.beamsave.transforms.store.ImageSources.transferCodecOf(image.uri(), s3).isNone()) {
+  public static Catalog catalog(Image image, S3Settings s3, Keys keys) throws IOException {
+    if (transferCompressed(image, s3)) {
       return null;
     }
-    try (io.beamsave.transforms.image.ImageSource src =
-        io.beamsave.transforms.store.ImageSources.open(image.uri(), s3)) {
-      return io.beamsave.transforms.image.ImageReader.readCatalog(src);
+    try (ImageSource src = ImageSources.open(image.uri(), s3)) {
+      return ImageReader.readCatalog(src, keys);
     }
   }
 
-  /** What is wrong with {@code image}: null if its {@link #catalog} reads, else why not. */
+  private static boolean transferCompressed(Image image, S3Settings s3) {
+    return ObjectUri.isObject(image.uri())
+        && !ImageSources.transferCodecOf(image.uri(), s3).isNone();
+  }
+
+  /**
+   * Where {@code image} stands among the images it was made from: from its catalog, or for an
+   * encrypted image from its header, which needs no key; null if it is stored with transfer
+   * compression. Throws if the image is damaged.
+   */
+  public static Lineage lineage(Image image, S3Settings s3) throws IOException {
+    if (transferCompressed(image, s3)) {
+      return null;
+    }
+    try (ImageSource src = ImageSources.open(image.uri(), s3)) {
+      ImageReader.Trailer ends = ImageReader.readEnds(src);
+      return ends.encrypted() ? Lineage.of(ends.envelope())
+          : Lineage.of(ImageReader.readCatalog(src));
+    }
+  }
+
+  /**
+   * What is wrong with {@code image}: null if its {@link #lineage} reads (an encrypted image's
+   * header and trailer, which need no key), else why not.
+   */
   public static String problem(Image image, S3Settings s3) {
     try {
-      catalog(image, s3);
+      lineage(image, s3);
       return null;
     } catch (IOException | RuntimeException e) {
       return firstLine(e);

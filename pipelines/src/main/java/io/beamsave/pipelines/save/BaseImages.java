@@ -2,6 +2,7 @@ package io.beamsave.pipelines.save;
 
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
@@ -27,9 +28,16 @@ import java.util.function.Consumer;
 public final class BaseImages {
   private BaseImages() {}
 
-  /** {@code spec} with each library's base set, where it gets one. */
+  /**
+   * {@code spec} with each library's base set, where it gets one; {@code chosen} receives each
+   * base's catalog by library. An encrypted base is read with {@code keys}, and must be
+   * encrypted exactly when the new image is ({@code encrypted}): an encrypted image on a plain
+   * base would leave its unchanged files in the clear, a plain one on an encrypted base would
+   * list them in the clear.
+   */
   public static SaveSpec apply(SaveSpec spec, String base, boolean optional, int fullEvery,
-      S3Settings s3, Consumer<String> note, boolean workersInThisJvm) {
+      S3Settings s3, Keys keys, boolean encrypted, Map<String, Catalog> chosen,
+      Consumer<String> note, boolean workersInThisJvm) {
     if (base == null) {
       return spec;
     }
@@ -40,9 +48,10 @@ public final class BaseImages {
           + " library's own");
     }
     for (SaveSpec.Library lib : spec.libraries().values()) {
-      Catalog.Base chosen;
+      Chosen c;
       try {
-        chosen = choose(lib, latest ? null : base, fullEvery, s3, note, workersInThisJvm);
+        c = choose(lib, latest ? null : base, fullEvery, s3, keys, encrypted, note,
+            workersInThisJvm);
       } catch (BeamsaveException e) {
         if (!optional) {
           throw e;
@@ -50,15 +59,20 @@ public final class BaseImages {
         note.accept(lib.name() + ": saved whole: " + e.getMessage());
         continue;
       }
-      if (chosen != null) {
-        spec = spec.withBase(lib.name(), chosen);
+      if (c != null) {
+        chosen.put(lib.name(), c.catalog());
+        spec = spec.withBase(lib.name(), c.catalog().asBase(c.location()), c.catalog().key());
       }
     }
     return spec;
   }
 
-  private static Catalog.Base choose(SaveSpec.Library lib, String given, int fullEvery,
-      S3Settings s3, Consumer<String> note, boolean workersInThisJvm) {
+  /** A base image: its catalog, and where it is. */
+  private record Chosen(Catalog catalog, String location) {}
+
+  private static Chosen choose(SaveSpec.Library lib, String given, int fullEvery,
+      S3Settings s3, Keys keys, boolean encrypted, Consumer<String> note,
+      boolean workersInThisJvm) {
     String destination = lib.destination();
     String location = given != null ? absolute(StoredImages.resolveLatest(given, s3))
         : latestOf(destination, s3);
@@ -69,9 +83,17 @@ public final class BaseImages {
     }
     Catalog c;
     try (ImageSource src = ImageSources.open(location, s3)) {
-      c = ImageReader.readCatalog(src);
+      c = ImageReader.readCatalog(src, keys);
     } catch (IOException | BeamsaveException e) {
       throw new BeamsaveException("--base " + location + ": " + StoredImages.firstLine(e));
+    }
+    if (c.encrypted() != encrypted) {
+      throw new BeamsaveException("--base " + location + (encrypted
+          ? " is not encrypted: an encrypted image saved against it would leave its unchanged"
+              + " files in the clear there"
+          : " is encrypted: an image saved against it without encryption would list its"
+              + " files in the clear; give the same --recipient, --key-file or"
+              + " --password-file"));
     }
     if (!c.library().equals(lib.name())) {
       throw new BeamsaveException("--base " + location + " is an image of library '"
@@ -93,7 +115,7 @@ public final class BaseImages {
       // Planning needs it again, and a catalog of a million entries takes seconds to read.
       PlanShards.offerBase(location, c);
     }
-    return c.asBase(location);
+    return new Chosen(c, location);
   }
 
   /** The newest readable image of the series {@code destination} joins. */

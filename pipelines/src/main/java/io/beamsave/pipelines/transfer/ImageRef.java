@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.transfer;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
@@ -23,22 +24,29 @@ public final class ImageRef implements AutoCloseable {
   private final String given;
   private final String location;
   private final S3Settings s3;
+  private final Keys keys;
   private final Path temporary;
 
-  private ImageRef(String given, String location, S3Settings s3, Path temporary) {
+  private ImageRef(String given, String location, S3Settings s3, Keys keys, Path temporary) {
     this.given = given;
     this.location = location;
     this.s3 = s3;
+    this.keys = keys;
     this.temporary = temporary;
   }
 
   public static ImageRef of(String image, S3Settings s3, PrintWriter progress) {
+    return of(image, s3, Keys.NONE, progress);
+  }
+
+  /** The image {@code image}; an encrypted one (or its encrypted bases) opened with {@code keys}. */
+  public static ImageRef of(String image, S3Settings s3, Keys keys, PrintWriter progress) {
     if (!ObjectUri.isObject(image)) {
-      return new ImageRef(image, Path.of(image).toAbsolutePath().toString(), s3, null);
+      return new ImageRef(image, Path.of(image).toAbsolutePath().toString(), s3, keys, null);
     }
     ObjectUri uri = ObjectUri.parse(image, false);
     if (ImageSources.transferCodecOf(image, s3).isNone()) {
-      return new ImageRef(image, image, s3, null);
+      return new ImageRef(image, image, s3, keys, null);
     }
     try {
       Path dir = Files.createTempDirectory("beamsave-fetch-");
@@ -53,7 +61,7 @@ public final class ImageRef implements AutoCloseable {
         Files.deleteIfExists(dir);
         throw e;
       }
-      return new ImageRef(image, local.toString(), s3, local);
+      return new ImageRef(image, local.toString(), s3, keys, local);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot create a temporary directory for", image, e);
     }
@@ -71,6 +79,20 @@ public final class ImageRef implements AutoCloseable {
 
   public S3Settings s3() {
     return s3;
+  }
+
+  /** What opens the image and its bases, if they are encrypted. */
+  public Keys keys() {
+    return keys;
+  }
+
+  /** The header and trailer, checked: whether the image is encrypted, and what for. */
+  public ImageReader.Trailer ends() {
+    try (ImageSource src = ImageSources.open(location, s3)) {
+      return ImageReader.readEnds(src);
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
   }
 
   private java.util.concurrent.CompletableFuture<Catalog> catalogAhead;
@@ -104,7 +126,7 @@ public final class ImageRef implements AutoCloseable {
 
   private Catalog readCatalogNow() {
     try (ImageSource src = ImageSources.open(location, s3)) {
-      return ImageReader.readCatalog(src);
+      return ImageReader.readCatalog(src, keys);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }

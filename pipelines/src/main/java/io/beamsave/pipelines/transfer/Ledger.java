@@ -23,6 +23,8 @@ import java.util.UUID;
  */
 public final class Ledger {
   public static final String DIRECTORY = "beamsave-ledger";
+  /** What a record of an encrypted image says of what the image hides. */
+  static final String ENCRYPTED = "(encrypted)";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** One run of one image. */
@@ -39,7 +41,24 @@ public final class Ledger {
       long storedBytes,
       String where,
       String base,
-      long referencedBytes) {
+      long referencedBytes,
+      boolean isEncrypted) {
+
+    public Record(String kind, String library, String codec, String transferCodec,
+        String strategy, Instant start, Instant end, double seconds, long rawBytes,
+        long storedBytes, String where, String base, long referencedBytes) {
+      this(kind, library, codec, transferCodec, strategy, start, end, seconds, rawBytes,
+          storedBytes, where, base, referencedBytes, false);
+    }
+
+    /**
+     * This record of an encrypted image: without what the image hides (its library's name, its
+     * codec, its raw size), since the ledger lies in the clear beside it.
+     */
+    public Record encrypted() {
+      return new Record(kind, ENCRYPTED, ENCRYPTED, transferCodec, ENCRYPTED, start, end, seconds,
+          0, storedBytes, where, base, 0, true);
+    }
 
     /** A record of a run that made a self-contained image (or moved one). */
     public Record(String kind, String library, String codec, String transferCodec,
@@ -50,18 +69,35 @@ public final class Ledger {
     }
 
     static Record ofJson(java.util.Map<?, ?> m) {
+      boolean encrypted = Boolean.TRUE.equals(m.get("encrypted"));
+      String hidden = encrypted ? ENCRYPTED : null;
       return new Record(
-          str(m.get("kind")), str(m.get("library")), str(m.get("codec")),
-          str(m.get("transferCodec")), str(m.get("strategy")), Instant.parse(str(m.get("start"))),
+          str(m.get("kind")), or(str(m.get("library")), hidden), or(str(m.get("codec")), hidden),
+          str(m.get("transferCodec")), or(str(m.get("strategy")), hidden),
+          Instant.parse(str(m.get("start"))),
           Instant.parse(str(m.get("end"))), ((Number) m.get("seconds")).doubleValue(),
-          ((Number) m.get("rawBytes")).longValue(), ((Number) m.get("storedBytes")).longValue(),
+          m.get("rawBytes") instanceof Number raw ? raw.longValue() : 0,
+          ((Number) m.get("storedBytes")).longValue(),
           str(m.get("where")), m.get("base") == null ? null : str(m.get("base")),
-          m.get("referencedBytes") instanceof Number n ? n.longValue() : 0);
+          m.get("referencedBytes") instanceof Number n ? n.longValue() : 0, encrypted);
     }
 
     public java.util.Map<String, Object> toJson() {
       java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
       m.put("kind", kind);
+      if (isEncrypted) {
+        m.put("encrypted", true);
+        m.put("transferCodec", transferCodec);
+        m.put("start", start.toString());
+        m.put("end", end.toString());
+        m.put("seconds", seconds);
+        m.put("storedBytes", storedBytes);
+        m.put("where", where);
+        if (base != null) {
+          m.put("base", base);
+        }
+        return m;
+      }
       m.put("library", library);
       m.put("codec", codec);
       m.put("transferCodec", transferCodec);
@@ -207,5 +243,9 @@ public final class Ledger {
 
   private static String str(Object o) {
     return o == null ? null : o.toString();
+  }
+
+  private static String or(String s, String otherwise) {
+    return s != null ? s : otherwise;
   }
 }

@@ -3,6 +3,10 @@ package io.beamsave.pipelines.verify;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.transfer.TransferProgress;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.StructureCheck;
+import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
@@ -44,7 +48,8 @@ public final class VerifyPipeline {
     long start = System.nanoTime();
     Catalog catalog = image.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
-    ImageChain top = ImageChain.resolve(image.location(), catalog, files, image.s3());
+    ImageChain top =
+        ImageChain.resolve(image.location(), catalog, files, image.s3(), image.keys());
     List<ReadTask> tasks = new ArrayList<>(ReadTask.forEntries(top, files));
     long expected = catalog.rawBytes();
     List<ImageChain.Member> checked = new ArrayList<>(List.of(top.top()));
@@ -63,7 +68,10 @@ public final class VerifyPipeline {
     long bytes = 0;
     if (!tasks.isEmpty()) {
       Pipeline p = Pipeline.create(options);
-      RestorePipeline.build(p, tasks, ReadShards.verify(image.s3()));
+      java.util.Map<String, io.beamsave.transforms.crypt.ImageKey> keys =
+          new java.util.HashMap<>(top.keys());
+      keys.putAll(ImageChain.keysOf(checked));
+      RestorePipeline.build(p, tasks, ReadShards.verify(image.s3()).withKeys(keys));
       bytes =
           Job.run(p, RestorePipeline.progress("verified", expected, tasks.size()), progress)
               .counter(StageMetrics.BYTES_CHECKED);
@@ -77,6 +85,19 @@ public final class VerifyPipeline {
   }
 
   /**
+   * Checks what can be checked of an encrypted image without its key: header, trailer and every
+   * frame's length and checksum ({@link StructureCheck}), reading it once, front to back.
+   */
+  public static StructureCheck.Result checkStructure(ImageRef image, PrintWriter progress) {
+    try (ImageSource src = ImageSources.open(image.location(), image.s3());
+        TransferProgress shown = new TransferProgress("checked", src.size(), progress)) {
+      return StructureCheck.check(src, shown);
+    } catch (java.io.IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
+  }
+
+  /**
    * Every image the given one depends on, each once: its bases, their bases, and so on, each
    * opened and checked to be the image recorded.
    */
@@ -87,7 +108,7 @@ public final class VerifyPipeline {
     queue.add(new ImageChain.Member(image.location(), catalog));
     while (!queue.isEmpty()) {
       ImageChain.Member m = queue.poll();
-      ImageChain c = ImageChain.resolveAll(m.location(), m.catalog(), image.s3());
+      ImageChain c = ImageChain.resolveAll(m.location(), m.catalog(), image.s3(), image.keys());
       for (ImageChain.Member base : c.opened()) {
         if (seen.add(base.catalog().id())) {
           out.add(base);

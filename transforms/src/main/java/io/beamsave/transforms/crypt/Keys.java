@@ -87,8 +87,8 @@ public final class Keys {
       }
     }
     if (passwords.isEmpty() && keyFiles.isEmpty() && identities.isEmpty()) {
-      throw new ImageException(image + " is encrypted (for " + e.recipients() + "): give"
-          + " --identity, --key-file or --password-file (or BEAMSAVE_PASSWORD)");
+      throw new KeyException(image + " is encrypted (for " + e.recipients() + "): give"
+          + " --identity, --key-file or --password-file (or BEAMSAVE_PASSWORD)", e, true);
     }
     boolean idMatched = false;
     boolean passwordTried = false;
@@ -129,15 +129,15 @@ public final class Keys {
           + " does not open it: the header was changed (tampered) or damaged");
     }
     if (passwordTried) {
-      throw new ImageException(image + ": wrong password"
+      throw new KeyException(image + ": wrong password"
           + (keyFiles.isEmpty() && identities.isEmpty() ? "" : ", and no key given is one it"
-              + " is encrypted for") + " (it is encrypted for " + e.recipients() + ")");
+              + " is encrypted for") + " (it is encrypted for " + e.recipients() + ")", e, false);
     }
     String given = String.join(" or ", asRecipients().stream().map(Recipient::describe).toList());
     String wrongKind = !identities.isEmpty() && keyFiles.isEmpty() && passwords.isEmpty()
         ? "wrong identity" : "wrong key";
-    throw new ImageException(image + ": " + wrongKind + ": it is encrypted for " + e.recipients()
-        + ", not for " + given);
+    throw new KeyException(image + ": " + wrongKind + ": it is encrypted for " + e.recipients()
+        + ", not for " + given, e, false);
   }
 
   @Override

@@ -1,0 +1,44 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.crypt.Recipient;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageId;
+import io.beamsave.transforms.io.SaveSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The key of each image an encrypted save writes: a data key of its own per image, wrapped for
+ * every recipient, in a header that also records the image's id and lineage, written before
+ * the first shard. Each library's sink carries its key to the workers.
+ */
+public final class SaveKeys {
+  private SaveKeys() {}
+
+  /**
+   * {@code spec} with each library's image encrypted for {@code recipients} (as it is if there
+   * are none); {@code bases} holds the catalog of each library's base image, if it has one.
+   */
+  public static SaveSpec apply(SaveSpec spec, List<Recipient> recipients,
+      Map<String, Catalog> bases) {
+    if (recipients.isEmpty()) {
+      return spec;
+    }
+    long created = System.currentTimeMillis();
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      Catalog base = bases.get(lib.name());
+      // What the image may reference: its base, and the images its base references.
+      List<ImageId> mayReference = new ArrayList<>();
+      if (base != null) {
+        mayReference.add(base.id());
+        base.bases().forEach(b -> mayReference.add(b.id()));
+      }
+      ImageKey key = ImageKey.create(ImageId.random(), created,
+          base == null ? 0 : base.depth() + 1, null, mayReference, recipients);
+      spec = spec.withSink(lib.name(), lib.sink().encryptedWith(key));
+    }
+    return spec;
+  }
+}
