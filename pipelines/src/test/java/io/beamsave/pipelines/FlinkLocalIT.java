@@ -25,6 +25,24 @@ class FlinkLocalIT {
   }
 
   @Test
+  void anImageEncryptedOnFlinkIsReadOnFlinkWithItsIdentity() throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("secret"));
+    Trees.mixedData(lib, 12L << 20);
+    Trees.linksAndEmpties(lib);
+    Path identity = dir.resolve("me.id");
+    String pub = Cli.ok("keygen", "--identity", identity).out().strip();
+    Path image = dir.resolve("secret.bsave");
+    Cli.ok(withFlink("save", "--library", lib, "--image", image, "--shard-size", "4MiB",
+        "--recipient", pub, "--quiet"));
+    assertThat(Cli.ok("verify", image).out()).contains("no key given");
+    assertThat(Cli.ok(withFlink("verify", image, "--identity", identity, "--quiet")).out())
+        .contains("every block and digest checked");
+    Path target = dir.resolve("restored-secret");
+    Cli.ok(withFlink("restore", image, "--target", target, "--identity", identity, "--quiet"));
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+  }
+
+  @Test
   void savesVerifiesAndRestoresOnFlink() throws Exception {
     Path lib = Files.createDirectories(dir.resolve("lib"));
     Trees.mixedData(lib, 24L << 20);

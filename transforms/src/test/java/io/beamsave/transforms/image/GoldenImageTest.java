@@ -21,7 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * must read them as specified, and the writer must still write {@code v3.bsave} (an incremental image whose base is {@code v2.bsave})
  * byte for byte,
  * so that writer and reader cannot drift together. {@code v1.bsave} was written by beamsave
- * before names became bytes (format version 1), and must stay readable.
+ * before names became bytes (format version 1), and must stay readable. {@code v4.bsave} is an
+ * encrypted image (format version 4) for the raw key in {@code v4.key}; its data key, shard and
+ * catalog keys and nonces were random, so it is read, not written again.
  */
 class GoldenImageTest {
   @TempDir Path dir;
@@ -259,6 +261,56 @@ class GoldenImageTest {
       }
     }
     return out;
+  }
+
+  @Test
+  void readsTheEncryptedGoldenImageWithItsKeyAndItsHeaderWithout() throws Exception {
+    Path image = dir.resolve("v4.bsave");
+    Files.write(image, resource("v4.bsave"));
+    io.beamsave.transforms.crypt.Keys key = io.beamsave.transforms.crypt.Keys.NONE.withKeyFile(
+        new io.beamsave.transforms.crypt.Recipient.KeyFile(resource("v4.key")));
+    ImageReader.Trailer ends;
+    try (ImageSource src = FileImageSource.open(image)) {
+      ends = ImageReader.readEnds(src);
+    }
+    assertThat(ends.version()).isEqualTo(4);
+    assertThat(ends.dataStart()).isEqualTo(4096);
+    assertThat(ends.size()).isEqualTo(ImageFormat.ENCRYPTED_TRAILER_SIZE);
+    var header = ends.envelope();
+    assertThat(header.id().toString()).isEqualTo("b441d465369ebe208815fef1133a5481");
+    assertThat(header.createdMillis()).isEqualTo(0x01a234d2dc62L);
+    assertThat(header.depth()).isZero();
+    assertThat(header.bases()).isEmpty();
+    assertThat(header.recipients()).isEqualTo("key file 74238bfa0b485654");
+    try (ImageSource src = FileImageSource.open(image)) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> ImageReader.readCatalog(src))
+          .isInstanceOf(io.beamsave.transforms.crypt.KeyException.class)
+          .hasMessageContaining("is encrypted (for key file 74238bfa0b485654)");
+    }
+    Catalog c;
+    try (ImageSource src = FileImageSource.open(image)) {
+      c = ImageReader.readCatalog(src, key);
+    }
+    assertThat(c.library()).isEqualTo("golden");
+    assertThat(c.codecSpec()).isEqualTo("none");
+    assertThat(c.blockSize()).isEqualTo(BLOCK);
+    assertThat(c.id()).isEqualTo(header.id());
+    assertThat(c.createdMillis()).isEqualTo(header.createdMillis());
+    assertThat(c.entries().stream().map(e -> e.path().toString()))
+        .containsExactly("d", "d/link", "hello.txt");
+    assertThat(c.entries().get(1).linkTarget()).isEqualTo(PathBytes.of("../hello.txt"));
+    assertThat(c.entries().get(2).mtimeSeconds()).isEqualTo(981_173_106L);
+    assertThat(c.shards()).hasSize(1);
+    assertThat(c.shards().get(0).sealedKey()).hasSize(60);
+    byte[] back = new byte[HELLO.length];
+    Entry hello = c.entries().get(2);
+    try (ImageSource src = FileImageSource.open(image);
+        ShardReader r = new ShardReader(c.blockSize())) {
+      r.read(src, "golden", c.key(), 0, c.shards().get(0),
+          List.of(new ShardReader.Piece(hello.path(), 0, hello.extents().get(0), 0)),
+          (p, pos, buf, off, len, zero) -> System.arraycopy(buf, off, back, (int) pos, len));
+    }
+    assertThat(back).isEqualTo(HELLO);
   }
 
   static String sha256(byte[] b) throws Exception {

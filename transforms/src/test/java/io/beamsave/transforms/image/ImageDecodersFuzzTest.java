@@ -18,6 +18,11 @@ import java.util.zip.CRC32C;
  *   <li>2: the rest is an image whose checksums are made right first (the trailer's, and each
  *       block's in sequence), so mutations get past the CRC32C to the structure and the codecs;
  *       its catalog is read, then every file's pieces through the shard reader.
+ *   <li>3: the rest is an encrypted image (format version 4) whose header, frame and trailer
+ *       checksums are made right first: its frames are walked without a key ({@link
+ *       StructureCheck}), then it is opened with the key of {@code golden/v4.key}, which a
+ *       mutation leaves unable to open anything but what it does not touch: the header's
+ *       decoder, the stanzas, the key checks and the frame walk are what it reaches.
  * </ul>
  *
  * <p>{@code mvn verify} runs the seeds in {@code ImageDecodersFuzzTestInputs/} (golden and crafted
@@ -36,7 +41,8 @@ class ImageDecodersFuzzTest {
       switch (input[0] & 3) {
         case 0 -> CatalogCodec.decode("fuzz", rest, 1L << 40, 2);
         case 1 -> CatalogCodec.decode("fuzz", rest, 1L << 40, 1);
-        default -> readWholeImage(fixChecksums(rest));
+        case 2 -> readWholeImage(fixChecksums(rest));
+        default -> readEncryptedImage(fixEncryptedChecksums(rest));
       }
     } catch (ImageException expected) {
       // A clean, named refusal is the right answer to a bad image.
@@ -63,6 +69,80 @@ class ImageDecodersFuzzTest {
     } catch (java.io.IOException e) {
       throw new AssertionError("an I/O error that is not an ImageException", e);
     }
+  }
+
+  /** The key golden/v4.bsave and the encrypted seed were saved with. */
+  static final io.beamsave.transforms.crypt.Keys V4_KEY = io.beamsave.transforms.crypt.Keys.NONE
+      .withKeyFile(new io.beamsave.transforms.crypt.Recipient.KeyFile(v4Key()));
+
+  private static byte[] v4Key() {
+    byte[] k = new byte[32];
+    for (int i = 0; i < k.length; i++) {
+      k[i] = (byte) i;
+    }
+    return k;
+  }
+
+  static void readEncryptedImage(byte[] image) throws ImageException {
+    try (ImageSource src = new BytesImageSource(image)) {
+      StructureCheck.check(src, n -> {});
+    } catch (ImageException e) {
+      // Damage the walk finds is a finding of its own; the reader must refuse it too.
+    } catch (java.io.IOException e) {
+      throw new AssertionError("an I/O error that is not an ImageException", e);
+    }
+    try (ImageSource src = new BytesImageSource(image)) {
+      Catalog c = ImageReader.readCatalog(src, V4_KEY);
+      try (ShardReader r = new ShardReader(c.blockSize())) {
+        for (ReadTask t : ReadTask.forEntries(
+            io.beamsave.transforms.store.ImageChain.of("fuzz", c),
+            c.entries().stream().filter(Entry::isFile).toList())) {
+          r.read(src, "fuzz", c.key(), t.shard(), t.info(), t.pieces(),
+              (p, pos, buf, off, len, zero) -> java.util.Objects.checkFromIndexSize(off, len,
+                  buf.length));
+        }
+      }
+    } catch (ImageException e) {
+      throw e;
+    } catch (java.io.IOException e) {
+      throw new AssertionError("an I/O error that is not an ImageException", e);
+    }
+  }
+
+  /**
+   * Makes an encrypted image's checksums right: the header's CRC (at the end of the length its
+   * bytes 12..15 claim), each frame's in sequence from there, and the trailer's.
+   */
+  static byte[] fixEncryptedChecksums(byte[] image) {
+    byte[] b = image.clone();
+    int trailer = ImageFormat.ENCRYPTED_TRAILER_SIZE;
+    if (b.length < 16 + trailer) {
+      return b;
+    }
+    ByteBuffer w = ByteBuffer.wrap(b);
+    CRC32C crc = new CRC32C();
+    long h = Integer.toUnsignedLong(w.getInt(12));
+    if (h >= 8 && h <= b.length - trailer) {
+      crc.update(b, 0, (int) h - 4);
+      w.putInt((int) h - 4, (int) crc.getValue());
+    }
+    int end = b.length - trailer;
+    crc.reset();
+    crc.update(b, end, trailer - 12);
+    w.putInt(end + trailer - 12, (int) crc.getValue());
+    long pos = h;
+    while (pos >= 16 && pos + 8 <= end) {
+      long n = Integer.toUnsignedLong(w.getInt((int) pos)) & 0x7fffffffL;
+      if (n > end - pos - 8) {
+        break;
+      }
+      crc.reset();
+      crc.update(b, (int) pos, 4);
+      crc.update(b, (int) pos + 8, (int) n);
+      w.putInt((int) pos + 4, (int) crc.getValue());
+      pos += 8 + n;
+    }
+    return b;
   }
 
   /** Makes the trailer's CRC and every block's, walked in sequence from the header, right. */
