@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Saves DIR with beamsave (zstd:3) and with `tar -cf - DIR | zstd -3 -T2`, interleaved, after one
 # warm-up run of each, and prints per-run wall times, medians, throughput, sizes and peak RSS.
-# usage: bench/save-vs-peers.sh DIR [RUNS]      (RUNS defaults to 5; at least 3)
+# usage: bench/save-vs-peers.sh [--encrypted] DIR [RUNS]      (RUNS defaults to 5; at least 3)
+# --encrypted compares instead beamsave's save and restore with and without encryption (for an
+# X25519 recipient) and restic's encrypted backup and restore of DIR (apt-get install restic;
+# left out where it is not installed).
 # BEAMSAVE picks the launcher (another checkout's, to compare versions).
 # Needs zstd and GNU time (apt-get install zstd time). BENCH_WORK picks the scratch directory.
 set -euo pipefail
-dir=$(realpath "${1:?usage: bench/save-vs-peers.sh DIR [RUNS]}")
+encrypted=false
+if [ "${1:-}" = --encrypted ]; then
+  encrypted=true
+  shift
+fi
+dir=$(realpath "${1:?usage: bench/save-vs-peers.sh [--encrypted] DIR [RUNS]}")
 runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 beamsave=${BEAMSAVE:-$here/beamsave}
@@ -14,6 +22,12 @@ beamsave=${BEAMSAVE:-$here/beamsave}
 needs "zstd time" zstd tar /usr/bin/time
 work=$(mktemp -d "${BENCH_WORK:-/tmp}/beamsave-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+
+if $encrypted; then
+  # shellcheck source=bench/encrypted.sh
+  . "$here/bench/encrypted.sh"
+  exit 0
+fi
 
 
 run_beamsave() {

@@ -349,12 +349,91 @@ class EncryptionTest {
     Cli plainOnSealed = Cli.run("save", "--library", lib, "--image", images.resolve("c.bsave"),
         "--base", sealed);
     assertThat(plainOnSealed.exit()).isEqualTo(1);
-    assertThat(plainOnSealed.err()).contains("is encrypted (for key file ");
+    assertThat(plainOnSealed.err()).contains("is encrypted: an image saved against it without");
     Cli optional = Cli.ok("save", "--library", lib, "--image", images.resolve("d.bsave"),
         "--key-file", keyFile, "--base", plain, "--base-optional", "-q");
     assertThat(optional.err()).contains("saved whole");
     assertThat(images.resolve("a.bsave")).doesNotExist();
     assertThat(images.resolve("b.bsave")).doesNotExist();
     assertThat(images.resolve("c.bsave")).doesNotExist();
+  }
+
+  @Test
+  void givenAKeyAReaderRefusesAPlainImagePutInPlaceOfAnEncryptedOne() throws Exception {
+    Path images = Files.createDirectories(dir.resolve("swapped"));
+    Path image = images.resolve("lib.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--key-file", keyFile, "-q");
+    Files.delete(image);
+    Cli.ok("save", "--library", lib, "--image", image, "-q");
+    for (Object[] command : List.of(
+        new Object[] {"list", image, "--key-file", keyFile},
+        new Object[] {"verify", image, "--identity", alice},
+        new Object[] {"restore", image, "--target", images.resolve("r"), "--key-file", keyFile},
+        new Object[] {"consolidate", image, "--to", images.resolve("c.bsave"), "--key-file",
+            keyFile})) {
+      Cli c = Cli.run(command);
+      assertThat(c.exit()).as(command[0] + "\n" + c.err()).isEqualTo(1);
+      assertThat(c.err()).contains("is not encrypted, yet keys were given");
+    }
+    assertThat(images.resolve("r")).doesNotExist();
+    assertThat(Cli.ok("list", image).out()).contains("quarterly.csv");
+  }
+
+  @Test
+  void consolidateRefusesToLeaveOutARecipientUnlessTold() throws Exception {
+    Path image = dir.resolve("for-two.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--key-file", keyFile, "--recipient",
+        alicePub, "-q");
+    Path fewer = dir.resolve("for-one.bsave");
+    Cli refused = Cli.run("consolidate", image, "--to", fewer, "--key-file", keyFile);
+    assertThat(refused.exit()).isEqualTo(1);
+    assertThat(refused.err()).contains("is also for recipient ").contains("--drop-recipients");
+    assertThat(fewer).doesNotExist();
+    Cli.ok("consolidate", image, "--to", fewer, "--key-file", keyFile, "--recipient", alicePub,
+        "-q");
+    restoresTheLibrary(fewer, "--identity", alice);
+    Files.delete(fewer);
+    Cli.ok("consolidate", image, "--to", fewer, "--key-file", keyFile, "--drop-recipients", "-q");
+    assertThat(Cli.run("list", fewer, "--identity", alice).err()).contains("wrong identity");
+    restoresTheLibrary(fewer, "--key-file", keyFile);
+  }
+
+  @Test
+  void aSecretGivenInTheWrongPlaceIsNotRepeated() throws Exception {
+    String identity = Files.readAllLines(alice).stream()
+        .filter(l -> l.startsWith("BEAMSAVE-IDENTITY-")).findFirst().orElseThrow();
+    Cli save = Cli.run("save", "--library", lib, "--image", dir.resolve("never.bsave"),
+        "--recipient", identity);
+    assertThat(save.exit()).isEqualTo(1);
+    assertThat(save.err()).contains("that is an identity").doesNotContain(identity);
+    Cli rekey = Cli.run("rekey", dir.resolve("for-nobody.bsave"), "--remove", identity);
+    assertThat(rekey.err()).doesNotContain(identity);
+    Cli password = Cli.run("list", dir.resolve("x.bsave"), "--password", "hunter2");
+    assertThat(password.exit()).isEqualTo(2);
+    assertThat(password.out() + password.err()).doesNotContain("hunter2");
+  }
+
+  @Test
+  void pruneBelievesAConsolidationOnlyWhenAKeyOpensTheConsolidatedImage() throws Exception {
+    Path images = Files.createDirectories(dir.resolve("pruned"));
+    Path first = images.resolve("lib-20261201T000000Z.bsave");
+    Path second = images.resolve("lib-20261202T000000Z.bsave");
+    Cli.ok("save", "--library", lib, "--image", first, "--key-file", keyFile, "-q");
+    Cli.ok("save", "--library", lib, "--image", second, "--key-file", keyFile, "-q");
+    // An image that claims, in its header, to be the first one consolidated, named as if older:
+    // believed, it would have the first deleted in its favour.
+    Path claim = images.resolve("lib-20261130T000000Z.bsave");
+    Cli.ok("consolidate", first, "--to", claim, "--key-file", keyFile, "--recipient", bobPub,
+        "--drop-recipients", "-q");
+    Cli.ok("rekey", claim, "--identity", bob, "--remove", "key file " + keyIdOf(claim));
+    Cli keyless = Cli.ok("prune", "--at", images, "--keep-last", "2");
+    assertThat(keyless.out()).contains("keep     ").containsPattern("delete .*" + claim)
+        .doesNotContainPattern("delete .*" + first);
+    Cli opened = Cli.ok("prune", "--at", images, "--keep-last", "2", "--identity", bob);
+    assertThat(opened.out()).containsPattern("delete .*" + first + ".*consolidated into");
+  }
+
+  static String keyIdOf(Path image) {
+    return Cli.ok("verify", image).out().replaceAll("(?s).*key file ([0-9a-f]{16}).*", "$1");
   }
 }

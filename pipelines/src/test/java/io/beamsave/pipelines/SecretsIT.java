@@ -62,9 +62,9 @@ class SecretsIT {
       run(printed, all, 0, "history", "--at", images, "--verbose", "--json");
       run(printed, all, 0, "list", "s3://backups/n/latest", "--s3-endpoint", s3, "--verbose");
       run(printed, all, 0, "restore", image, "--target", dir.resolve("r"), "--identity",
-          identity, "--verbose", "--json");
+          identity, "--verbose");
       run(printed, all, 0, "consolidate", image, "--to", images.resolve("full.bsave"),
-          "--verbose");
+          "--drop-recipients", "--verbose");
       run(printed, all, 0, "rekey", images.resolve("full.bsave"), "--add-password-file",
           newPassword, "--verbose");
       run(printed, Map.of(), 0, "list", images.resolve("full.bsave"), "--password-file",

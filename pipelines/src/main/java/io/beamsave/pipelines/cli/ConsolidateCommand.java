@@ -83,6 +83,12 @@ final class ConsolidateCommand implements Callable<Integer> {
           + " (unless keys are given). Repeat for several.")
   List<String> recipients = new ArrayList<>();
 
+  @Option(
+      names = "--drop-recipients",
+      description = "Let the new image be for fewer recipients than the newest image of an"
+          + " encrypted chain (by default that is refused, naming those it would lose).")
+  boolean dropRecipients;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin JsonOutput json;
@@ -101,7 +107,8 @@ final class ConsolidateCommand implements Callable<Integer> {
             "--min-live " + minLive + ": give a percentage from 1 to 100");
       }
       o = ConsolidatePipeline.run(ref, target, codec, minLive / 100.0,
-          RecipientArgs.recipients(image.keys, recipients), pipeline.options(), progress);
+          RecipientArgs.recipients(image.keys, recipients), dropRecipients, pipeline.options(),
+          progress);
     }
     Instant end = Instant.now();
     ConsolidatePlan plan = o.plan();

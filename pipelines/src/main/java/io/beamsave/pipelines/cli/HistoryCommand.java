@@ -67,8 +67,9 @@ final class HistoryCommand implements Callable<Integer> {
         "strategy", "seconds", "raw", "stored", "ratio", "where");
     for (Ledger.Record r : records) {
       out.printf(
-          Locale.ROOT, row, TIME.format(r.start()), r.kind(), r.library(), r.codec(),
-          r.transferCodec(), r.strategy(), String.format(Locale.ROOT, "%.2f", r.seconds()),
+          Locale.ROOT, row, TIME.format(r.start()), r.kind(), r.library(),
+          r.isEncrypted() ? "-" : r.codec(), r.transferCodec(),
+          r.isEncrypted() ? "-" : r.strategy(), String.format(Locale.ROOT, "%.2f", r.seconds()),
           r.isEncrypted() ? "-" : Sizes.human(r.rawBytes()), Sizes.human(r.storedBytes()),
           r.isEncrypted() ? "-"
               : String.format(Locale.ROOT, "%.2f",

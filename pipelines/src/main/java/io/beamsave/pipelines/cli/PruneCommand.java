@@ -36,6 +36,10 @@ import picocli.CommandLine.Option;
           + " consolidated image and the image it was folded from count as one, and the"
           + " consolidated one is kept. A kept image whose base is not stored there is warned"
           + " about.",
+      "Encrypted images need no key: their headers name their bases. A consolidated encrypted"
+          + " image counts as one with the image it was folded from only when a key given"
+          + " (--identity, --key-file, --password-file) opens it, since its header alone could"
+          + " be forged; without one both are judged by themselves.",
       "Prints what it would do, and why, and deletes nothing unless --yes. Never removes the"
           + " newest image of a series, a damaged image, nor an image whose upload (or"
           + " replacement) is in progress. Removes the deleted images' records from the run"
@@ -68,6 +72,8 @@ final class PruneCommand implements Callable<Integer> {
 
   @Mixin S3Args s3;
 
+  @Mixin KeyArgs keys;
+
   @Mixin JsonOutput json;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -94,7 +100,7 @@ final class PruneCommand implements Callable<Integer> {
       }
       return 0;
     }
-    PrunePlan plan = PrunePlan.decide(PrunePlan.read(series, s3.settings()), policy);
+    PrunePlan plan = PrunePlan.decide(PrunePlan.read(series, s3.settings(), keys.keys()), policy);
     plan.warnings().forEach(json::warning);
     int gone = 0;
     long freed = 0;

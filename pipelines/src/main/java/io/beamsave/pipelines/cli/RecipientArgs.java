@@ -62,6 +62,11 @@ final class RecipientArgs {
 
   /** The public keys {@code given} names: itself, or those of the file it names. */
   static List<Recipient.PublicKey> parse(String given) {
+    if (given.strip().startsWith("BEAMSAVE-IDENTITY-")) {
+      // Never repeated: it is a secret, now in the shell's history.
+      throw new BeamsaveException("--recipient: that is an identity (a private key), not a"
+          + " public key; give the public key 'beamsave keygen' printed");
+    }
     if (given.startsWith("beamsave-pub-")) {
       try {
         return List.of(Recipient.PublicKey.parse(given));
@@ -69,7 +74,13 @@ final class RecipientArgs {
         throw new BeamsaveException("--recipient " + given + ": " + e.getMessage());
       }
     }
-    Path file = Path.of(given);
+    Path file;
+    try {
+      file = Path.of(given);
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new BeamsaveException("--recipient: neither a public key (beamsave-pub-...) nor a"
+          + " file name");
+    }
     List<String> lines;
     try {
       lines = Files.readAllLines(file, StandardCharsets.US_ASCII);

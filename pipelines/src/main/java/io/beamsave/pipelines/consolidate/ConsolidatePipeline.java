@@ -98,7 +98,7 @@ public final class ConsolidatePipeline {
    */
   public static Outcome run(
       ImageRef newest, String to, String codecSpec, double minLive, List<Recipient> recipients,
-      PipelineOptions options, PrintWriter progress) {
+      boolean dropRecipients, PipelineOptions options, PrintWriter progress) {
     long start = System.nanoTime();
     S3Settings s3 = newest.s3();
     Catalog catalog = newest.readCatalog();
@@ -120,6 +120,19 @@ public final class ConsolidatePipeline {
     }
     if (recipients.isEmpty() && catalog.encrypted()) {
       recipients = newest.keys().asRecipients();
+    }
+    if (catalog.encrypted() && !dropRecipients) {
+      // Consolidating and deleting the chain must not lose a recipient (an escrow key, say)
+      // that the operator did not think to name.
+      List<Recipient> to2 = recipients;
+      List<String> lost = catalog.key().envelope().stanzas().stream()
+          .filter(st -> to2.stream().noneMatch(r -> r.owns(st)))
+          .map(io.beamsave.transforms.crypt.Stanza::describe).distinct().toList();
+      if (!lost.isEmpty()) {
+        throw new BeamsaveException(newest.display() + " is also for " + String.join(", ", lost)
+            + ", which the new image would not be: name them (--recipient, --key-file,"
+            + " --password-file), or give --drop-recipients");
+      }
     }
     ImageSink sink = sinkFor(to, s3);
     if (!recipients.isEmpty()) {

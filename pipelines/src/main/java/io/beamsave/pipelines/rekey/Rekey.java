@@ -113,8 +113,9 @@ public final class Rekey {
     }
     g = g.replaceFirst("^(recipient|key file) ", "").toLowerCase(java.util.Locale.ROOT);
     if (!g.equals("password") && !g.matches("[0-9a-f]{16}")) {
-      throw new BeamsaveException("--remove " + given + ": give 'password', a key id (16 hex"
-          + " digits, as 'beamsave verify' or 'images' show the recipients) or a public key");
+      // Not repeated: what was given by mistake may be a secret.
+      throw new BeamsaveException("--remove: give 'password', a key id (16 hex digits, as"
+          + " 'beamsave verify' shows the recipients) or a public key");
     }
     return g;
   }

@@ -14,24 +14,25 @@ import java.util.List;
  * location without holding every image's entries.
  */
 public record Lineage(ImageId id, ImageId origin, int depth, List<Catalog.Base> bases,
-    Instant created) {
+    Instant created, boolean fromHeader) {
 
   public static Lineage of(Catalog c) {
     return new Lineage(c.id(), c.origin(), c.depth(), List.copyOf(c.bases()),
-        Instant.ofEpochMilli(c.createdMillis()));
+        Instant.ofEpochMilli(c.createdMillis()), false);
   }
 
   /**
    * An encrypted image's lineage as its header records it, which needs no key: its bases by id
    * alone (where they were is in the catalog), and every image it may reference, so that
-   * retention keeps at least what the catalog would have it keep.
+   * retention keeps at least what the catalog would have it keep. Nothing without the key
+   * authenticates it ({@code fromHeader}): it may keep images, never be the reason one goes.
    */
   public static Lineage of(Envelope e) {
     List<Catalog.Base> bases = e.bases().stream()
         .map(id -> new Catalog.Base(id, new byte[32], 0, "(image " + id + ")"))
         .toList();
     return new Lineage(e.id(), e.origin(), e.depth(), bases,
-        Instant.ofEpochMilli(e.createdMillis()));
+        Instant.ofEpochMilli(e.createdMillis()), true);
   }
 
   public boolean consolidated() {

@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.retention;
 
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.store.S3Settings;
@@ -65,12 +66,12 @@ public final class PrunePlan {
    * its catalog, or an encrypted image's from its header, so that pruning needs no key.
    */
   public static List<Candidate> read(Map<String, List<StoredImages.Image>> series,
-      S3Settings s3) {
+      S3Settings s3, Keys keys) {
     List<Candidate> out = new ArrayList<>();
     for (List<StoredImages.Image> images : series.values()) {
       for (StoredImages.Image i : images) {
         try {
-          out.add(new Candidate(i, StoredImages.lineage(i, s3), null));
+          out.add(new Candidate(i, StoredImages.lineage(i, s3, keys), null));
         } catch (IOException | RuntimeException e) {
           // One being replaced is whole until the new one takes its name: counted as before.
           out.add(new Candidate(i, null, i.busy() ? null : StoredImages.firstLine(e)));
@@ -158,7 +159,9 @@ public final class PrunePlan {
       }
       for (int i = 0; i < parent.length; i++) {
         Lineage l = counted.get(i).lineage();
-        if (l != null && l.consolidated()) {
+        // An encrypted image's header, unauthenticated without its key, could claim to stand
+        // for any image: that claim never gets one deleted.
+        if (l != null && l.consolidated() && !l.fromHeader()) {
           for (Candidate o : byId.getOrDefault(l.origin(), List.of())) {
             parent[root(parent, i)] = root(parent, index.get(o));
           }

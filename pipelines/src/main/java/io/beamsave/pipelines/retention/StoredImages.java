@@ -2,6 +2,7 @@ package io.beamsave.pipelines.retention;
 
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
@@ -136,7 +137,9 @@ public final class StoredImages {
       return null;
     }
     try (ImageSource src = ImageSources.open(image.uri(), s3)) {
-      return ImageReader.readCatalog(src, keys);
+      // Listing is no reading: a plain image among encrypted ones is shown as it is.
+      return ImageReader.readCatalog(src, ImageReader.readEnds(src).encrypted() ? keys
+          : Keys.NONE);
     }
   }
 
@@ -147,17 +150,23 @@ public final class StoredImages {
 
   /**
    * Where {@code image} stands among the images it was made from: from its catalog, or for an
-   * encrypted image from its header, which needs no key; null if it is stored with transfer
-   * compression. Throws if the image is damaged.
+   * encrypted image that none of {@code keys} opens, from its header (unauthenticated); null
+   * if it is stored with transfer compression. Throws if the image is damaged.
    */
-  public static Lineage lineage(Image image, S3Settings s3) throws IOException {
+  public static Lineage lineage(Image image, S3Settings s3, Keys keys) throws IOException {
     if (transferCompressed(image, s3)) {
       return null;
     }
     try (ImageSource src = ImageSources.open(image.uri(), s3)) {
       ImageReader.Trailer ends = ImageReader.readEnds(src);
-      return ends.encrypted() ? Lineage.of(ends.envelope())
-          : Lineage.of(ImageReader.readCatalog(src));
+      if (!ends.encrypted()) {
+        return Lineage.of(ImageReader.readCatalog(src));
+      }
+      try {
+        return Lineage.of(ImageReader.readCatalog(src, keys));
+      } catch (KeyException notForTheseKeys) {
+        return Lineage.of(ends.envelope());
+      }
     }
   }
 
@@ -167,7 +176,7 @@ public final class StoredImages {
    */
   public static String problem(Image image, S3Settings s3) {
     try {
-      lineage(image, s3);
+      lineage(image, s3, Keys.NONE);
       return null;
     } catch (IOException | RuntimeException e) {
       return firstLine(e);

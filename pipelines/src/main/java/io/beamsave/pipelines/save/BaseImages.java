@@ -81,13 +81,17 @@ public final class BaseImages {
           + " an incremental save keeps its base: give --image a {utc} (as in"
           + " {library}-{utc}.bsave) so each run has its own image");
     }
-    Catalog c;
+    Catalog c = null;
+    boolean baseEncrypted;
     try (ImageSource src = ImageSources.open(location, s3)) {
-      c = ImageReader.readCatalog(src, keys);
+      baseEncrypted = ImageReader.readEnds(src).encrypted();
+      if (baseEncrypted == encrypted) {
+        c = ImageReader.readCatalog(src, encrypted ? keys : Keys.NONE);
+      }
     } catch (IOException | BeamsaveException e) {
       throw new BeamsaveException("--base " + location + ": " + StoredImages.firstLine(e));
     }
-    if (c.encrypted() != encrypted) {
+    if (c == null) {
       throw new BeamsaveException("--base " + location + (encrypted
           ? " is not encrypted: an encrypted image saved against it would leave its unchanged"
               + " files in the clear there"

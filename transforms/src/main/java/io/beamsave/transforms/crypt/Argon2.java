@@ -1,5 +1,6 @@
 package io.beamsave.transforms.crypt;
 
+import io.beamsave.transforms.image.ImageException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.bouncycastle.crypto.generators.Argon2BytesGenerator;
@@ -36,12 +37,30 @@ record Argon2(int memoryKiB, int iterations, int parallelism) {
         && memoryKiB <= MAX_MEMORY_KIB;
   }
 
-  byte[] derive(byte[] password, byte[] salt) {
+  /**
+   * The key {@code password} and {@code salt} give at this cost. One derivation runs at a time:
+   * a chain's bases are opened in parallel, and several at 256 MiB each would not fit a heap a
+   * derivation alone fits. Fails, rather than exhausting the heap, where the cost asks for more
+   * memory than half of it.
+   */
+  byte[] derive(byte[] password, byte[] salt) throws ImageException {
     String memo = java.util.HexFormat.of().formatHex(
         Primitives.sha256(password, salt, Primitives.ascii(toString())));
     byte[] known = DERIVED.get(memo);
     if (known != null) {
       return known.clone();
+    }
+    synchronized (DERIVED) {
+      known = DERIVED.get(memo);
+      return known != null ? known.clone() : deriveNow(password, salt, memo);
+    }
+  }
+
+  private byte[] deriveNow(byte[] password, byte[] salt, String memo) throws ImageException {
+    long need = memoryKiB * 1024L;
+    if (need > Runtime.getRuntime().maxMemory() / 2) {
+      throw new ImageException("a password's Argon2id cost asks for " + (need >> 20) + " MiB,"
+          + " more than this Java may spare; give it more (BEAMSAVE_JAVA_OPTS=-Xmx...)");
     }
     Argon2Parameters p = new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)
         .withVersion(Argon2Parameters.ARGON2_VERSION_13)
@@ -50,10 +69,15 @@ record Argon2(int memoryKiB, int iterations, int parallelism) {
         .withIterations(iterations)
         .withParallelism(parallelism)
         .build();
-    Argon2BytesGenerator g = new Argon2BytesGenerator();
-    g.init(p);
     byte[] out = new byte[Primitives.KEY_SIZE];
-    g.generateBytes(password, out);
+    try {
+      Argon2BytesGenerator g = new Argon2BytesGenerator();
+      g.init(p);
+      g.generateBytes(password, out);
+    } catch (OutOfMemoryError e) {
+      throw new ImageException("not enough memory for a password's Argon2id cost of "
+          + (need >> 20) + " MiB; give Java more (BEAMSAVE_JAVA_OPTS=-Xmx...)");
+    }
     DERIVED.put(memo, out.clone());
     return out;
   }

@@ -71,6 +71,9 @@ public final class Identity {
     } catch (FileAlreadyExistsException e) {
       throw new BeamsaveException(file + ": already exists; an identity is never overwritten"
           + " (images saved for it could no longer be opened)");
+    } catch (UnsupportedOperationException e) {
+      throw new BeamsaveException("cannot write identity " + file + ": its file system cannot"
+          + " make it readable by its owner only");
     } catch (IOException e) {
       throw BeamsaveException.io("cannot write identity", file, e);
     }

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.crypt;
 
+import io.beamsave.transforms.image.ImageException;
 import io.beamsave.transforms.image.ImageId;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -63,7 +64,11 @@ public abstract sealed class Recipient
     public synchronized Stanza stanza(byte[] dataKey, ImageId id) {
       if (kek == null) {
         salt = Primitives.random(Stanza.SALT_SIZE);
-        kek = cost.derive(password, salt);
+        try {
+          kek = cost.derive(password, salt);
+        } catch (ImageException e) {
+          throw new io.beamsave.transforms.BeamsaveException(e.getMessage(), e);
+        }
       }
       ByteBuffer b = ByteBuffer.allocate(Stanza.bodyLength(Stanza.PASSWORD));
       b.put(salt).putInt(cost.memoryKiB()).putInt(cost.iterations()).putInt(cost.parallelism());
@@ -77,7 +82,7 @@ public abstract sealed class Recipient
     }
 
     /** The data key in {@code s}, or null if this is not its password. */
-    byte[] open(Stanza s, ImageId id) {
+    byte[] open(Stanza s, ImageId id) throws ImageException {
       return Primitives.unwrap(s.cost().derive(password, s.salt()), aad(id), s.wrapped());
     }
 

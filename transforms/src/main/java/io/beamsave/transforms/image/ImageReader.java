@@ -56,11 +56,20 @@ public final class ImageReader {
 
   /**
    * Reads and validates the catalog of an image: header, trailer and catalog blocks only. An
-   * encrypted image is opened with {@code keys}; its catalog carries the image's key.
+   * encrypted image is opened with {@code keys}; its catalog carries the image's key. Given any
+   * key, an image that is not encrypted is refused: whoever can write where the images are
+   * could otherwise put a plain image of their own making in the place of an encrypted one,
+   * and a reader expecting what its keys protect would take it.
    */
   public static Catalog readCatalog(ImageSource ch, Keys keys) throws IOException {
     String name = ch.name();
     Trailer t = readEnds(ch);
+    if (!t.encrypted() && !keys.isEmpty()) {
+      throw new ImageException(name + " is not encrypted, yet keys were given to open it: it"
+          + " is no image saved with them (one may have been put in its place); to read it"
+          + " anyway, give no --identity, --key-file or --password-file, and unset"
+          + " BEAMSAVE_PASSWORD");
+    }
     ImageKey key = t.encrypted() ? ImageKey.open(name, t.envelope(), keys) : null;
     CatalogSeal seal = key == null ? null : openCatalogSeal(name, t, key);
     long rawLength = seal == null ? t.catalogRaw() : seal.rawLength();

@@ -27,7 +27,7 @@ public final class StructureCheck {
     String name = ch.name();
     ImageReader.Trailer t = ImageReader.readEnds(ch);
     if (!t.encrypted()) {
-      throw new IllegalArgumentException(name + " is not encrypted: its catalog says more");
+      throw new ImageException(name + " is not encrypted (it was replaced meanwhile?)");
     }
     long shardsEnd = t.catalogOffset();
     long end = t.catalogOffset() + t.catalogStored();

@@ -57,11 +57,12 @@ public record ImageSummary(
   void writeTo(SaveSpec spec) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     CODER.encode(this, out);
-    Staging.write(spec, SaveSpec.summaryName(library), out.toByteArray(), out.size());
+    Staging.write(spec, library, SaveSpec.summaryName(library), out.toByteArray(), out.size());
   }
 
   /** Reads the summary {@link AssembleImage} left for {@code library} of {@code spec}. */
   public static ImageSummary read(SaveSpec spec, String library) throws IOException {
-    return CODER.decode(new ByteArrayInputStream(Staging.read(spec, SaveSpec.summaryName(library))));
+    return CODER.decode(new ByteArrayInputStream(
+        Staging.read(spec, library, SaveSpec.summaryName(library))));
   }
 }

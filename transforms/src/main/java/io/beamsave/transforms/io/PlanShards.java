@@ -145,7 +145,7 @@ public final class PlanShards
   static void writeListing(SaveSpec spec, String library, Listing listing) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 16);
     Listing.CODER.encode(listing, out);
-    Staging.write(spec, SaveSpec.listingName(library), out.toByteArray(), out.size());
+    Staging.write(spec, library, SaveSpec.listingName(library), out.toByteArray(), out.size());
   }
 
   /**
@@ -162,6 +162,6 @@ public final class PlanShards
 
   static Listing readListing(SaveSpec spec, String library) throws IOException {
     return Listing.CODER.decode(
-        new ByteArrayInputStream(Staging.read(spec, SaveSpec.listingName(library))));
+        new ByteArrayInputStream(Staging.read(spec, library, SaveSpec.listingName(library))));
   }
 }

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.io;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.store.Store;
 
 /**
@@ -16,16 +17,40 @@ public final class Staging {
   private static final java.util.Set<String> ABANDONED =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  /** Writes {@code data[0, len)} as {@code name}. */
-  public static void write(SaveSpec spec, String name, byte[] data, int len) {
+  /**
+   * Writes {@code data[0, len)} as {@code name}, a working file of {@code library}: sealed
+   * under its image's key when the image is encrypted, since staging may lie in the image's
+   * bucket (workers on several machines) or beside the image, and a listing names every file.
+   */
+  public static void write(SaveSpec spec, String library, String name, byte[] data, int len) {
     if (ABANDONED.contains(spec.staging())) {
       throw new BeamsaveException("the save was interrupted");
+    }
+    ImageKey key = spec.library(library).sink().key();
+    if (key != null) {
+      data = key.wrap(java.util.Arrays.copyOf(data, len), context(name));
+      len = data.length;
     }
     spec.stagingStore().put(name, data, len, "application/octet-stream", null);
   }
 
-  public static byte[] read(SaveSpec spec, String name) {
-    return spec.stagingStore().get(name);
+  /** What {@link #write} wrote as {@code name} for {@code library}. */
+  public static byte[] read(SaveSpec spec, String library, String name) {
+    byte[] data = spec.stagingStore().get(name);
+    ImageKey key = spec.library(library).sink().key();
+    if (key == null) {
+      return data;
+    }
+    byte[] plain = key.unwrap(data, context(name));
+    if (plain == null) {
+      throw new BeamsaveException(spec.stagingStore().where(name) + ": this run's working file"
+          + " does not authenticate (changed while the save ran)");
+    }
+    return plain;
+  }
+
+  private static byte[] context(String name) {
+    return ("staging " + name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
   /** Removes the run's staging for good: an interrupted run's workers write no more there. */
