@@ -38,7 +38,7 @@ public final class BlockSealer {
 
   public BlockSealer() {
     try {
-      cipher = Cipher.getInstance("AES/GCM/NoPadding");
+      cipher = Primitives.gcm();
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-256-GCM is not available", e);
     }
