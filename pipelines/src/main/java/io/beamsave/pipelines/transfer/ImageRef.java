@@ -39,7 +39,7 @@ public final class ImageRef implements AutoCloseable {
     return of(image, s3, Keys.NONE, progress);
   }
 
-  /** The image {@code image}; an encrypted one (or its encrypted bases) opened with {@code keys}. */
+  /** The image {@code image}; an encrypted one, and its bases, opened with {@code keys}. */
   public static ImageRef of(String image, S3Settings s3, Keys keys, PrintWriter progress) {
     if (!ObjectUri.isObject(image)) {
       return new ImageRef(image, Path.of(image).toAbsolutePath().toString(), s3, keys, null);

@@ -181,6 +181,21 @@ class ContainerImageIT {
     Run list = inImage("list", "--image", "/data/lib.bsave");
     assertThat(list.out()).as("a UTF-8 name survives the image's locale").contains("ünïcødé/a.txt");
 
+    // Encryption in the image: X25519 from the JRE's jdk.crypto.ec, AES-GCM from Conscrypt's
+    // native library (unpacked to /tmp), Argon2id from Bouncy Castle.
+    Run keygen = inImage("keygen", "--identity", "/data/me.id");
+    assertThat(keygen.exit()).as(keygen.err()).isZero();
+    Files.writeString(rootfs.resolve("data/pw"), "a password\n");
+    run("chown", owner, rootfs.resolve("data/pw").toString());
+    Run sealed = inImage("save", "--library", "/data/lib", "--image", "/data/sealed.bsave",
+        "--recipient", keygen.out().strip(), "--password-file", "/data/pw", "--quiet");
+    assertThat(sealed.exit()).as(sealed.err()).isZero();
+    Run opened = inImage("verify", "/data/sealed.bsave", "--identity", "/data/me.id");
+    assertThat(opened.exit()).as(opened.err()).isZero();
+    assertThat(opened.out()).startsWith("OK ").contains("every block and digest checked");
+    assertThat(inImage("list", "/data/sealed.bsave", "--password-file", "/data/pw").out())
+        .contains("ünïcødé/a.txt");
+
     Run missing = inImage("verify", "--image", "/data/none.bsave");
     assertThat(missing.exit()).isNotZero();
     assertThat(missing.err().strip().lines()).hasSize(1);

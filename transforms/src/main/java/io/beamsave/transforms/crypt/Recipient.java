@@ -130,7 +130,7 @@ public abstract sealed class Recipient
     }
   }
 
-  /** An X25519 public key: the data key is wrapped under a key agreed with a fresh ephemeral key. */
+  /** An X25519 public key: the data key is wrapped under a key agreed with an ephemeral one. */
   public static final class PublicKey extends Recipient {
     private final byte[] key;
     private final byte[] id;

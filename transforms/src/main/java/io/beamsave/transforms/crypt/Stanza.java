@@ -65,7 +65,7 @@ public record Stanza(int type, byte[] body) {
     return Arrays.copyOfRange(body, body.length - Primitives.WRAPPED_KEY_SIZE, body.length);
   }
 
-  /** How the operator is told of it: {@code password}, {@code key file ID}, {@code recipient ID}. */
+  /** As the operator is told of it: {@code password}, {@code key file ID}, {@code recipient ID}. */
   public String describe() {
     return switch (type) {
       case PASSWORD -> "password";

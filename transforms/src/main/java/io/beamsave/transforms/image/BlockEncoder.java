@@ -86,7 +86,7 @@ public final class BlockEncoder implements AutoCloseable {
     putInt(header, 12, (int) crc.getValue());
     lastCodec = id;
     if (key != null) {
-      int n = sealer.seal(key, index++, header, header.length, payload, stored, frame);
+      int n = sealer.seal(key, index++, header, payload, stored, frame);
       sink.write(frame, 0, n);
       return n;
     }

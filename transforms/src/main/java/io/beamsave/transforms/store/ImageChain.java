@@ -71,7 +71,10 @@ public final class ImageChain {
     return resolve(location, catalog, entries, s3, Keys.NONE);
   }
 
-  /** Like {@link #resolve(String, Catalog, Iterable, S3Settings)}, encrypted bases opened with {@code keys}. */
+  /**
+   * Like {@link #resolve(String, Catalog, Iterable, S3Settings)}, encrypted bases opened with
+   * {@code keys}.
+   */
   public static ImageChain resolve(
       String location, Catalog catalog, Iterable<Entry> entries, S3Settings s3, Keys keys) {
     return resolve(location, catalog, basesUsedBy(entries), entries, s3, keys);
