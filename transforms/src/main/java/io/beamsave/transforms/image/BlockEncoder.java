@@ -86,8 +86,14 @@ public final class BlockEncoder implements AutoCloseable {
     putInt(header, 12, (int) crc.getValue());
     lastCodec = id;
     if (key != null) {
-      int n = sealer.seal(key, index++, header, payload, stored, frame);
-      sink.write(frame, 0, n);
+      int n = ImageFormat.BLOCK_HEADER_SIZE + stored + BlockSealer.OVERHEAD;
+      if (sink instanceof BlockBuffer blocks) {
+        int at = blocks.append(n);
+        sealer.seal(key, index++, header, payload, stored, blocks.array(), at);
+      } else {
+        sealer.seal(key, index++, header, payload, stored, frame, 0);
+        sink.write(frame, 0, n);
+      }
       return n;
     }
     sink.write(header);

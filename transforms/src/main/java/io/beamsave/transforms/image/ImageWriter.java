@@ -257,7 +257,7 @@ public final class ImageWriter implements AutoCloseable {
    */
   public static byte[] tail(byte[] raw, Codec codec, int blockSize, long catalogOffset,
       ImageKey key) throws IOException {
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(raw.length / 2 + 64);
+    BlockBuffer out = new BlockBuffer(raw.length / 2 + 64);
     byte[] catalogKey = key == null ? null : ImageKey.newBlockKey();
     try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
       blocks.sealWith(catalogKey);

@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.image.BlockBuffer;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.image.ImageFormat;
@@ -83,7 +84,7 @@ public final class CompressShards
     private transient BlockEncoder encoder;
     private transient ExtentDigest digest;
     private transient byte[] block;
-    private transient ShardBuffer shardBytes;
+    private transient BlockBuffer shardBytes;
     /** Per library, its root and the directories of the last file read, open. */
     private transient Map<String, Beneath> trees;
     private transient java.util.concurrent.atomic.LongAdder liveBytes;
@@ -102,7 +103,7 @@ public final class CompressShards
       // block (blocks never grow, a block that would is stored raw).
       long blocks = (spec.shardSize() + spec.blockSize() - 1) / spec.blockSize();
       boolean sealed = spec.libraries().values().stream().anyMatch(l -> l.sink().key() != null);
-      shardBytes = new ShardBuffer(spec.shardSize() + blocks * (ImageFormat.BLOCK_HEADER_SIZE
+      shardBytes = new BlockBuffer(spec.shardSize() + blocks * (ImageFormat.BLOCK_HEADER_SIZE
           + (sealed ? BlockSealer.OVERHEAD : 0)));
       trees = new HashMap<>();
     }
@@ -297,42 +298,6 @@ public final class CompressShards
           && s.mtimeNanos() == p.mtimeNanos()
           && s.ctimeSeconds() == p.ctimeSeconds()
           && s.ctimeNanos() == p.ctimeNanos();
-    }
-
-    /** A reusable in-memory shard: it is appended to the image in one write once complete. */
-    private static final class ShardBuffer extends OutputStream {
-      private byte[] buf;
-      private int size;
-
-      ShardBuffer(long capacity) {
-        buf = new byte[Math.toIntExact(capacity)];
-      }
-
-      void reset() {
-        size = 0;
-      }
-
-      int size() {
-        return size;
-      }
-
-      byte[] array() {
-        return buf;
-      }
-
-      @Override
-      public void write(int b) {
-        write(new byte[] {(byte) b}, 0, 1);
-      }
-
-      @Override
-      public void write(byte[] b, int off, int len) {
-        if (len > buf.length - size) {
-          buf = Arrays.copyOf(buf, Math.max(size + len, buf.length * 2));
-        }
-        System.arraycopy(b, off, buf, size, len);
-        size += len;
-      }
     }
 
     /** The block being filled and what was written of the shard so far. */

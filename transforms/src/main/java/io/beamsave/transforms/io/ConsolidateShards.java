@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.image.BlockBuffer;
 import io.beamsave.transforms.image.BlockDecoder;
 import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ImageFormat;
@@ -13,7 +14,6 @@ import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.S3Settings;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -100,7 +100,7 @@ public final class ConsolidateShards
     private transient BlockEncoder encoder;
     private transient BlockDecoder decoder;
     private transient ChainReaders images;
-    private transient Buffer shard;
+    private transient BlockBuffer shard;
     private transient java.util.concurrent.atomic.LongAdder live;
 
     ConsolidateShardFn(ConsolidateShards spec) {
@@ -116,7 +116,7 @@ public final class ConsolidateShards
       encoder = new BlockEncoder(codec, blockSize);
       decoder = new BlockDecoder();
       images = new ChainReaders(s3, Counted::new);
-      shard = new Buffer();
+      shard = new BlockBuffer(1 << 20);
     }
 
     @Teardown
@@ -254,19 +254,6 @@ public final class ConsolidateShards
         int shard, ImageSink.Copy copy, long raw, long stored, int[] blocks, byte[] sealedKey) {
       return new ShardResult(shard, copy, raw, stored, blocks, List.of(), List.of(), List.of(),
           sealedKey);
-    }
-  }
-
-  /** A reusable in-memory shard, appended to the image in one write once complete. */
-  private static final class Buffer extends ByteArrayOutputStream {
-    byte[] array() {
-      return buf;
-    }
-
-    void ensure(int capacity) {
-      if (buf.length < capacity) {
-        buf = new byte[capacity];
-      }
     }
   }
 
