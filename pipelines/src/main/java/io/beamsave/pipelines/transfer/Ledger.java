@@ -87,16 +87,6 @@ public final class Ledger {
       m.put("kind", kind);
       if (isEncrypted) {
         m.put("encrypted", true);
-        m.put("transferCodec", transferCodec);
-        m.put("start", start.toString());
-        m.put("end", end.toString());
-        m.put("seconds", seconds);
-        m.put("storedBytes", storedBytes);
-        m.put("where", where);
-        if (base != null) {
-          m.put("base", base);
-        }
-        return m;
       }
       m.put("library", library);
       m.put("codec", codec);
@@ -112,6 +102,11 @@ public final class Ledger {
         // An incremental save: the image it references, and the bytes left there.
         m.put("base", base);
         m.put("referencedBytes", referencedBytes);
+      }
+      if (isEncrypted) {
+        // What the image hides stays out of the record beside it.
+        m.keySet().removeAll(List.of("library", "codec", "strategy", "rawBytes",
+            "referencedBytes"));
       }
       return m;
     }

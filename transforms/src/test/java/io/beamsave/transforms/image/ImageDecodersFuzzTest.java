@@ -50,8 +50,14 @@ class ImageDecodersFuzzTest {
   }
 
   static void readWholeImage(byte[] image) throws ImageException {
+    readWholeImage(image, io.beamsave.transforms.crypt.Keys.NONE);
+  }
+
+  /** Reads the image's catalog with {@code keys}, then every file's pieces in its own shards. */
+  static void readWholeImage(byte[] image, io.beamsave.transforms.crypt.Keys keys)
+      throws ImageException {
     try (ImageSource src = new BytesImageSource(image)) {
-      Catalog c = ImageReader.readCatalog(src);
+      Catalog c = ImageReader.readCatalog(src, keys);
       // Bases are other images; this one's own shards are what its bytes can reach.
       List<Entry> files = c.entries().stream().filter(Entry::isFile)
           .map(e -> e.withExtents(e.extents().stream().filter(x -> !x.isReference()).toList()))
@@ -59,7 +65,7 @@ class ImageDecodersFuzzTest {
       try (ShardReader r = new ShardReader(c.blockSize())) {
         for (ReadTask t : ReadTask.forEntries(
             io.beamsave.transforms.store.ImageChain.of("fuzz", c), files)) {
-          r.read(src, "fuzz", t.shard(), t.info(), t.pieces(),
+          r.read(src, "fuzz", c.key(), t.shard(), t.info(), t.pieces(),
               (p, pos, buf, off, len, zero) -> java.util.Objects.checkFromIndexSize(off, len,
                   buf.length));
         }
@@ -91,22 +97,7 @@ class ImageDecodersFuzzTest {
     } catch (java.io.IOException e) {
       throw new AssertionError("an I/O error that is not an ImageException", e);
     }
-    try (ImageSource src = new BytesImageSource(image)) {
-      Catalog c = ImageReader.readCatalog(src, V4_KEY);
-      try (ShardReader r = new ShardReader(c.blockSize())) {
-        for (ReadTask t : ReadTask.forEntries(
-            io.beamsave.transforms.store.ImageChain.of("fuzz", c),
-            c.entries().stream().filter(Entry::isFile).toList())) {
-          r.read(src, "fuzz", c.key(), t.shard(), t.info(), t.pieces(),
-              (p, pos, buf, off, len, zero) -> java.util.Objects.checkFromIndexSize(off, len,
-                  buf.length));
-        }
-      }
-    } catch (ImageException e) {
-      throw e;
-    } catch (java.io.IOException e) {
-      throw new AssertionError("an I/O error that is not an ImageException", e);
-    }
+    readWholeImage(image, V4_KEY);
   }
 
   /**
