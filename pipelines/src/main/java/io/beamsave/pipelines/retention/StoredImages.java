@@ -138,8 +138,7 @@ public final class StoredImages {
     }
     try (ImageSource src = ImageSources.open(image.uri(), s3)) {
       // Listing is no reading: a plain image among encrypted ones is shown as it is.
-      return ImageReader.readCatalog(src, ImageReader.readEnds(src).encrypted() ? keys
-          : Keys.NONE);
+      return ImageReader.readCatalog(src, keys, true);
     }
   }
 

@@ -20,9 +20,11 @@ import java.util.List;
  */
 public final class Identity {
   private final byte[] secret;
+  private final Recipient.PublicKey publicKey;
 
   private Identity(byte[] secret) {
     this.secret = secret.clone();
+    this.publicKey = new Recipient.PublicKey(X25519.publicKey(secret));
   }
 
   public static Identity generate() {
@@ -30,12 +32,12 @@ public final class Identity {
   }
 
   public Recipient.PublicKey publicKey() {
-    return new Recipient.PublicKey(X25519.publicKey(secret));
+    return publicKey;
   }
 
   /** The data key in {@code s}, or null if {@code s} is not for this identity. */
   byte[] open(Stanza s, io.beamsave.transforms.image.ImageId image) {
-    Recipient.PublicKey me = publicKey();
+    Recipient.PublicKey me = publicKey;
     if (!me.owns(s)) {
       return null;
     }

@@ -95,10 +95,6 @@ public final class ImageKey implements Serializable {
     return header.clone();
   }
 
-  public int headerLength() {
-    return header.length;
-  }
-
   /** A new random key for one shard or the catalog (never reused: see the class comment). */
   public static byte[] newBlockKey() {
     return Primitives.random(Primitives.KEY_SIZE);
@@ -128,11 +124,6 @@ public final class ImageKey implements Serializable {
    */
   public byte[] unwrap(byte[] wrapped, byte[] context) {
     return Primitives.unwrap(wrapKey(), Primitives.concat(id().bytes(), context), wrapped);
-  }
-
-  /** Whether {@code other} is the same data key (a rekeyed header still holds it). */
-  public boolean sameDataKey(ImageKey other) {
-    return java.security.MessageDigest.isEqual(dataKey, other.dataKey);
   }
 
   @Override

@@ -66,15 +66,6 @@ public final class Keys {
     return out;
   }
 
-  /** Whether one of these keys is (or, for a password, may be) the one {@code s} is for. */
-  public boolean matches(Stanza s) {
-    return switch (s.type()) {
-      case Stanza.PASSWORD -> !passwords.isEmpty();
-      case Stanza.KEY_FILE -> keyFiles.stream().anyMatch(k -> k.owns(s));
-      default -> identities.stream().anyMatch(i -> i.publicKey().owns(s));
-    };
-  }
-
   /**
    * The data key of the image whose header is {@code e}, unwrapped with the first of these keys
    * that opens a stanza; fails with one line saying what the image is encrypted for and what is

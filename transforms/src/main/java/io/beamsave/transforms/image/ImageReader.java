@@ -62,9 +62,18 @@ public final class ImageReader {
    * and a reader expecting what its keys protect would take it.
    */
   public static Catalog readCatalog(ImageSource ch, Keys keys) throws IOException {
+    return readCatalog(ch, keys, false);
+  }
+
+  /**
+   * Like {@link #readCatalog(ImageSource, Keys)}; with {@code plainToo}, an image that is not
+   * encrypted is read whatever keys are given (to list what a directory holds, say).
+   */
+  public static Catalog readCatalog(ImageSource ch, Keys keys, boolean plainToo)
+      throws IOException {
     String name = ch.name();
     Trailer t = readEnds(ch);
-    if (!t.encrypted() && !keys.isEmpty()) {
+    if (!t.encrypted() && !keys.isEmpty() && !plainToo) {
       throw new ImageException(name + " is not encrypted, yet keys were given to open it: it"
           + " is no image saved with them (one may have been put in its place); to read it"
           + " anyway, give no --identity, --key-file or --password-file, and unset"

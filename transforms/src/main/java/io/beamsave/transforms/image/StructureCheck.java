@@ -16,8 +16,7 @@ public final class StructureCheck {
   private StructureCheck() {}
 
   /** What the walk found. */
-  public record Result(ImageReader.Trailer trailer, long frames, long frameBytes,
-      long paddingBytes) {}
+  public record Result(ImageReader.Trailer trailer, long frames, long frameBytes) {}
 
   /**
    * Walks the frames of the encrypted image {@code ch}; {@code progress} hears of each frame's
@@ -37,7 +36,6 @@ public final class StructureCheck {
     long pos = t.dataStart();
     long frames = 0;
     long frameBytes = 0;
-    long padding = 0;
     while (pos < end) {
       boolean inCatalog = pos >= shardsEnd;
       long limit = inCatalog ? end : shardsEnd;
@@ -61,7 +59,6 @@ public final class StructureCheck {
       }
       if (pad >= 0) {
         checkPadding(ch, pos, n, buf, where);
-        padding += BlockSealer.FRAME_HEADER + n;
       } else {
         int len = (int) (BlockSealer.FRAME_HEADER + n);
         if (buf.length < len) {
@@ -77,7 +74,7 @@ public final class StructureCheck {
       pos += BlockSealer.FRAME_HEADER + n;
       progress.accept(BlockSealer.FRAME_HEADER + n);
     }
-    return new Result(t, frames, frameBytes, padding);
+    return new Result(t, frames, frameBytes);
   }
 
   /** A padding frame: its CRC over its length field and its zeros, which must be zeros. */

@@ -64,10 +64,7 @@ public record ConsolidateTask(Kind kind, int shard, List<ReadTask> reads, byte[]
           for (ReadTask r : t.reads) {
             ReadTask.CODER.write(r, out);
           }
-          out.writeShort(t.sealedKey == null ? 0 : t.sealedKey.length);
-          if (t.sealedKey != null) {
-            out.write(t.sealedKey);
-          }
+          writeOptional(out, t.sealedKey);
         }
 
         @Override
@@ -79,9 +76,7 @@ public record ConsolidateTask(Kind kind, int shard, List<ReadTask> reads, byte[]
           for (int i = 0; i < n; i++) {
             reads.add(ReadTask.CODER.read(in));
           }
-          byte[] key = new byte[in.readUnsignedShort()];
-          in.readFully(key);
-          return new ConsolidateTask(kind, shard, reads, key.length == 0 ? null : key);
+          return new ConsolidateTask(kind, shard, reads, readOptional(in));
         }
       };
 }

@@ -54,6 +54,21 @@ abstract class DataCoder<T> extends CustomCoder<T> {
     return PathBytes.of(b);
   }
 
+  /** Writes {@code b}, which may be null (an unencrypted image's key), length first. */
+  static void writeOptional(DataOutputStream out, byte[] b) throws IOException {
+    out.writeShort(b == null ? 0 : b.length);
+    if (b != null) {
+      out.write(b);
+    }
+  }
+
+  /** What {@link #writeOptional} wrote: null for null. */
+  static byte[] readOptional(DataInputStream in) throws IOException {
+    byte[] b = new byte[in.readUnsignedShort()];
+    in.readFully(b);
+    return b.length == 0 ? null : b;
+  }
+
   static String readString(DataInputStream in) throws IOException {
     int len = in.readInt();
     if (len < 0) {

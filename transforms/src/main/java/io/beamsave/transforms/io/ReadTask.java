@@ -40,11 +40,7 @@ public record ReadTask(
           for (int len : t.info.blockLengths()) {
             out.writeInt(len);
           }
-          byte[] key = t.info.sealedKey();
-          out.writeShort(key == null ? 0 : key.length);
-          if (key != null) {
-            out.write(key);
-          }
+          writeOptional(out, t.info.sealedKey());
           out.writeInt(t.pieces.size());
           for (ShardReader.Piece p : t.pieces) {
             writeBytes(out, p.path());
@@ -80,8 +76,7 @@ public record ReadTask(
           for (int i = 0; i < blocks.length; i++) {
             blocks[i] = in.readInt();
           }
-          byte[] key = new byte[in.readUnsignedShort()];
-          in.readFully(key);
+          byte[] key = readOptional(in);
           int n = in.readInt();
           List<ShardReader.Piece> pieces = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
@@ -104,7 +99,7 @@ public record ReadTask(
                     whole));
           }
           return new ReadTask(image, blockSize, shard,
-              new ShardInfo(offset, stored, raw, blocks, key.length == 0 ? null : key), pieces);
+              new ShardInfo(offset, stored, raw, blocks, key), pieces);
         }
       };
 

@@ -67,10 +67,7 @@ public record ShardResult(
             writeBytes(out, p);
           }
           Unreadable.writeAll(out, r.unreadable);
-          out.writeShort(r.sealedKey == null ? 0 : r.sealedKey.length);
-          if (r.sealedKey != null) {
-            out.write(r.sealedKey);
-          }
+          writeOptional(out, r.sealedKey);
         }
 
         @Override
@@ -97,10 +94,8 @@ public record ShardResult(
             changed.add(readBytes(in));
           }
           List<Unreadable> unreadable = Unreadable.readAll(in);
-          byte[] key = new byte[in.readUnsignedShort()];
-          in.readFully(key);
           return new ShardResult(shard, copy, raw, stored, blocks, digests, changed, unreadable,
-              key.length == 0 ? null : key);
+              readOptional(in));
         }
       };
 }
