@@ -47,6 +47,14 @@ final class ChainImages {
     return write(image, Instant.ofEpochMilli(o.createdMillis()), o.id(), List.of());
   }
 
+  /**
+   * A forgery: a tiny plain image whose catalog claims to be image {@code origin} consolidated,
+   * as anyone who may write where the images are can make one.
+   */
+  static Catalog claiming(Path image, Instant created, ImageId origin) throws IOException {
+    return write(image, created, origin, List.of());
+  }
+
   private static Catalog write(Path image, Instant created, ImageId origin,
       List<Catalog.Base> bases) throws IOException {
     return write(image, created, origin, bases, 0);

@@ -107,6 +107,25 @@ class CraftedImageTest {
   }
 
   @Test
+  void aFileWhoseMtimeTheTargetCannotHoldIsNamedInTheWarning() throws IOException {
+    byte[] zeros;
+    try (io.beamsave.transforms.image.ExtentDigest d =
+        new io.beamsave.transforms.image.ExtentDigest()) {
+      d.update(new byte[8192], 0, 8192);
+      zeros = d.digest();
+    }
+    Entry f = Entries.file("far-file", 8192, new Extent(0, 0, 8192, zeros));
+    Entry far = new Entry(f.path(), f.type(), 0, 0644, 0, 0, Long.MAX_VALUE, 0, 0, 0, 0, 8192,
+        null, f.extents());
+    Path image = craft(List.of(far));
+    // One piece: the restore's worker makes the file, and the warning still names it.
+    Cli restore = Cli.ok("restore", "--image", image, "--target", tmp.resolve("far-file-t"),
+        "--quiet");
+    assertThat(restore.err()).contains("could not hold the exact mtime of 1 entry ("
+        + tmp.resolve("far-file-t/far-file") + ": saved 9223372036854775807.000000000 s");
+  }
+
+  @Test
   void aCatalogNestingDeeperThanAThousandDirectoriesIsRefused() throws IOException {
     List<Entry> entries = new java.util.ArrayList<>();
     StringBuilder path = new StringBuilder("d");

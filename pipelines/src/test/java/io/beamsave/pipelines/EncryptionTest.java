@@ -411,6 +411,54 @@ class EncryptionTest {
     Cli password = Cli.run("list", dir.resolve("x.bsave"), "--password", "hunter2");
     assertThat(password.exit()).isEqualTo(2);
     assertThat(password.out() + password.err()).doesNotContain("hunter2");
+
+    // Each secret as its text ("$(cat FILE)"), given to each option that takes a file or key.
+    String identityText = Files.readString(alice);
+    String keyHex = java.util.HexFormat.of().formatHex(Files.readAllBytes(keyFile));
+    String keyBase64 = java.util.Base64.getEncoder().encodeToString(Files.readAllBytes(keyFile));
+    Path image = dir.resolve("never.bsave");
+    Path some = dir.resolve("secrets/one.bsave");
+    Cli.ok("save", "--library", lib, "--image", some, "-q");
+    for (String secret : List.of(identityText, identity, keyHex, keyBase64)) {
+      for (Object[] a : List.of(
+          new Object[] {"save", "--library", lib, "--image", image, "--recipient", secret},
+          new Object[] {"save", "--library", lib, "--image", image, "--identity", secret},
+          new Object[] {"save", "--library", lib, "--image", image, "--key-file", secret},
+          new Object[] {"save", "--library", lib, "--image", image, "--password-file", secret},
+          new Object[] {"list", image, "--identity", secret},
+          new Object[] {"verify", image, "--key-file", secret},
+          new Object[] {"restore", image, "--target", dir.resolve("t"), "--password-file",
+              secret},
+          new Object[] {"prune", "--at", some.getParent(), "--keep-last", "1", "--key-file",
+              secret},
+          new Object[] {"rekey", image, "--add-key-file", secret},
+          new Object[] {"rekey", image, "--add-recipient", secret})) {
+        Cli c = Cli.run(a);
+        assertThat(c.exit()).as(String.join(" ", java.util.Arrays.stream(a)
+            .map(String::valueOf).toList())).isNotZero();
+        String said = c.out() + c.err();
+        for (String part : secret.lines().map(String::strip).filter(l -> l.length() > 8)
+            .toList()) {
+          assertThat(said).as(a[0] + " " + a[a.length - 2]).doesNotContain(part)
+              .doesNotContain(part.substring(part.length() / 2));
+        }
+      }
+    }
+    assertThat(image).doesNotExist();
+  }
+
+  @Test
+  void anIdentityOthersMayReadIsUsedWithAWarning() throws Exception {
+    Path image = dir.resolve("for-alice.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--recipient", alicePub, "-q");
+    Path readable = dir.resolve("readable.id");
+    Files.copy(alice, readable);
+    Files.setPosixFilePermissions(readable,
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    Cli c = Cli.ok("list", image, "--identity", readable);
+    assertThat(c.err()).contains("beamsave: warning: identity " + readable
+        + " may be read by other users (rw-r--r--)").contains("chmod 600");
+    assertThat(Cli.ok("list", image, "--identity", alice).err()).doesNotContain("warning");
   }
 
   @Test
@@ -429,7 +477,12 @@ class EncryptionTest {
     Cli keyless = Cli.ok("prune", "--at", images, "--keep-last", "2");
     assertThat(keyless.out()).contains("keep     ").containsPattern("delete .*" + claim)
         .doesNotContainPattern("delete .*" + first);
-    Cli opened = Cli.ok("prune", "--at", images, "--keep-last", "2", "--identity", bob);
+    // Given only bob's identity, the images it does not open are not counted: nothing goes.
+    Cli bobOnly = Cli.ok("prune", "--at", images, "--keep-last", "2", "--identity", bob);
+    assertThat(bobOnly.out()).doesNotContainPattern("(?m)^delete ")
+        .contains("not counted: no key given opens it");
+    Cli opened = Cli.ok("prune", "--at", images, "--keep-last", "2", "--identity", bob,
+        "--key-file", keyFile);
     assertThat(opened.out()).containsPattern("delete .*" + first + ".*consolidated into");
   }
 

@@ -96,6 +96,76 @@ class InterruptsIT {
     interruptedSaveCleansUp("TERM", 143);
   }
 
+  /**
+   * SIGINT and SIGTERM at several points of a save (its first shard, half-way, its last shards
+   * and the assembly), the machine's cores busy with other work: whatever the moment, the save
+   * either ends interrupted leaving nothing, or finished first and left its whole image.
+   */
+  @Test
+  void aSignalAtAnyPointOfASaveOnALoadedMachineLeavesNothingHalfMade() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean loading =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<Thread> load = new java.util.ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      Thread t = new Thread(() -> {
+        long x = 0;
+        while (loading.get()) {
+          x = x * 6364136223846793005L + 1442695040888963407L;
+        }
+        if (x == 42) {
+          System.out.print("");
+        }
+      });
+      t.setDaemon(true);
+      t.start();
+      load.add(t);
+    }
+    // Half the library, zlib: a run short enough to be caught late as often as early.
+    for (int i = 3; i < 6; i++) {
+      Files.delete(library.resolve("random-" + i + ".bin"));
+    }
+    long raw = 3L * (16 << 20);
+    try {
+      int n = 0;
+      for (double share : new double[] {0, 0.5, 0.95, 0.95}) {
+        String signal = n++ % 2 == 0 ? "INT" : "TERM";
+        Process save = LauncherIT.start(Map.of(), List.of(), out, err, "save", "--library",
+            library, "--image", image, "--codec", "zlib:6", "--shard-size", "8MiB", "--",
+            "--targetParallelism=2");
+        await("the save to reach " + share, () -> !save.isAlive() || Files.exists(image)
+            || (Files.exists(partial()) && sizeOf(partial()) >= share * raw));
+        signal(save, signal);
+        assertThat(save.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String said = Files.readString(err);
+        if (save.exitValue() == 0) {
+          assertThat(leftIn(image.getParent())).as("finished first")
+              .containsExactly("beamsave-ledger", "lib.bsave");
+        } else {
+          assertThat(save.exitValue()).as(said).isEqualTo(signal.equals("INT") ? 130 : 143);
+          assertThat(said).doesNotContain("error").doesNotContain("\tat ")
+              .doesNotContain("[ERROR]");
+          assertThat(leftIn(image.getParent())).as("interrupted at " + share + " by " + signal
+              + ": " + said).isEmpty();
+        }
+        Files.deleteIfExists(image);
+        io.beamsave.transforms.io.AssembleImage.deleteTree(image.resolveSibling("beamsave-ledger"));
+      }
+    } finally {
+      loading.set(false);
+      for (Thread t : load) {
+        t.join();
+      }
+    }
+  }
+
+  static long sizeOf(Path p) {
+    try {
+      return Files.size(p);
+    } catch (IOException gone) {
+      return 0;
+    }
+  }
+
   @Test
   void whatAKilledSaveLeftIsRemovedByTheNextSave() throws Exception {
     Process save = startSlowSave();
@@ -113,6 +183,8 @@ class InterruptsIT {
         .contains(image.getParent().resolve(staging).toString());
     assertThat(leftIn(image.getParent())).containsExactly("beamsave-ledger", "lib.bsave");
     assertThat(LauncherIT.beamsave(List.of(), "verify", "--image", image).exit()).isZero();
+    assertThat(left.stream().filter(n -> n.startsWith(".beamsave-lease-")))
+        .as("the killed run's lease, which the next save beside it removed").isNotEmpty();
   }
 
   @Test

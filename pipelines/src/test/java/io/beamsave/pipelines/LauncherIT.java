@@ -129,6 +129,19 @@ class LauncherIT {
   }
 
   @Test
+  void aSpecialFileIsWarnedAboutAsEveryWarningIs() throws Exception {
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    Files.writeString(lib.resolve("plain.txt"), "plain");
+    assertThat(new ProcessBuilder("mkfifo", lib.resolve("pipe").toString()).start().waitFor())
+        .isZero();
+    Run save = beamsave(List.of(), "save", "--library", lib, "--image", tmp.resolve("l.bsave"),
+        "-q");
+    assertThat(save.exit()).as(save.err()).isZero();
+    assertThat(save.err().strip()).isEqualTo("beamsave: warning: skipping special file (FIFO,"
+        + " socket or device) " + lib.resolve("pipe") + ": it is not saved");
+  }
+
+  @Test
   void helpExplainsEveryCommand() throws Exception {
     Run help = beamsave(List.of(), "--help");
     assertThat(help.exit()).isZero();

@@ -71,6 +71,7 @@ public final class BeamsaveCommand implements Runnable {
       DownloadCommand.class,
       HistoryCommand.class,
       PruneCommand.class,
+      CleanupCommand.class,
       KeygenCommand.class,
       RekeyCommand.class,
       BenchCommand.class,
@@ -273,7 +274,10 @@ public final class BeamsaveCommand implements Runnable {
 
   private static void configureLogging(boolean verbose) {
     if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
-      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "warn");
+      // Everything the operator should read beamsave says itself, in one line; the libraries'
+      // logs (Beam's "[ERROR] ... tearing down DoFns" with its stack trace after a failure or
+      // an interrupt, the SDK's, Flink's) are for --verbose.
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "off");
     }
     System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
     if (!verbose) {

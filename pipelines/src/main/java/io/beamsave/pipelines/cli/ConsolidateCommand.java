@@ -36,10 +36,12 @@ import picocli.CommandLine.Option;
           + " without reading the library: it restores, lists and verifies by itself, and holds"
           + " the same tree as the image, for the same point in time.",
       "Shards the image still mostly references are copied block for block (in object"
-          + " storage by the store itself, so their bytes never cross the network); of the"
+          + " storage by the store itself, so their bytes are not uploaded again); of the"
           + " others, only"
           + " the files still referenced are read, checked and compressed again with --codec"
-          + " (--min-live says which shards are copied whole)."
+          + " (--min-live says which shards are copied whole). Every shard copied whole is read"
+          + " and checked first (its blocks and the digests of the files kept), so a base"
+          + " damaged at rest fails here, naming it."
           + " An image that is already full is copied. The new image appears only when"
           + " complete; a failed or interrupted run leaves nothing behind."
     })
@@ -51,8 +53,9 @@ final class ConsolidateCommand implements Callable<Integer> {
       paramLabel = "IMAGE",
       required = true,
       description = "The full image to write: a file or s3://BUCKET/KEY (same endpoint as the"
-          + " chain), never an image of the chain. {utc} becomes the run's UTC start. An"
-          + " existing image there is replaced only once the new one is complete.")
+          + " chain), never an image of the chain nor a base of one, however spelled (a"
+          + " symlinked directory, a hard link). {utc} becomes the run's UTC start. An existing"
+          + " image there is replaced only once the new one is complete.")
   String to;
 
   @Option(

@@ -2,6 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.transfer.TransferProgress;
+import io.beamsave.pipelines.runs.ImageLock;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.ImageDownload;
 import io.beamsave.transforms.store.ObjectUri;
@@ -9,6 +10,7 @@ import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -63,6 +65,21 @@ final class DownloadCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /**
+   * Removes {@code file} and fails unless it begins and ends as an image does: a store that is
+   * no S3 server (a web server answers 200 with a page) must not leave a page named as an image.
+   */
+  private static void checkIsImage(ObjectUri from, Path file) throws IOException {
+    try (io.beamsave.transforms.image.ImageSource src =
+        io.beamsave.transforms.image.FileImageSource.open(file)) {
+      io.beamsave.transforms.image.ImageReader.readEnds(src);
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(file);
+      throw new BeamsaveException(from + ": what was downloaded is not a beamsave image ("
+          + e.getMessage() + "); nothing was kept");
+    }
+  }
+
   @Override
   public Integer call() throws IOException {
     Commands.require(spec, image, "--to");
@@ -79,9 +96,13 @@ final class DownloadCommand implements Callable<Integer> {
     Path target = image.toAbsolutePath();
     Path incoming = overwrite ? target.resolveSibling(target.getFileName() + ".incoming") : target;
     ImageDownload.Result r;
-    try (TransferProgress progress =
-        new TransferProgress("downloaded", 0, Commands.progress(spec))) {
+    // Its partial file is this run's: 'cleanup' and other runs leave it alone.
+    try (ImageLock lock = ImageLock.acquire("download", List.of(target.toString()), null,
+            Commands.progress(spec));
+        TransferProgress progress =
+            new TransferProgress("downloaded", 0, Commands.progress(spec))) {
       r = ImageDownload.download(Stores.bucketOf(uri, s3.settings()), uri, incoming, parallel, progress);
+      checkIsImage(uri, incoming);
     }
     if (incoming != target) {
       Files.move(incoming, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,

@@ -3,6 +3,7 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.retention.Lineage;
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.runs.Leftovers;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.image.Catalog;
@@ -114,12 +115,21 @@ final class ImagesCommand implements Callable<Integer> {
         Comparator.comparing((Row r) -> r.image().time()).reversed()
             .thenComparing(r -> r.image().uri())));
     PrintWriter out = spec.commandLine().getOut();
+    Leftovers.Found left = Leftovers.find(at, s3.settings());
     if (json.on()) {
       byLibrary.values().forEach(rows -> rows.forEach(r -> json.emit(toJson(r, stored))));
+      if (!left.leftovers().isEmpty()) {
+        Map<String, Object> m = JsonOutput.object("leftovers");
+        m.put("count", left.leftovers().size());
+        m.put("bytes", left.bytes());
+        m.put("command", cleanup());
+        json.emit(m);
+      }
       return 0;
     }
     if (byLibrary.isEmpty()) {
       out.println("no images under " + at);
+      printLeftovers(out, left);
       return 0;
     }
     int count = 0;
@@ -147,7 +157,21 @@ final class ImagesCommand implements Callable<Integer> {
       }
     }
     out.printf(Locale.ROOT, "%d image%s under %s%n", count, count == 1 ? "" : "s", at);
+    printLeftovers(out, left);
     return 0;
+  }
+
+  private String cleanup() {
+    return "beamsave cleanup --at " + at + " --yes";
+  }
+
+  /** One line, if failed or killed runs left anything here. */
+  private void printLeftovers(PrintWriter out, Leftovers.Found left) {
+    int n = left.leftovers().size();
+    if (n > 0) {
+      out.printf(Locale.ROOT, "%d leftover%s of failed or killed runs (%s): '%s' removes %s%n",
+          n, n == 1 ? "" : "s", Sizes.human(left.bytes()), cleanup(), n == 1 ? "it" : "them");
+    }
   }
 
   /** What the image's own shards hold against its size: an incremental's unchanged files are not in it. */

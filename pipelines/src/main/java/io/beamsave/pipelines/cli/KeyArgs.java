@@ -2,6 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Identity;
+import io.beamsave.transforms.crypt.KeyText;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.crypt.Recipient;
 import java.io.IOException;
@@ -70,8 +71,42 @@ final class KeyArgs {
     return keys;
   }
 
+  /** The command this mixin is part of: where its warnings go. */
+  @picocli.CommandLine.Spec(picocli.CommandLine.Spec.Target.MIXEE)
+  picocli.CommandLine.Model.CommandSpec mixee;
+
+  private List<Identity> identities;
+
   List<Identity> identities() {
-    return identityFiles.stream().map(Identity::read).toList();
+    if (identities == null) {
+      List<Identity> read = new ArrayList<>();
+      for (Path f : identityFiles) {
+        read.add(Identity.read(f));
+        warnIfOthersRead(f);
+      }
+      identities = read;
+    }
+    return identities;
+  }
+
+  /** An identity others can read is a key others may have: said, not refused (ssh refuses). */
+  private void warnIfOthersRead(Path f) {
+    try {
+      java.util.Set<java.nio.file.attribute.PosixFilePermission> p =
+          Files.getPosixFilePermissions(f);
+      if (p.contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ)
+          || p.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+        String line = "beamsave: warning: identity " + KeyText.shown(f) + " may be read by other"
+            + " users (" + java.nio.file.attribute.PosixFilePermissions.toString(p)
+            + "): whoever reads it can open every image saved for it; chmod 600 it";
+        java.io.PrintWriter err = mixee != null ? mixee.commandLine().getErr()
+            : new java.io.PrintWriter(System.err, true);
+        err.println(line);
+        err.flush();
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      // Unreadable or no POSIX permissions: Identity.read says what it can.
+    }
   }
 
   List<Recipient.KeyFile> keyFiles() {
@@ -104,7 +139,8 @@ final class KeyArgs {
       }
     }
     if (end == 0) {
-      throw new BeamsaveException("--password-file " + file + ": the password is empty");
+      throw new BeamsaveException("--password-file " + KeyText.shown(file)
+          + ": the password is empty");
     }
     return new Recipient.Password(java.util.Arrays.copyOf(b, end));
   }
@@ -118,7 +154,8 @@ final class KeyArgs {
     if (text.length() == 64 && text.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
       return new Recipient.KeyFile(HexFormat.of().parseHex(text));
     }
-    throw new BeamsaveException("--key-file " + file + ": a key file holds a 256-bit key: 32"
+    throw new BeamsaveException("--key-file " + KeyText.shown(file) + ": a key file holds a"
+        + " 256-bit key: 32"
         + " bytes (head -c 32 /dev/urandom > FILE) or 64 hex digits, not " + b.length
         + " bytes of something else");
   }
@@ -126,11 +163,13 @@ final class KeyArgs {
   private static byte[] read(Path file, String option) {
     try {
       if (Files.size(file) > 1 << 16) {
-        throw new BeamsaveException(option + " " + file + ": too large to be a key or password");
+        throw new BeamsaveException(option + " " + KeyText.shown(file)
+            + ": too large to be a key or password");
       }
       return Files.readAllBytes(file);
     } catch (IOException e) {
-      throw BeamsaveException.io("cannot read " + option, file, e);
+      throw new BeamsaveException("cannot read " + option + " " + KeyText.shown(file) + ": "
+          + BeamsaveException.describe(e));
     }
   }
 }

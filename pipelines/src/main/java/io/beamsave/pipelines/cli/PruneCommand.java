@@ -1,6 +1,8 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.retention.PrunePlan;
+import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.transforms.image.ImageId;
 import io.beamsave.pipelines.retention.Retention;
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
@@ -32,14 +34,17 @@ import picocli.CommandLine.Option;
           + " weeks (UTC). A series is the images whose names differ only in their {utc}"
           + " timestamp (save --image ...-{utc}.bsave); other images are each their own series.",
       "Never removes an image that a kept image needs: every base of a kept incremental image"
-          + " is kept (matched by image id, wherever it moved), and their bases in turn; a"
-          + " consolidated image and the image it was folded from count as one, and the"
-          + " consolidated one is kept. A kept image whose base is not stored there is warned"
-          + " about.",
-      "Encrypted images need no key: their headers name their bases. A consolidated encrypted"
-          + " image counts as one with the image it was folded from only when a key given"
-          + " (--identity, --key-file, --password-file) opens it, since its header alone could"
-          + " be forged; without one both are judged by themselves.",
+          + " is kept (matched by image id, wherever it moved), and their bases in turn, and so"
+          + " is the base of a save in progress (its lease). A consolidated image and the image"
+          + " it was folded from count as one, and the consolidated one is kept, once prune has"
+          + " read it and found the whole original in it (every entry and digest, every block"
+          + " read back); a claim it cannot confirm is warned about, and both are judged by"
+          + " themselves. A kept image whose base is not stored there is warned about.",
+      "Encrypted images need no key: their headers name their bases. With keys given"
+          + " (--identity, --key-file, --password-file), images they do not open (plain ones,"
+          + " or for other keys) are neither counted nor deleted, so that images made by"
+          + " someone who may only write there cannot push yours out of --keep-last; a"
+          + " consolidated encrypted image stands for its original only when they open both.",
       "Prints what it would do, and why, and deletes nothing unless --yes. Never removes the"
           + " newest image of a series, a damaged image, nor an image whose upload (or"
           + " replacement) is in progress. Removes the deleted images' records from the run"
@@ -100,7 +105,16 @@ final class PruneCommand implements Callable<Integer> {
       }
       return 0;
     }
-    PrunePlan plan = PrunePlan.decide(PrunePlan.read(series, s3.settings(), keys.keys()), policy);
+    List<PrunePlan.Candidate> candidates = PrunePlan.read(series, s3.settings(), keys.keys());
+    // Read after the images, so that a save that began meanwhile is seen using its base.
+    Map<ImageId, String> inUse = new java.util.HashMap<>();
+    for (RunLease.Found lease : RunLease.under(at, s3.settings())) {
+      if (lease.live()) {
+        lease.uses().forEach(id -> inUse.putIfAbsent(id, lease.describe()));
+      }
+    }
+    PrunePlan plan = PrunePlan.decide(candidates, policy, inUse,
+        PrunePlan.proof(s3.settings(), keys.keys()));
     plan.warnings().forEach(json::warning);
     int gone = 0;
     long freed = 0;

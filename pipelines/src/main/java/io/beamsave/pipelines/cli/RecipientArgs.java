@@ -2,6 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Identity;
+import io.beamsave.transforms.crypt.KeyText;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.crypt.Recipient;
 import java.io.IOException;
@@ -60,12 +61,24 @@ final class RecipientArgs {
     return keys.keys();
   }
 
+  private static boolean isFile(String given) {
+    try {
+      return Files.isRegularFile(Path.of(given));
+    } catch (java.nio.file.InvalidPathException e) {
+      return false;
+    }
+  }
+
   /** The public keys {@code given} names: itself, or those of the file it names. */
   static List<Recipient.PublicKey> parse(String given) {
-    if (given.strip().startsWith("BEAMSAVE-IDENTITY-")) {
-      // Never repeated: it is a secret, now in the shell's history.
-      throw new BeamsaveException("--recipient: that is an identity (a private key), not a"
-          + " public key; give the public key 'beamsave keygen' printed");
+    if (KeyText.mayBeSecret(given) && !isFile(given)) {
+      // Never repeated: it may be a secret, now in the shell's history.
+      throw new BeamsaveException("--recipient: "
+          + (given.toUpperCase(java.util.Locale.ROOT).contains("BEAMSAVE-IDENTITY-")
+              ? "that is an identity (a private key), not a public key"
+              : KeyText.shown(given) + " is no public key")
+          + "; give the public key 'beamsave keygen' printed (beamsave-pub-...), or a file of"
+          + " them: the saving host needs no private key");
     }
     if (given.startsWith("beamsave-pub-")) {
       try {
@@ -97,7 +110,7 @@ final class RecipientArgs {
         continue;
       }
       if (l.startsWith("BEAMSAVE-IDENTITY-")) {
-        throw new BeamsaveException("--recipient " + file + " holds an identity (a private"
+        throw new BeamsaveException("--recipient " + KeyText.shown(file) + " holds an identity (a private"
             + " key), which the saving host must not have: give its public key (the line"
             + " '# public key: ...' in it, or what 'beamsave keygen' printed)");
       }

@@ -1,8 +1,9 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.rekey.Rekey;
+import io.beamsave.pipelines.runs.ImageLock;
+import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Recipient;
 import java.nio.file.Path;
@@ -76,7 +77,14 @@ final class RekeyCommand implements Callable<Integer> {
           "nothing to do: give --add-recipient, --add-key-file, --add-password-file or --remove");
     }
     String where = image.image();
-    Rekey.Outcome o = Rekey.run(where, image.s3.settings(), image.keys.keys(), remove, add);
+    Rekey.Outcome o;
+    // One writer of an image at a time, and 'cleanup' leaves its copy or upload alone.
+    try (ImageLock lock = ImageLock.acquire("rekey", List.of(where), null,
+            spec.commandLine().getErr());
+        RunLease lease = RunLease.take(lock.run(), "rekey", List.of(), List.of(where), List.of(),
+            image.s3.settings())) {
+      o = Rekey.run(where, image.s3.settings(), image.keys.keys(), remove, add);
+    }
     spec.commandLine().getOut().println(String.format(Locale.ROOT,
         "rekeyed %s: for %s (was for %s); header rewritten, %s %s in %.2fs",
         Printable.text(where), o.after().recipients(), o.before().recipients(),

@@ -29,7 +29,21 @@ final class S3Args {
       description = "Region to sign requests for. Default: $AWS_REGION, else us-east-1.")
   String region;
 
+  @Option(
+      names = "--s3-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "" + S3Settings.DEFAULT_TIMEOUT_SECONDS,
+      description =
+          "How long a request to object storage may go unanswered, its retries included, before"
+              + " the command fails (3 to 3600): each attempt waits a third of it for the server"
+              + " to answer. Default: ${DEFAULT-VALUE}.")
+  int timeoutSeconds;
+
   S3Settings settings() {
-    return S3Settings.resolve(endpoint, pathStyle, region);
+    if (timeoutSeconds < 3 || timeoutSeconds > 3600) {
+      throw new io.beamsave.transforms.BeamsaveException("--s3-timeout " + timeoutSeconds
+          + ": give 3 to 3600 seconds");
+    }
+    return S3Settings.resolve(endpoint, pathStyle, region).withTimeoutSeconds(timeoutSeconds);
   }
 }

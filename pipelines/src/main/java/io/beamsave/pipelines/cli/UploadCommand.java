@@ -3,6 +3,8 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
+import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.store.ImageUpload;
@@ -15,6 +17,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -136,8 +139,11 @@ final class UploadCommand implements Callable<Integer> {
     S3Settings settings = s3.settings();
     Instant start = Instant.now();
     ImageUpload.Result r;
-    try (TransferProgress progress =
-        new TransferProgress("uploaded", Files.size(image), Commands.progress(spec))) {
+    // Its lease tells 'cleanup' elsewhere that the upload to the target is in progress.
+    try (RunLease lease = RunLease.take(RunNames.newRun(), "upload", List.of(),
+            List.of(target.toString()), List.of(), settings);
+        TransferProgress progress =
+            new TransferProgress("uploaded", Files.size(image), Commands.progress(spec))) {
       r = ImageUpload.upload(Stores.bucketOf(target, settings), image, target, options, progress);
     }
     Instant end = Instant.now();

@@ -3,7 +3,9 @@ package io.beamsave.pipelines.consolidate;
 import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
-import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.runs.ImageLock;
+import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
@@ -23,6 +25,7 @@ import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.ImageChain;
+import io.beamsave.transforms.store.ImageLocation;
 import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -32,7 +35,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -60,11 +62,11 @@ public final class ConsolidatePipeline {
 
   /** Adds the making of {@code plan}'s shards into {@code sink} (prepared) and its assembly. */
   public static PCollection<String> build(Pipeline p, ConsolidatePlan plan, ImageSink sink,
-      Codec codec, S3Settings s3, Map<String, ImageKey> chainKeys) {
+      Codec codec, S3Settings s3, ImageChain chain) {
     return p.apply("Tasks", Elements.of(plan.tasks(), ConsolidateTask.CODER))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
-        .apply(SHARD_STEP,
-            ConsolidateShards.into(sink, codec, plan.blockSize(), s3).withKeys(chainKeys))
+        .apply(SHARD_STEP, ConsolidateShards.into(sink, codec, plan.blockSize(), s3)
+            .withKeys(chain.keys()).withTags(chain.tags()))
         .apply("AssembleConsolidated", AssembleConsolidated.of(plan, sink, codec));
   }
 
@@ -85,7 +87,7 @@ public final class ConsolidatePipeline {
     ObjectUri uri = ObjectUri.parse(to, false);
     Stores.bucketOf(uri, s3).check(uri.key());
     ObjectUri staging = uri.parent()
-        .child(SavePipeline.STAGING_PREFIX + SavePipeline.runId() + "/shards/");
+        .child(RunNames.STAGING_PREFIX + RunNames.runId() + "/shards/");
     return new StoreImageSink(uri, staging, s3, 0, ImageUpload.Options.defaults().parallelParts());
   }
 
@@ -103,15 +105,9 @@ public final class ConsolidatePipeline {
     S3Settings s3 = newest.s3();
     Catalog catalog = newest.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
-    ImageChain chain =
-        ImageChain.resolve(newest.location(), catalog, files, s3, newest.keys());
-    String target = ObjectUri.isObject(to) ? to : Path.of(to).toAbsolutePath().toString();
-    for (ImageChain.Member m : chain.opened()) {
-      if (m.location().equals(target)) {
-        throw new BeamsaveException("--to " + to + " is an image of the chain; consolidate into"
-            + " a new image");
-      }
-    }
+    ImageChain chain = ImageChain.resolve(newest.member(), files, s3, newest.keys(),
+        newest.baseLocations());
+    refuseChainTarget(to, newest.location(), chain);
     Codec codec;
     try {
       codec = Codecs.parse(codecSpec != null ? codecSpec : catalog.codecSpec());
@@ -141,11 +137,21 @@ public final class ConsolidatePipeline {
           catalog.id(), List.of(), recipients));
     }
     AtomicReference<ImageSink> running = new AtomicReference<>();
-    try (Interrupts.Registration undo = Interrupts.onInterrupt(() -> {
-      if (running.get() != null) {
-        running.get().abandon();
+    AtomicReference<ImageLock> lock = new AtomicReference<>();
+    AtomicReference<RunLease> lease = new AtomicReference<>();
+    try (Interrupts.Registration undo = Interrupts.onInterrupt(
+        () -> stop(running.get(), lock.get(), lease.get()).forEach(left -> System.err.println(
+            "beamsave: warning: could not remove " + left + "; 'beamsave cleanup' removes it")))) {
+      // As a save: one run writes an image at a time, and what a killed one left goes first.
+      lock.set(ImageLock.acquire("consolidate", List.of(sink.location()), null, progress));
+      // Prune leaves the chain alone while it is read.
+      List<RunLease.Use> uses = new java.util.ArrayList<>();
+      for (ImageChain.Member m : chain.opened()) {
+        uses.add(new RunLease.Use(m.catalog().id(), m.location()));
       }
-    })) {
+      lease.set(RunLease.take(lock.get().run(), "consolidate", uses,
+          List.of(sink.location()), sink instanceof StoreImageSink st
+              ? List.of(st.stagingLocation()) : List.of(), s3));
       ConsolidatePlan plan = ConsolidatePlan.of(chain, catalog, codec.spec(), sink, minLive);
       try {
         running.set(sink.prepare());
@@ -159,7 +165,7 @@ public final class ConsolidatePipeline {
         imageBytes = AssembleConsolidated.finish(plan, prepared, codec, List.of());
       } else {
         Pipeline p = Pipeline.create(options);
-        build(p, plan, prepared, codec, s3, chain.keys());
+        build(p, plan, prepared, codec, s3, chain);
         job = Job.run(p, progress(plan), progress);
         imageBytes = sizeOf(prepared.location(), s3);
       }
@@ -168,10 +174,59 @@ public final class ConsolidatePipeline {
           job == null ? 0 : job.counter(StageMetrics.BYTES_FETCHED_TO_REWRITE), job,
           (System.nanoTime() - start) / 1e9, prepared.key() != null);
     } catch (RuntimeException e) {
-      if (running.get() != null) {
-        running.get().discard();
+      List<String> left = stop(running.get(), null, null);
+      if (!left.isEmpty()) {
+        throw new BeamsaveException(Job.translate(e).getMessage() + "; left behind: "
+            + String.join(", ", left) + " ('beamsave cleanup' removes it)", e);
       }
       throw e;
+    } finally {
+      stop(null, lock.get(), lease.get());
+    }
+  }
+
+  /** Removes what a stopped run made, then its lease and lock; returns what is left. */
+  private static List<String> stop(ImageSink sink, ImageLock lock, RunLease lease) {
+    List<String> left;
+    try {
+      left = sink == null ? List.of() : sink.discard();
+    } catch (RuntimeException e) {
+      left = List.of("the unfinished image " + sink.location());
+    }
+    if (lease != null) {
+      lease.close();
+    }
+    if (lock != null) {
+      lock.close();
+    }
+    return left;
+  }
+
+  /**
+   * Refuses {@code to} when it is the image consolidated or an image of its chain, opened or
+   * not (one whose bytes no file still needs would be overwritten all the same), or a base of
+   * one (which other images of the chain need), however it is spelled: compared as {@link
+   * ImageLocation}s.
+   */
+  static void refuseChainTarget(String to, String image, ImageChain chain) {
+    ImageLocation target = ImageLocation.of(to);
+    if (target.sameAs(ImageLocation.of(image))) {
+      throw new BeamsaveException("--to " + to + " is the image consolidated (" + image
+          + "); consolidate into a new image");
+    }
+    for (ImageChain.Member m : chain.opened()) {
+      if (m != chain.top() && target.sameAs(ImageLocation.of(m.location()))) {
+        throw new BeamsaveException("--to " + to + " is " + m.location() + ", a base image of "
+            + image + "; consolidate into a new image");
+      }
+      for (Catalog.Base b : m.catalog().bases()) {
+        for (String where : ImageChain.candidates(m.location(), b.location())) {
+          if (target.sameAs(ImageLocation.of(where))) {
+            throw new BeamsaveException("--to " + to + " is " + where + ", a base image of "
+                + m.location() + "; consolidate into a new image");
+          }
+        }
+      }
     }
   }
 

@@ -174,7 +174,8 @@ public final class Rekey {
     long first = Math.min(size, StoreImageSink.MIN_PART);
     byte[] part1 = new byte[(int) first];
     System.arraycopy(header, 0, part1, 0, header.length);
-    store.read(key, header.length, part1, header.length, (int) (first - header.length));
+    store.read(key, before.etag(), header.length, part1, header.length,
+        (int) (first - header.length));
     String upload = store.createMultipart(key, "application/octet-stream", before.metadata());
     boolean done = false;
     try {
@@ -185,7 +186,7 @@ public final class Rekey {
       for (long at = first; at < size; at += COPY_PART) {
         long n = Math.min(COPY_PART, size - at);
         parts.add(new Store.Part(parts.size() + 1,
-            store.copyPart(key, upload, parts.size() + 1, key, at, n), n));
+            store.copyPart(key, upload, parts.size() + 1, key, before.etag(), at, n), n));
         copied += n;
       }
       Store.Stat still = store.stat(key).orElse(null);

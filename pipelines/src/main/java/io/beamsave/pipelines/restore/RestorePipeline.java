@@ -71,8 +71,8 @@ public final class RestorePipeline {
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
     long bytes = files.stream().mapToLong(Entry::size).sum();
     // Before the target is touched: a missing or replaced base fails the restore up front.
-    ImageChain chain =
-        ImageChain.resolve(image.location(), catalog, files, image.s3(), image.keys());
+    ImageChain chain = ImageChain.resolve(image.member(), files, image.s3(), image.keys(),
+        image.baseLocations());
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       boolean finished = false;
@@ -84,7 +84,8 @@ public final class RestorePipeline {
         if (!tasks.isEmpty()) {
           Pipeline p = Pipeline.create(options);
           build(p, tasks,
-              ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys()));
+              ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys())
+                  .withTags(chain.tags()));
           workersRan = true;
           clampedByWorkers = Job.run(p, progress("restored", bytes, tasks.size()), progress)
               .counter(StageMetrics.MTIMES_CLAMPED);
@@ -94,7 +95,7 @@ public final class RestorePipeline {
         boolean whole = includes == null || includes.isEmpty();
         tree.finish(chosen, ids, whole ? catalog.root() : null);
         finished = true;
-        String clamped = tree.clampedTimes(clampedByWorkers);
+        String clamped = tree.clampedTimes(clampedByWorkers, chosen);
         if (clamped != null) {
           warnings.add(clamped);
         }

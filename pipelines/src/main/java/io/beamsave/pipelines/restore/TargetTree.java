@@ -441,8 +441,27 @@ final class TargetTree implements AutoCloseable {
    * A warning if the target could not hold some mtime exactly, else null; {@code byWorkers}
    * more files were so, as the restore's workers counted them.
    */
-  String clampedTimes(long byWorkers) {
+  String clampedTimes(long byWorkers, List<Entry> chosen) {
     long all = clamped + byWorkers;
+    if (byWorkers > 0 && firstClamped == null) {
+      // The workers only count theirs; the first one is looked for here, to name it.
+      for (Entry e : chosen) {
+        if (firstClamped != null) {
+          break;
+        }
+        if (ReadTask.madeByWorker(e)) {
+          try {
+            Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+            FileStat s = dir.stat(e.path().fileName());
+            long before = clamped;
+            checkTime(s, e);
+            clamped = before;
+          } catch (IOException gone) {
+            // Removed or replaced since: another may name the loss.
+          }
+        }
+      }
+    }
     return all == 0 ? null : "the target's filesystem could not hold the exact mtime of "
         + all + " entr" + (all == 1 ? "y" : "ies")
         + (firstClamped != null ? " (" + firstClamped + ")" : "");

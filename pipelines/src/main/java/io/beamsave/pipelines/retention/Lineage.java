@@ -14,11 +14,11 @@ import java.util.List;
  * location without holding every image's entries.
  */
 public record Lineage(ImageId id, ImageId origin, int depth, List<Catalog.Base> bases,
-    Instant created, boolean fromHeader) {
+    Instant created, boolean fromHeader, boolean encrypted) {
 
   public static Lineage of(Catalog c) {
     return new Lineage(c.id(), c.origin(), c.depth(), List.copyOf(c.bases()),
-        Instant.ofEpochMilli(c.createdMillis()), false);
+        Instant.ofEpochMilli(c.createdMillis()), false, c.encrypted());
   }
 
   /**
@@ -32,7 +32,7 @@ public record Lineage(ImageId id, ImageId origin, int depth, List<Catalog.Base> 
         .map(id -> new Catalog.Base(id, new byte[32], 0, "(image " + id + ")"))
         .toList();
     return new Lineage(e.id(), e.origin(), e.depth(), bases,
-        Instant.ofEpochMilli(e.createdMillis()), true);
+        Instant.ofEpochMilli(e.createdMillis()), true, true);
   }
 
   public boolean consolidated() {

@@ -28,14 +28,27 @@ import java.util.Set;
  * kept image is kept, matched by image id (images move: a base's recorded location may be
  * stale), and their bases in turn, so that every image left stays restorable. An image whose
  * catalog does not read is neither counted nor deleted (an intact older image must not go to
- * keep it), and one being uploaded or replaced is never deleted.
+ * keep it), and one being uploaded or replaced is never deleted; nor is one that a run in
+ * progress uses (a save's base: {@code inUse}).
+ *
+ * <p>A claim to have been consolidated from another image is a line in a catalog that anyone
+ * who may write there can write: an original goes for it only once the {@link
+ * ConsolidationProof} has read the consolidated image and found all of the original in it.
+ * Where it has not, the claim is dropped and both images are judged by themselves. With keys
+ * given, an image they do not open (a plain one, or one for other keys) is neither counted nor
+ * deleted: it cannot be told from one made to push real ones out of the count.
  */
 public final class PrunePlan {
   /**
    * An image and what its catalog says: {@code lineage} null where the catalog is out of reach
    * (stored transfer-compressed) or damaged; {@code problem} why it is damaged, else null.
    */
-  public record Candidate(StoredImages.Image image, Lineage lineage, String problem) {}
+  public record Candidate(StoredImages.Image image, Lineage lineage, String problem,
+      String notCounted) {
+    public Candidate(StoredImages.Image image, Lineage lineage, String problem) {
+      this(image, lineage, problem, null);
+    }
+  }
 
   /**
    * What becomes of one image: kept, and why (the rules it meets, or the images that need it),
@@ -71,7 +84,13 @@ public final class PrunePlan {
     for (List<StoredImages.Image> images : series.values()) {
       for (StoredImages.Image i : images) {
         try {
-          out.add(new Candidate(i, StoredImages.lineage(i, s3, keys), null));
+          Lineage l = StoredImages.lineage(i, s3, keys);
+          String notCounted = null;
+          if (!keys.isEmpty() && l != null && (l.fromHeader() || !l.encrypted())) {
+            notCounted = l.fromHeader() ? "not counted: no key given opens it"
+                : "not counted: not encrypted, and keys were given";
+          }
+          out.add(new Candidate(i, l, null, notCounted));
         } catch (IOException | RuntimeException e) {
           // One being replaced is whole until the new one takes its name: counted as before.
           out.add(new Candidate(i, null, i.busy() ? null : StoredImages.firstLine(e)));
@@ -81,24 +100,75 @@ public final class PrunePlan {
     return out;
   }
 
+  /** Whether a consolidated image holds all of an original: null if so, else why not. */
+  public interface Proof {
+    String disproof(Candidate consolidated, Candidate original);
+  }
+
+  /** Believes no claim to have been consolidated from another image. */
+  static final Proof BELIEVE_NONE = (c, o) -> "not checked";
+
+  /** A {@link Proof} that reads both images, with {@code keys} where they are encrypted. */
+  public static Proof proof(S3Settings s3, Keys keys) {
+    return new ConsolidationProof(s3, keys)::disproof;
+  }
+
   /** Decides for every image of {@code candidates} under {@code policy}. */
   public static PrunePlan decide(List<Candidate> candidates, Retention policy) {
-    return new Deciding(candidates, policy).run();
+    return decide(candidates, policy, Map.of(), BELIEVE_NONE);
+  }
+
+  /**
+   * Decides for every image of {@code candidates} under {@code policy}, keeping every image
+   * whose id {@code inUse} names (with what uses it), and letting an original go for its
+   * consolidation only where {@code proof} confirms it.
+   */
+  public static PrunePlan decide(List<Candidate> candidates, Retention policy,
+      Map<ImageId, String> inUse, Proof proof) {
+    Set<Candidate> rejected = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+    List<String> notes = new ArrayList<>();
+    while (true) {
+      Deciding d = new Deciding(candidates, policy, inUse, rejected);
+      PrunePlan plan = d.run();
+      boolean again = false;
+      for (Map.Entry<Candidate, Candidate> gone : d.goesFor.entrySet()) {
+        Candidate kept = gone.getValue();
+        String why = proof.disproof(kept, gone.getKey());
+        if (why != null && rejected.add(kept)) {
+          notes.add(kept.image().uri() + " says it was consolidated from "
+              + nameOf(gone.getKey().image().uri()) + ", which is not confirmed (" + why
+              + "): each is judged by itself");
+          again = true;
+        }
+      }
+      if (!again) {
+        List<String> warnings = new ArrayList<>(notes);
+        warnings.addAll(plan.warnings);
+        return new PrunePlan(plan.decisions, List.copyOf(warnings));
+      }
+    }
   }
 
   /** The state of one decision run; candidates are told apart by identity, not by value. */
   private static final class Deciding {
     final List<Candidate> all;
     final Retention policy;
+    final Map<ImageId, String> inUse;
+    final Set<Candidate> rejected;
     final Map<ImageId, List<Candidate>> byId = new HashMap<>();
     final Map<Candidate, List<String>> keep = new IdentityHashMap<>();
     final Map<Candidate, String> goesBecause = new IdentityHashMap<>();
+    /** Each original that goes for its consolidation, with the consolidated image kept. */
+    final Map<Candidate, Candidate> goesFor = new IdentityHashMap<>();
     final Map<Candidate, List<Candidate>> neededBy = new IdentityHashMap<>();
     final List<String> warnings = new ArrayList<>();
 
-    Deciding(List<Candidate> all, Retention policy) {
+    Deciding(List<Candidate> all, Retention policy, Map<ImageId, String> inUse,
+        Set<Candidate> rejected) {
       this.all = all;
       this.policy = policy;
+      this.inUse = inUse;
+      this.rejected = rejected;
       for (Candidate c : all) {
         if (c.problem() == null && c.lineage() != null) {
           byId.computeIfAbsent(c.lineage().id(), k -> new ArrayList<>()).add(c);
@@ -111,8 +181,18 @@ public final class PrunePlan {
       for (Candidate c : all) {
         if (c.problem() != null) {
           keep.put(c, List.of("damaged, not counted: " + c.problem()));
+        } else if (c.notCounted() != null) {
+          keep.put(c, List.of(c.notCounted()));
         } else if (c.image().busy() && !keep.containsKey(c)) {
           keep.put(c, List.of("upload in progress"));
+        }
+        String using = c.lineage() == null ? null : inUse.get(c.lineage().id());
+        if (using != null) {
+          List<String> why = new ArrayList<>(keep.getOrDefault(c, List.of()));
+          why.add("in use by a " + using);
+          keep.put(c, why);
+          goesBecause.remove(c);
+          goesFor.remove(c);
         }
       }
       keepBases();
@@ -139,6 +219,7 @@ public final class PrunePlan {
           for (Candidate other : slot) {
             if (other != kept) {
               goesBecause.put(other, "consolidated into " + nameOf(kept.image().uri()));
+              goesFor.put(other, kept);
             }
           }
         }
@@ -150,7 +231,8 @@ public final class PrunePlan {
      * images whose id is its origin (and theirs in turn), every other image alone.
      */
     List<List<Candidate>> slots() {
-      List<Candidate> counted = all.stream().filter(c -> c.problem() == null).toList();
+      List<Candidate> counted = all.stream()
+          .filter(c -> c.problem() == null && c.notCounted() == null).toList();
       Map<Candidate, Integer> index = new IdentityHashMap<>();
       int[] parent = new int[counted.size()];
       for (int i = 0; i < parent.length; i++) {
@@ -161,9 +243,13 @@ public final class PrunePlan {
         Lineage l = counted.get(i).lineage();
         // An encrypted image's header, unauthenticated without its key, could claim to stand
         // for any image: that claim never gets one deleted.
-        if (l != null && l.consolidated() && !l.fromHeader()) {
+        if (l != null && l.consolidated() && !l.fromHeader()
+            && !rejected.contains(counted.get(i))) {
           for (Candidate o : byId.getOrDefault(l.origin(), List.of())) {
-            parent[root(parent, i)] = root(parent, index.get(o));
+            Integer j = index.get(o);
+            if (j != null) {
+              parent[root(parent, i)] = root(parent, j);
+            }
           }
         }
       }

@@ -40,7 +40,8 @@ import java.util.stream.Stream;
  */
 public final class StoredImages {
   private static final Pattern STAMPED = Pattern.compile("(.*)-(\\d{8}T\\d{6}Z)\\" + ImageFormat.EXTENSION);
-  private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'");
+  private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("uuuuMMdd'T'HHmmss'Z'")
+      .withResolverStyle(java.time.format.ResolverStyle.STRICT);
 
   /**
    * One image. {@code busy}: an upload to its key (or a save to its file) is in progress, so it
@@ -269,8 +270,12 @@ public final class StoredImages {
   private static Image image(String uri, Instant modified, long bytes, boolean busy) {
     Matcher m = STAMPED.matcher(uri);
     if (m.matches()) {
-      Instant t = LocalDateTime.parse(m.group(2), STAMP).toInstant(ZoneOffset.UTC);
-      return new Image(uri, m.group(1), t, bytes, busy);
+      try {
+        Instant t = LocalDateTime.parse(m.group(2), STAMP).toInstant(ZoneOffset.UTC);
+        return new Image(uri, m.group(1), t, bytes, busy);
+      } catch (java.time.DateTimeException noSuchTime) {
+        // Shaped like a stamp but no time (month 13): an image without one, as any other name.
+      }
     }
     return new Image(uri, uri.substring(0, uri.length() - ImageFormat.EXTENSION.length()),
         modified, bytes, busy);

@@ -8,6 +8,8 @@ import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.io.PlanShards;
 import io.beamsave.transforms.io.SaveSpec;
+import io.beamsave.transforms.store.ImageChain;
+import io.beamsave.transforms.store.ImageLocation;
 import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -61,14 +63,15 @@ public final class BaseImages {
       }
       if (c != null) {
         chosen.put(lib.name(), c.catalog());
-        spec = spec.withBase(lib.name(), c.catalog().asBase(c.location()), c.catalog().key());
+        spec = spec.withBase(lib.name(), c.catalog().asBase(c.location()), c.catalog().key(),
+            c.tag());
       }
     }
     return spec;
   }
 
-  /** A base image: its catalog, and where it is. */
-  private record Chosen(Catalog catalog, String location) {}
+  /** A base image: its catalog, where it is, and its tag when it was read. */
+  private record Chosen(Catalog catalog, String location, String tag) {}
 
   private static Chosen choose(SaveSpec.Library lib, String given, int fullEvery,
       S3Settings s3, Keys keys, boolean encrypted, Consumer<String> note,
@@ -76,14 +79,16 @@ public final class BaseImages {
     String destination = lib.destination();
     String location = given != null ? absolute(StoredImages.resolveLatest(given, s3))
         : latestOf(destination, s3);
-    if (location.equals(destination)) {
-      throw new BeamsaveException("--base " + location + " is the image this save replaces;"
-          + " an incremental save keeps its base: give --image a {utc} (as in"
+    if (ImageLocation.same(location, destination)) {
+      throw new BeamsaveException("--base " + location + " is the image this save replaces ("
+          + destination + "); an incremental save keeps its base: give --image a {utc} (as in"
           + " {library}-{utc}.bsave) so each run has its own image");
     }
     Catalog c = null;
     boolean baseEncrypted;
+    String tag;
     try (ImageSource src = ImageSources.open(location, s3)) {
+      tag = src.tag();
       baseEncrypted = ImageReader.readEnds(src).encrypted();
       if (baseEncrypted == encrypted) {
         c = ImageReader.readCatalog(src, encrypted ? keys : Keys.NONE);
@@ -103,6 +108,15 @@ public final class BaseImages {
       throw new BeamsaveException("--base " + location + " is an image of library '"
           + c.library() + "', not of '" + lib.name() + "'");
     }
+    for (Catalog.Base b : c.bases()) {
+      for (String where : ImageChain.candidates(location, b.location())) {
+        if (ImageLocation.same(where, destination)) {
+          throw new BeamsaveException("--image " + destination + " is " + where + ", a base"
+              + " image of --base " + location + ": saving there would destroy the chain the"
+              + " new image references; give --image a {utc} (as in {library}-{utc}.bsave)");
+        }
+      }
+    }
     List<Catalog.Base> absent = io.beamsave.transforms.store.ImageChain.absentBases(
         location, c, s3);
     if (!absent.isEmpty()) {
@@ -119,7 +133,7 @@ public final class BaseImages {
       // Planning needs it again, and a catalog of a million entries takes seconds to read.
       PlanShards.offerBase(location, c);
     }
-    return new Chosen(c, location);
+    return new Chosen(c, location, tag);
   }
 
   /** The newest readable image of the series {@code destination} joins. */

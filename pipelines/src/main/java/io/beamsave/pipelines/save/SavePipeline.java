@@ -3,6 +3,9 @@ package io.beamsave.pipelines.save;
 import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
+import io.beamsave.pipelines.runs.ImageLock;
+import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Dir;
@@ -236,11 +239,8 @@ public final class SavePipeline {
     }
   }
 
-  /** A run's staging directory beside its images (or under the temporary directory). */
-  public static final String STAGING_PREFIX = ".beamsave-staging-";
-
-  /** A run's staging directory under an operator's {@code --staging}. */
-  static final String RUN_PREFIX = "run-";
+  private static final String STAGING_PREFIX = RunNames.STAGING_PREFIX;
+  private static final String RUN_PREFIX = RunNames.RUN_PREFIX;
 
   /** In {@code --image}: replaced by the library's directory name. */
   public static final String LIBRARY = "{library}";
@@ -252,9 +252,8 @@ public final class SavePipeline {
     return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
   }
 
-  public static String runId() {
-    return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss"))
-        + "-" + ProcessHandle.current().pid();
+  private static String runId() {
+    return RunNames.runId();
   }
 
   /** What a finished save produced: a summary of each image, and the job. */
@@ -279,15 +278,18 @@ public final class SavePipeline {
     if (walked != null && !runsInThisJvm(options)) {
       throw new IllegalArgumentException("a walk begun ahead serves only a runner in this JVM");
     }
-    AtomicReference<SaveLock> lock = new AtomicReference<>();
+    AtomicReference<ImageLock> lock = new AtomicReference<>();
+    AtomicReference<RunLease> lease = new AtomicReference<>();
     // The spec as prepared so far: what a failure or Ctrl-C has to undo.
     AtomicReference<SaveSpec> running = new AtomicReference<>(spec);
     // Undone on Ctrl-C from the first moment, before anything is made.
     try (Interrupts.Registration undo =
-        Interrupts.onInterrupt(() -> abandon(running.get(), lock.get()))) {
+        Interrupts.onInterrupt(() -> warnLeft(stop(running.get(), lock.get(), lease.get())))) {
       // Refuses a second save of the same image, and clears what killed runs left.
-      lock.set(SaveLock.acquire(spec,
-          progress != null ? progress : new PrintWriter(System.err, true)));
+      lock.set(ImageLock.acquire("save",
+          spec.libraries().values().stream().map(SaveSpec.Library::destination).toList(),
+          spec.staging(), progress != null ? progress : new PrintWriter(System.err, true)));
+      lease.set(lease(spec, lock.get().run()));
       for (SaveSpec.Library lib : spec.libraries().values()) {
         running.set(running.get().withSink(lib.name(), lib.sink().prepare()));
       }
@@ -301,11 +303,11 @@ public final class SavePipeline {
       }
       return new Outcome(prepared, saved, job);
     } catch (IOException e) {
-      discard(running.get(), lock.get());
-      throw new BeamsaveException("cannot prepare or summarise an image: " + e, e);
+      throw withLeftovers(
+          new BeamsaveException("cannot prepare or summarise an image: " + e, e),
+          stop(running.get(), lock.get(), lease.get()), spec);
     } catch (RuntimeException e) {
-      discard(running.get(), lock.get());
-      throw e;
+      throw withLeftovers(e, stop(running.get(), lock.get(), lease.get()), spec);
     } finally {
       if (lock.get() != null) {
         try {
@@ -316,28 +318,85 @@ public final class SavePipeline {
         }
         lock.get().close();
       }
-    }
-  }
-
-  /** After a failed run: removes its unfinished images; completed ones stay, each whole. */
-  private static void discard(SaveSpec spec, SaveLock lock) {
-    if (lock != null) {
-      // Another live save's unfinished image is not this run's to remove.
-      spec.libraries().values().forEach(lib -> lib.sink().discard());
+      if (lease.get() != null) {
+        lease.get().close();
+      }
     }
   }
 
   /**
-   * Undoes an interrupted save: removes its unfinished images, its staging and its locks, each
-   * so that workers still running cannot make them again.
+   * The run's lease beside its base images (which {@code prune} then keeps) and beside the
+   * images it writes with their staging (which {@code cleanup} then leaves alone).
    */
-  private static void abandon(SaveSpec spec, SaveLock lock) {
-    if (lock == null) {
-      return; // Nothing was made yet, or what there is belongs to another save.
+  private static RunLease lease(SaveSpec spec, String run) {
+    List<RunLease.Use> uses = new ArrayList<>();
+    List<String> writes = new ArrayList<>();
+    List<String> staging = new ArrayList<>();
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      if (lib.base() != null) {
+        uses.add(new RunLease.Use(lib.base().id(), lib.base().location()));
+      }
+      writes.add(lib.destination());
+      if (lib.sink() instanceof StoreImageSink s) {
+        staging.add(s.stagingLocation());
+      }
     }
-    spec.libraries().values().forEach(lib -> lib.sink().abandon());
-    Staging.abandon(spec);
+    staging.add(spec.staging());
+    return RunLease.take(run, "save", uses, writes, staging, spec.store());
+  }
+
+  /**
+   * Undoes a failed or interrupted save: removes its unfinished images (completed ones stay,
+   * each whole), its staging and its locks, each so that workers still running cannot make
+   * them again. Returns what could not be removed.
+   */
+  private static List<String> stop(SaveSpec spec, ImageLock lock, RunLease lease) {
+    if (lock == null) {
+      return List.of(); // Nothing was made yet, or what there is belongs to another save.
+    }
+    List<String> left = new ArrayList<>();
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      try {
+        left.addAll(lib.sink().discard());
+      } catch (RuntimeException e) {
+        left.add("the unfinished image " + lib.destination());
+      }
+    }
+    try {
+      Staging.abandon(spec);
+    } catch (RuntimeException e) {
+      left.add("the staging " + spec.staging());
+    }
+    if (lease != null) {
+      lease.close();
+    }
     lock.close();
+    return left;
+  }
+
+  private static void warnLeft(List<String> left) {
+    if (!left.isEmpty()) {
+      System.err.println("beamsave: warning: could not remove " + String.join(", ", left)
+          + "; 'beamsave cleanup' removes what a stopped save left");
+    }
+  }
+
+  /**
+   * The failure {@code e}, saying in its one line what could not be removed after it and how to
+   * remove it: when the store stopped answering, its upload is still there.
+   */
+  private static RuntimeException withLeftovers(RuntimeException e, List<String> left,
+      SaveSpec spec) {
+    if (left.isEmpty()) {
+      return e;
+    }
+    RuntimeException shown = Job.translate(e);
+    String where = spec.libraries().values().iterator().next().destination();
+    String at = ObjectUri.isObject(where) ? ObjectUri.parse(where, false).parent().toString()
+        : Path.of(where).toAbsolutePath().getParent().toString();
+    return new BeamsaveException(shown.getMessage() + "; left behind: " + String.join(", ", left)
+        + " ('beamsave cleanup --at " + at + " --yes' removes " + (left.size() == 1 ? "it"
+            : "them") + ")", e);
   }
 
   /** The shard size when the operator gives none. */

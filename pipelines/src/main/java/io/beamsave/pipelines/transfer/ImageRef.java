@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The image a read command ({@code list}, {@code verify}, {@code restore}) was given: a local
@@ -26,6 +27,7 @@ public final class ImageRef implements AutoCloseable {
   private final S3Settings s3;
   private final Keys keys;
   private final Path temporary;
+  private List<String> baseLocations = List.of();
 
   private ImageRef(String given, String location, S3Settings s3, Keys keys, Path temporary) {
     this.given = given;
@@ -33,6 +35,21 @@ public final class ImageRef implements AutoCloseable {
     this.s3 = s3;
     this.keys = keys;
     this.temporary = temporary;
+  }
+
+  /**
+   * This image, its bases also looked for in {@code locations} (directories or {@code s3://}
+   * prefixes the operator named), besides where they were saved (in the image's own store)
+   * and beside it.
+   */
+  public ImageRef withBaseLocations(List<String> locations) {
+    this.baseLocations = List.copyOf(locations);
+    return this;
+  }
+
+  /** Where else its bases are looked for: see {@link #withBaseLocations}. */
+  public List<String> baseLocations() {
+    return baseLocations;
   }
 
   public static ImageRef of(String image, S3Settings s3, PrintWriter progress) {
@@ -124,12 +141,26 @@ public final class ImageRef implements AutoCloseable {
     }
   }
 
+  /** The tag of the image whose catalog was read (see {@link ImageSource#tag}). */
+  private volatile String tag = "";
+
   private Catalog readCatalogNow() {
     try (ImageSource src = ImageSources.open(location, s3)) {
-      return ImageReader.readCatalog(src, keys);
+      Catalog c = ImageReader.readCatalog(src, keys);
+      tag = src.tag();
+      return c;
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }
+  }
+
+  /**
+   * The image as a chain's first member: where it is, its catalog ({@link #readCatalog}), and
+   * the tag of what was read, which workers reading it then expect.
+   */
+  public io.beamsave.transforms.store.ImageChain.Member member() {
+    Catalog c = readCatalog();
+    return new io.beamsave.transforms.store.ImageChain.Member(location, c, tag);
   }
 
   @Override

@@ -118,6 +118,11 @@ public final class LocalS3Server implements AutoCloseable {
     return port;
   }
 
+  /** Stops the server at once, as a crash or a lost host would (SIGKILL). */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+  }
+
   @Override
   public void close() {
     process.destroy();

@@ -48,8 +48,8 @@ public final class VerifyPipeline {
     long start = System.nanoTime();
     Catalog catalog = image.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
-    ImageChain top =
-        ImageChain.resolve(image.location(), catalog, files, image.s3(), image.keys());
+    ImageChain top = ImageChain.resolve(image.member(), files, image.s3(), image.keys(),
+        image.baseLocations());
     List<ReadTask> tasks = new ArrayList<>(ReadTask.forEntries(top, files));
     long expected = catalog.rawBytes();
     List<ImageChain.Member> checked = new ArrayList<>(List.of(top.top()));
@@ -60,7 +60,7 @@ public final class VerifyPipeline {
             .map(e -> e.withExtents(e.extents().stream().filter(x -> !x.isReference()).toList()))
             .filter(e -> !e.extents().isEmpty())
             .toList();
-        tasks.addAll(ReadTask.forEntries(ImageChain.of(base.location(), base.catalog()), own));
+        tasks.addAll(ReadTask.forEntries(ImageChain.of(base), own));
         expected += base.catalog().ownRawBytes();
         checked.add(base);
       }
@@ -71,7 +71,10 @@ public final class VerifyPipeline {
       java.util.Map<String, io.beamsave.transforms.crypt.ImageKey> keys =
           new java.util.HashMap<>(top.keys());
       keys.putAll(ImageChain.keysOf(checked));
-      RestorePipeline.build(p, tasks, ReadShards.verify(image.s3()).withKeys(keys));
+      java.util.Map<String, String> tags = new java.util.HashMap<>(top.tags());
+      tags.putAll(ImageChain.tagsOf(checked));
+      RestorePipeline.build(p, tasks,
+          ReadShards.verify(image.s3()).withKeys(keys).withTags(tags));
       bytes =
           Job.run(p, RestorePipeline.progress("verified", expected, tasks.size()), progress)
               .counter(StageMetrics.BYTES_CHECKED);
@@ -105,10 +108,11 @@ public final class VerifyPipeline {
     List<ImageChain.Member> out = new ArrayList<>();
     Set<ImageId> seen = new HashSet<>(List.of(catalog.id()));
     Deque<ImageChain.Member> queue = new ArrayDeque<>();
-    queue.add(new ImageChain.Member(image.location(), catalog));
+    queue.add(image.member());
     while (!queue.isEmpty()) {
       ImageChain.Member m = queue.poll();
-      ImageChain c = ImageChain.resolveAll(m.location(), m.catalog(), image.s3(), image.keys());
+      ImageChain c = ImageChain.resolveAll(m.location(), m.catalog(), image.s3(), image.keys(),
+          image.baseLocations());
       for (ImageChain.Member base : c.opened()) {
         if (seen.add(base.catalog().id())) {
           out.add(base);

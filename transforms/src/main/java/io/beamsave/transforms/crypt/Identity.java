@@ -83,15 +83,16 @@ public final class Identity {
 
   /** Reads the identity in {@code file}; fails with one line naming the file. */
   public static Identity read(Path file) {
+    String shown = KeyText.shown(file);
     List<String> lines;
     try {
       lines = Files.readAllLines(file, StandardCharsets.US_ASCII);
     } catch (NoSuchFileException e) {
-      throw new BeamsaveException("identity " + file + ": no such file");
+      throw new BeamsaveException("identity " + shown + ": no such file");
     } catch (AccessDeniedException e) {
-      throw new BeamsaveException("identity " + file + ": permission denied");
+      throw new BeamsaveException("identity " + shown + ": permission denied");
     } catch (IOException e) {
-      throw new BeamsaveException("identity " + file + ": cannot be read ("
+      throw new BeamsaveException("identity " + shown + ": cannot be read ("
           + BeamsaveException.describe(e) + ")");
     }
     for (String line : lines) {
@@ -100,16 +101,16 @@ public final class Identity {
         continue;
       }
       if (l.startsWith(KeyText.PUBLIC)) {
-        throw new BeamsaveException("identity " + file + " holds a public key: opening an image"
+        throw new BeamsaveException("identity " + shown + " holds a public key: opening an image"
             + " needs the identity (the private key) that 'beamsave keygen' wrote");
       }
       try {
         return new Identity(KeyText.decode(KeyText.IDENTITY, l));
       } catch (IllegalArgumentException e) {
-        throw new BeamsaveException("identity " + file + ": " + e.getMessage());
+        throw new BeamsaveException("identity " + shown + ": " + e.getMessage());
       }
     }
-    throw new BeamsaveException("identity " + file + ": holds no identity");
+    throw new BeamsaveException("identity " + shown + ": holds no identity");
   }
 
   @Override

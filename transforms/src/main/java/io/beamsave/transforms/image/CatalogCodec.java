@@ -568,6 +568,62 @@ public final class CatalogCodec {
         last = owners[s][k];
       }
     }
+    checkReferences(image, entries);
+  }
+
+  /**
+   * No two references share a byte of a base's shard: an incremental image that had two files
+   * point at the same bytes would pass every check of its own and fail in its (intact) base,
+   * after a restore had written files. Refused here, naming the image that is wrong.
+   */
+  private static void checkReferences(String image, List<Entry> entries) throws ImageException {
+    java.util.Map<Long, long[]> last = new java.util.HashMap<>();
+    boolean sorted = true;
+    int refs = 0;
+    for (int i = 0; i < entries.size() && sorted; i++) {
+      for (Extent x : entries.get(i).extents()) {
+        if (!x.isReference()) {
+          continue;
+        }
+        refs++;
+        long key = ((long) x.image() << 32) | (x.shard() & 0xffffffffL);
+        long[] prev = last.get(key);
+        if (prev != null && x.offset() < prev[0]) {
+          sorted = false;
+          break;
+        }
+        if (prev != null && x.offset() < prev[1]) {
+          throw new ImageException(image + ": catalog: file " + entries.get(i).path()
+              + " references bytes of base " + x.image() + " (shard " + x.shard()
+              + ") that file " + entries.get((int) prev[2]).path() + " references too;"
+              + " no image is saved so");
+        }
+        last.put(key, new long[] {x.offset(), x.offset() + x.length(), i});
+      }
+    }
+    if (sorted || refs == 0) {
+      return;
+    }
+    // Not in a writer's order: sort every reference by base, shard and offset, then look again.
+    long[][] all = new long[refs][];
+    int n = 0;
+    for (int i = 0; i < entries.size(); i++) {
+      for (Extent x : entries.get(i).extents()) {
+        if (x.isReference()) {
+          all[n++] = new long[] {((long) x.image() << 32) | (x.shard() & 0xffffffffL),
+              x.offset(), x.offset() + x.length(), i};
+        }
+      }
+    }
+    Arrays.sort(all, Comparator.<long[]>comparingLong(r -> r[0]).thenComparingLong(r -> r[1]));
+    for (int k = 1; k < n; k++) {
+      if (all[k][0] == all[k - 1][0] && all[k][1] < all[k - 1][2]) {
+        throw new ImageException(image + ": catalog: file " + entries.get((int) all[k][3]).path()
+            + " references bytes of base " + (all[k][0] >>> 32) + " (shard "
+            + (int) all[k][0] + ") that file " + entries.get((int) all[k - 1][3]).path()
+            + " references too; no image is saved so");
+      }
+    }
   }
 
   /** Why a catalog path is unsafe to restore, or {@code null} if it is a clean relative path. */

@@ -11,10 +11,12 @@ import java.nio.file.StandardOpenOption;
 public final class FileImageSource implements ImageSource {
   private final String name;
   private final FileChannel ch;
+  private final String tag;
 
-  private FileImageSource(String name, FileChannel ch) {
+  private FileImageSource(String name, FileChannel ch, String tag) {
     this.name = name;
     this.ch = ch;
+    this.tag = tag;
   }
 
   public static FileImageSource open(Path path) throws IOException {
@@ -22,7 +24,12 @@ public final class FileImageSource implements ImageSource {
       throw new ImageException(path + ": is a directory, not an image");
     }
     try {
-      return new FileImageSource(path.toString(), FileChannel.open(path, StandardOpenOption.READ));
+      String before = tagOf(path);
+      FileChannel ch = FileChannel.open(path, StandardOpenOption.READ);
+      String after = tagOf(path);
+      // Replaced while it was being opened: which of the two the channel holds is unknown, so
+      // nothing can tell a later replacement apart.
+      return new FileImageSource(path.toString(), ch, before.equals(after) ? after : "");
     } catch (NoSuchFileException e) {
       throw new ImageException(path + ": no such image");
     } catch (java.nio.file.FileSystemException e) {
@@ -32,9 +39,22 @@ public final class FileImageSource implements ImageSource {
     }
   }
 
+  /** The file's device and inode, size and mtime: a file put in its place differs. */
+  private static String tagOf(Path path) throws IOException {
+    java.nio.file.attribute.BasicFileAttributes a = java.nio.file.Files.readAttributes(path,
+        java.nio.file.attribute.BasicFileAttributes.class);
+    return a.fileKey() + " " + a.size() + " " + a.lastModifiedTime().to(
+        java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
   @Override
   public String name() {
     return name;
+  }
+
+  @Override
+  public String tag() {
+    return tag;
   }
 
   @Override

@@ -19,4 +19,14 @@ public interface ImageSource extends Closeable {
 
   /** A hint that {@code [pos, pos + len)} will be read next, in order. */
   default void willRead(long pos, long len) {}
+
+  /**
+   * What tells this image from another put at its name since: an object's ETag, a file's
+   * device, inode, size and mtime; empty where nothing does. Readers elsewhere (workers) open
+   * the image expecting it, so that an image replaced meanwhile is reported as replaced, not as
+   * damaged.
+   */
+  default String tag() {
+    return "";
+  }
 }

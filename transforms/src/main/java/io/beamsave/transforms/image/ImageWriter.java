@@ -2,11 +2,8 @@ package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
@@ -48,21 +45,36 @@ public final class ImageWriter implements AutoCloseable {
 
   private static final Set<Path> FLUSH_PENDING = ConcurrentHashMap.newKeySet();
 
-  /** Partial images of saves that were interrupted: no worker may create them again. */
-  private static final Set<Path> ABANDONED = ConcurrentHashMap.newKeySet();
+  /**
+   * Runs that were stopped, by partial image and run ({@link #key}): no worker of theirs may
+   * create or extend the partial image again, while a later run of the same image may.
+   */
+  private static final Set<String> ABANDONED = ConcurrentHashMap.newKeySet();
+
+  private static String key(Path partial, String run) {
+    return partial + "\n" + run;
+  }
 
   private final Path target;
   private final Path partial;
+  private final String run;
   private final FileChannel channel;
   private final int headerLength;
   private boolean done;
 
-  private ImageWriter(Path target, byte[] header) throws IOException {
+  private ImageWriter(Path target, byte[] header, String run) throws IOException {
     this.target = target;
     this.partial = partialPath(target);
+    this.run = run;
     this.headerLength = header.length;
-    this.channel =
-        FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    Path key = partial.toAbsolutePath().normalize();
+    synchronized (APPENDING.computeIfAbsent(key, p -> new Object())) {
+      if (ABANDONED.contains(key(key, run))) {
+        throw new IOException("the save was stopped");
+      }
+      this.channel =
+          FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    }
     if (channel.size() == 0) {
       writeFully(channel, ByteBuffer.wrap(header), 0);
     }
@@ -79,7 +91,12 @@ public final class ImageWriter implements AutoCloseable {
 
   /** Like {@link #open(Path)}, for an image that begins with {@code header}. */
   public static ImageWriter open(Path target, byte[] header) throws IOException {
-    return new ImageWriter(target, header);
+    return open(target, header, "");
+  }
+
+  /** Like {@link #open(Path, byte[])}, for run {@code run} (see {@link #abandon}). */
+  public static ImageWriter open(Path target, byte[] header, String run) throws IOException {
+    return new ImageWriter(target, header, run);
   }
 
   public static Path partialPath(Path target) {
@@ -101,9 +118,15 @@ public final class ImageWriter implements AutoCloseable {
   @SuppressWarnings("try") // the lock is held for the try block's extent, never read
   public static long appendShard(Path target, byte[] header, byte[] blocks, int len)
       throws IOException {
+    return appendShard(target, "", header, blocks, len);
+  }
+
+  /** Like {@link #appendShard(Path, byte[], byte[], int)}, for run {@code run}. */
+  public static long appendShard(Path target, String run, byte[] header, byte[] blocks, int len)
+      throws IOException {
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
-      if (ABANDONED.contains(partial)) {
+      if (ABANDONED.contains(key(partial, run))) {
         throw new IOException("the save was interrupted");
       }
       try (FileChannel ch =
@@ -126,15 +149,21 @@ public final class ImageWriter implements AutoCloseable {
   }
 
   /**
-   * Removes the partial image of {@code target} for good, for a save that was interrupted:
-   * workers still running cannot append to it again, which would create it anew.
+   * Removes the partial image of {@code target} for good, for run {@code run}, which failed or
+   * was interrupted: its workers still running cannot append to it again, which would create
+   * it anew.
    */
-  public static void abandon(Path target) throws IOException {
+  public static void abandon(Path target, String run) throws IOException {
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
-      ABANDONED.add(partial);
+      ABANDONED.add(key(partial, run));
       Files.deleteIfExists(partial);
     }
+  }
+
+  /** Whether run {@code run} of {@code target} was abandoned in this process. */
+  public static boolean abandoned(Path target, String run) {
+    return ABANDONED.contains(key(partialPath(target).toAbsolutePath().normalize(), run));
   }
 
   private static void flushSoon(Path partial) {
@@ -230,9 +259,17 @@ public final class ImageWriter implements AutoCloseable {
     byte[] tail = tail(raw, codec, blockSize, catalogOffset, key);
     writeFully(channel, ByteBuffer.wrap(tail), catalogOffset);
     channel.force(true);
-    channel.close();
-    Files.move(
-        partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    Path monitor = partial.toAbsolutePath().normalize();
+    // Under the monitor abandon() takes: a save stopped meanwhile leaves no image, and one
+    // renamed into place is whole.
+    synchronized (APPENDING.computeIfAbsent(monitor, p -> new Object())) {
+      if (ABANDONED.contains(key(monitor, run))) {
+        throw new IOException("the save was stopped");
+      }
+      closeBetweenAppends(monitor, channel);
+      Files.move(
+          partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
     done = true;
     return catalogOffset + tail.length;
   }

@@ -8,13 +8,14 @@ import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.shard.ShardPlanner;
+import io.beamsave.transforms.store.ImageChain;
+import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.store.StoreException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -107,6 +108,7 @@ public final class AssembleImage
             kept.stream().map(ImageSink.Kept::info).toList())
             .withIdentity(id, null, listing.depth(), listing.bases());
       };
+      checkBasesStored(lib, listing.bases(), spec);
       long imageBytes;
       try {
         imageBytes = lib.sink().finish(new ArrayList<>(results.keySet()), catalog, spec.codec(),
@@ -124,6 +126,37 @@ public final class AssembleImage
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));
       stage.finished();
+    }
+  }
+
+  /**
+   * Fails unless every image the new one references is still stored: the direct base as it was
+   * read when the save began (its tag: an ETag, or a file's inode, size and mtime), the others
+   * where a reader would look for them. A base removed or replaced while the save ran (a prune,
+   * an operator) would leave an image that cannot be restored; better no image and one line.
+   */
+  static void checkBasesStored(SaveSpec.Library lib, List<Catalog.Base> bases, SaveSpec spec) {
+    for (int i = 0; i < bases.size(); i++) {
+      Catalog.Base b = bases.get(i);
+      boolean direct = i == 0 && lib.base() != null && lib.base().id().equals(b.id());
+      String why = null;
+      try {
+        if (direct && !lib.baseTag().isEmpty()) {
+          ImageSources.open(b.location(), spec.store(), lib.baseTag()).close();
+        } else if (!ImageChain.stored(lib.destination(), b, spec.store())) {
+          why = "is no longer stored";
+        }
+      } catch (StoreException e) {
+        why = e.kind() == StoreException.Kind.CHANGED ? "was replaced"
+            : "cannot be reached (" + e.getMessage() + ")";
+      } catch (IOException | RuntimeException e) {
+        why = "is no longer there as it was (" + e.getMessage() + ")";
+      }
+      if (why != null) {
+        throw new BeamsaveException(lib.destination() + ": base image " + b.location() + " "
+            + why + " while this save ran, and the image would not restore without it; nothing"
+            + " was made: save again");
+      }
     }
   }
 

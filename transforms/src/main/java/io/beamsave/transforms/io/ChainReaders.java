@@ -16,20 +16,25 @@ import java.util.function.UnaryOperator;
  */
 final class ChainReaders implements AutoCloseable {
   private final S3Settings s3;
+  private final Map<String, String> tags;
   private final UnaryOperator<ImageSource> wrap;
   private final Map<Integer, ShardReader> readers = new HashMap<>();
   private final Map<String, ImageSource> sources = new HashMap<>();
 
-  /** {@code wrap} is given each source as it is opened (to count what is read, say). */
-  ChainReaders(S3Settings s3, UnaryOperator<ImageSource> wrap) {
+  /**
+   * Images are opened expecting their {@code tags} (by location: as the driver saw them), and
+   * {@code wrap} is given each source as it is opened (to count what is read, say).
+   */
+  ChainReaders(S3Settings s3, Map<String, String> tags, UnaryOperator<ImageSource> wrap) {
     this.s3 = s3;
+    this.tags = tags;
     this.wrap = wrap;
   }
 
   ImageSource source(String image) throws IOException {
     ImageSource s = sources.get(image);
     if (s == null) {
-      s = wrap.apply(ImageSources.open(image, s3));
+      s = wrap.apply(ImageSources.open(image, s3, tags.getOrDefault(image, "")));
       sources.put(image, s);
     }
     return s;

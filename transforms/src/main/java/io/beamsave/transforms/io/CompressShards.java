@@ -19,7 +19,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -120,11 +119,17 @@ public final class CompressShards
           }
         }
       }
-      if (encoder != null) {
-        encoder.close();
-      }
-      if (digest != null) {
-        digest.close();
+      // A failed run's workers are torn down while others may still compress (the
+      // DirectRunner): a codec context in use refuses to close, and is freed with its object.
+      try {
+        if (encoder != null) {
+          encoder.close();
+        }
+        if (digest != null) {
+          digest.close();
+        }
+      } catch (RuntimeException inUse) {
+        // Nothing was left unwritten: the shard it was for fails or was written.
       }
     }
 
@@ -137,6 +142,7 @@ public final class CompressShards
         liveFiles = LiveProgress.counter(options.getJobName(), LiveProgress.FILES_DONE);
       }
       SaveSpec.Library lib = spec.library(task.library());
+      lib.sink().checkWritable();
       Beneath tree = tree(lib);
       ShardWriter w = new ShardWriter();
       shardBytes.reset();

@@ -151,13 +151,17 @@ public record ConsolidatePlan(
       ShardInfo info = s.member().catalog().shards().get(s.shard());
       boolean inStore = sink instanceof StoreImageSink store
           && store.canCopy(shard, s.member().location(), info.storedLength());
+      // The pieces go with the copy so that its worker checks their digests before the bytes
+      // become the new image's: a base damaged at rest must fail here, not in the image made.
+      List<ShardReader.Piece> pieces = new ArrayList<>(s.refs().size());
       for (int[] r : s.refs()) {
         Extent x = extent(entries, r);
+        pieces.add(new ShardReader.Piece(entries.get(r[0]).path(), fileOffset(entries, r), x, 0));
         renumbered[r[0]][r[1]] = new Extent(0, shard, x.offset(), x.length(), x.digest());
       }
       tasks.add(new ConsolidateTask(
           inStore ? ConsolidateTask.Kind.COPY_IN_STORE : ConsolidateTask.Kind.COPY, shard,
-          List.of(readTask(s.member(), s.shard(), List.of())),
+          List.of(readTask(s.member(), s.shard(), pieces)),
           rewrapped(s.member(), s.shard(), info, sink.key())));
     }
     if (tasks.size() > sink.maxShards()) {

@@ -49,14 +49,16 @@ public final class ConsolidateShards
   private final int blockSize;
   private final S3Settings s3;
   private final Map<String, ImageKey> keys;
+  private final Map<String, String> tags;
 
   private ConsolidateShards(ImageSink sink, Codec codec, int blockSize, S3Settings s3,
-      Map<String, ImageKey> keys) {
+      Map<String, ImageKey> keys, Map<String, String> tags) {
     this.sink = sink;
     this.codec = codec;
     this.blockSize = blockSize;
     this.s3 = s3;
     this.keys = Map.copyOf(keys);
+    this.tags = Map.copyOf(tags);
   }
 
   /**
@@ -68,12 +70,20 @@ public final class ConsolidateShards
       throw new IllegalArgumentException("block size " + blockSize + " outside "
           + ImageFormat.MIN_BLOCK_SIZE + ".." + ImageFormat.MAX_BLOCK_SIZE);
     }
-    return new ConsolidateShards(sink, codec, blockSize, s3, Map.of());
+    return new ConsolidateShards(sink, codec, blockSize, s3, Map.of(), Map.of());
   }
 
   /** The same, the chain's encrypted images read with these keys, by location. */
   public ConsolidateShards withKeys(Map<String, ImageKey> imageKeys) {
-    return new ConsolidateShards(sink, codec, blockSize, s3, imageKeys);
+    return new ConsolidateShards(sink, codec, blockSize, s3, imageKeys, tags);
+  }
+
+  /**
+   * The same, each image of the chain read, and copied in the store, only if it still is the
+   * one the driver opened ({@link io.beamsave.transforms.store.ImageChain#tags}).
+   */
+  public ConsolidateShards withTags(Map<String, String> imageTags) {
+    return new ConsolidateShards(sink, codec, blockSize, s3, keys, imageTags);
   }
 
   @Override
@@ -89,6 +99,7 @@ public final class ConsolidateShards
     private final int blockSize;
     private final S3Settings s3;
     private final Map<String, ImageKey> keys;
+    private final Map<String, String> tags;
     private final Counter bytesConsolidated =
         StageMetrics.counter(StageMetrics.BYTES_CONSOLIDATED);
     private final Counter bytesFetched = StageMetrics.counter(StageMetrics.BYTES_FETCHED);
@@ -109,21 +120,26 @@ public final class ConsolidateShards
       this.blockSize = spec.blockSize;
       this.s3 = spec.s3;
       this.keys = spec.keys;
+      this.tags = spec.tags;
     }
 
     @Setup
     public void setup() {
       encoder = new BlockEncoder(codec, blockSize);
       decoder = new BlockDecoder();
-      images = new ChainReaders(s3, Counted::new);
+      images = new ChainReaders(s3, tags, Counted::new);
       shard = new BlockBuffer(1 << 20);
     }
 
     @Teardown
     public void teardown() throws IOException {
       if (encoder != null) {
-        encoder.close();
-        decoder.close();
+        try {
+          encoder.close();
+          decoder.close();
+        } catch (RuntimeException inUse) {
+          // As CompressShards: torn down while another thread still works; freed with it.
+        }
         images.close();
       }
     }
@@ -136,6 +152,7 @@ public final class ConsolidateShards
     public void process(@Element ConsolidateTask task, OutputReceiver<KV<String, ShardResult>> out,
         org.apache.beam.sdk.options.PipelineOptions options) throws IOException {
       stage.started();
+      sink.checkWritable();
       if (live == null) {
         live = LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_CONSOLIDATED);
       }
@@ -157,20 +174,42 @@ public final class ConsolidateShards
       stage.finished();
     }
 
-    private ShardResult copyInStore(ConsolidateTask task) {
+    /**
+     * The source shard copied by the store, once this worker has read it and checked it as
+     * {@link #copy} does: the parts of an upload cannot be read back before it is completed,
+     * and completing it makes the image visible. The copy is of the object with the ETag read
+     * ({@code x-amz-copy-source-if-match}), so the bytes copied are the bytes checked. This
+     * costs a download of the shard; the upload of it is what the store saves.
+     */
+    private ShardResult copyInStore(ConsolidateTask task) throws IOException {
       ReadTask from = task.source();
       ShardInfo info = from.info();
+      ImageSource src = source(from.image());
+      checkedCopy(task, src);
       ImageSink.Copy copy = ((StoreImageSink) sink).copyShard(task.shard(), from.image(),
-          info.imageOffset(), info.storedLength());
+          src.tag(), info.imageOffset(), info.storedLength());
       return result(task.shard(), copy, info.rawLength(), info.storedLength(),
           info.blockLengths(), task.sealedKey());
     }
 
-    /** The source shard's blocks as they are, each decoded first to know it whole. */
+    /** The source shard's blocks as they are, once every block and piece checked. */
     private ShardResult copy(ConsolidateTask task) throws IOException {
       ReadTask from = task.source();
       ShardInfo info = from.info();
-      ImageSource src = source(from.image());
+      int pos = checkedCopy(task, source(from.image()));
+      ImageSink.Copy copy = write(task.shard(), shard.array(), pos);
+      return result(task.shard(), copy, info.rawLength(), pos, info.blockLengths(),
+          task.sealedKey());
+    }
+
+    /**
+     * Reads the task's source shard into {@link #shard}, decodes every block (its checksum, its
+     * codec's output, its raw length) and checks the digest of every piece the new image keeps;
+     * returns the shard's stored length.
+     */
+    private int checkedCopy(ConsolidateTask task, ImageSource src) throws IOException {
+      ReadTask from = task.source();
+      ShardInfo info = from.info();
       shard.reset();
       shard.ensure(Math.toIntExact(info.storedLength()));
       src.willRead(info.imageOffset(), info.storedLength());
@@ -197,8 +236,11 @@ public final class ConsolidateShards
         }
         pos += lengths[k];
       }
-      ImageSink.Copy copy = write(task.shard(), shard.array(), pos);
-      return result(task.shard(), copy, info.rawLength(), pos, lengths, task.sealedKey());
+      images.reader(from.blockSize()).read(
+          new HeldShard(src.name(), info.imageOffset(), shard.array(), pos), from.image(),
+          keys.get(from.image()), from.shard(), info, from.pieces(),
+          (piece, fileOffset, buf, off, len, zero) -> { });
+      return pos;
     }
 
     /** The task's pieces, read and checked, compressed into new blocks. */
@@ -257,6 +299,27 @@ public final class ConsolidateShards
     }
   }
 
+  /** A shard already read into memory, as the source its blocks lie in. */
+  private record HeldShard(String name, long offset, byte[] bytes, int length)
+      implements ImageSource {
+    @Override
+    public long size() {
+      return offset + length;
+    }
+
+    @Override
+    public void read(long pos, byte[] buf, int off, int len) throws IOException {
+      if (pos < offset || pos - offset > length - len) {
+        throw new io.beamsave.transforms.image.ImageException(name + ": a block lies outside"
+            + " its shard at offset " + pos);
+      }
+      System.arraycopy(bytes, (int) (pos - offset), buf, off, len);
+    }
+
+    @Override
+    public void close() {}
+  }
+
   /** A source whose reads this thread counts, as bytes fetched by the task it runs. */
   private static final class Counted implements ImageSource {
     private static final ThreadLocal<long[]> READ = ThreadLocal.withInitial(() -> new long[1]);
@@ -291,6 +354,11 @@ public final class ConsolidateShards
     @Override
     public void willRead(long pos, long len) {
       in.willRead(pos, len);
+    }
+
+    @Override
+    public String tag() {
+      return in.tag();
     }
 
     @Override

@@ -39,8 +39,6 @@ import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Walks each library of a {@link SaveSpec} and emits its root and entries (files, directories,
@@ -97,7 +95,15 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     return listings.setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
   }
 
-  private static final Logger LOG = LoggerFactory.getLogger(ListLibrary.class);
+  /**
+   * A warning from the walk, in the form every warning of beamsave's takes. The walk runs in
+   * the worker, whose standard error is the operator's on the DirectRunner and the
+   * TaskManager's log on Flink.
+   */
+  private static void warn(String line) {
+    System.err.println("beamsave: warning: " + line);
+    System.err.flush();
+  }
 
   /**
    * Emits the library names. Impulse and a DoFn rather than {@code Create.of}, which expands to a
@@ -318,7 +324,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         String in = "/" + (rel.isEmpty() ? "" : Excludes.quote(rel) + "/");
         for (String name : List.of("*" + ImageFormat.EXTENSION, "*" + ImageFormat.EXTENSION + ".*",
             "beamsave-ledger/" /* the ledger, as pipelines.transfer.Ledger names it */,
-            ".beamsave-staging-*/")) {
+            ".beamsave-staging-*/", ".beamsave-lease-*")) {
           own.add(in + name);
         }
       }
@@ -597,7 +603,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
           }
           if (e == null) {
             walk.special.incrementAndGet();
-            LOG.warn("skipping special file (fifo, socket or device): {}", dir.child(child));
+            warn("skipping special file (FIFO, socket or device) "
+                + io.beamsave.transforms.Printable.text(dir.child(child)) + ": it is not saved");
             continue;
           }
           if (e.type() == EntryType.DIRECTORY) {
@@ -648,8 +655,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       return n == want.length && java.util.Arrays.equals(got, want);
     } catch (IOException e) {
       // As tar and restic: a tag that cannot be read tags nothing.
-      LOG.warn("cannot read {}, so its directory is saved: {}", dir.child(CACHE_TAG),
-          e.getMessage());
+      warn("cannot read " + io.beamsave.transforms.Printable.text(dir.child(CACHE_TAG))
+          + ", so its directory is saved: " + BeamsaveException.describe(e));
       return false;
     }
   }

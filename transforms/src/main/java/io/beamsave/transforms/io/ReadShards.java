@@ -39,11 +39,14 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   private final RestoreTarget target;
   private final S3Settings store;
   private final Map<String, ImageKey> keys;
+  private final Map<String, String> tags;
 
-  private ReadShards(RestoreTarget target, S3Settings store, Map<String, ImageKey> keys) {
+  private ReadShards(RestoreTarget target, S3Settings store, Map<String, ImageKey> keys,
+      Map<String, String> tags) {
     this.target = target;
     this.store = store;
     this.keys = Map.copyOf(keys);
+    this.tags = Map.copyOf(tags);
   }
 
   /**
@@ -51,12 +54,12 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
    * and writes nothing.
    */
   public static ReadShards verify(S3Settings store) {
-    return new ReadShards(null, store, Map.of());
+    return new ReadShards(null, store, Map.of(), Map.of());
   }
 
   /** Restores the pieces of each task's image into their files under {@code target}. */
   public static ReadShards restoreTo(RestoreTarget target, S3Settings store) {
-    return new ReadShards(target, store, Map.of());
+    return new ReadShards(target, store, Map.of(), Map.of());
   }
 
   /**
@@ -64,7 +67,15 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
    * {@link io.beamsave.transforms.store.ImageChain#keys} gives them).
    */
   public ReadShards withKeys(Map<String, ImageKey> imageKeys) {
-    return new ReadShards(target, store, imageKeys);
+    return new ReadShards(target, store, imageKeys, tags);
+  }
+
+  /**
+   * The same, each image read only if it still is the one the driver read ({@link
+   * io.beamsave.transforms.store.ImageChain#tags}): one replaced meanwhile fails as replaced.
+   */
+  public ReadShards withTags(Map<String, String> imageTags) {
+    return new ReadShards(target, store, keys, imageTags);
   }
 
   @Override
@@ -78,6 +89,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     private final RestoreTarget target;
     private final S3Settings store;
     private final Map<String, ImageKey> keys;
+    private final Map<String, String> tags;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
     private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
     private final StageMetrics stage;
@@ -89,12 +101,13 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       this.target = spec.target;
       this.store = spec.store;
       this.keys = spec.keys;
+      this.tags = spec.tags;
       this.stage = StageMetrics.of(target == null ? "verify" : "restore");
     }
 
     @Setup
     public void setup() {
-      images = new ChainReaders(store, s -> s);
+      images = new ChainReaders(store, tags, s -> s);
     }
 
     @Teardown

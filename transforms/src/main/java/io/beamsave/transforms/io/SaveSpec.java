@@ -26,13 +26,16 @@ public final class SaveSpec implements Serializable {
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
    * root} is the library directory, as a {@code file:} URI (which keeps every byte of a path that
    * is not UTF-8) or a plain path. {@code base}, when set, is the image an incremental save
-   * references unchanged files in, and {@code baseKey} its key if it is encrypted.
+   * references unchanged files in, {@code baseKey} its key if it is encrypted, and {@code
+   * baseTag} what told it apart when it was read ({@link
+   * io.beamsave.transforms.image.ImageSource#tag}; empty if unknown), checked again before the
+   * image is made.
    */
   public record Library(String name, String root, ImageSink sink, Catalog.Base base,
-      ImageKey baseKey) implements Serializable {
+      ImageKey baseKey, String baseTag) implements Serializable {
     /** A library saved whole (no base image). */
     public Library(String name, String root, ImageSink sink) {
-      this(name, root, sink, null, null);
+      this(name, root, sink, null, null, "");
     }
 
     /** Where the finished image ends up. */
@@ -124,7 +127,8 @@ public final class SaveSpec implements Serializable {
   public SaveSpec withSink(String name, ImageSink sink) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey()));
+    copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
+        lib.baseTag()));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
         skipUnreadable, filesFrom);
   }
@@ -136,9 +140,14 @@ public final class SaveSpec implements Serializable {
 
   /** Like {@link #withBase(String, Catalog.Base)}, the base encrypted with {@code baseKey}. */
   public SaveSpec withBase(String name, Catalog.Base base, ImageKey baseKey) {
+    return withBase(name, base, baseKey, "");
+  }
+
+  /** Like {@link #withBase(String, Catalog.Base, ImageKey)}, the base known by {@code tag}. */
+  public SaveSpec withBase(String name, Catalog.Base base, ImageKey baseKey, String tag) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey));
+    copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
         skipUnreadable, filesFrom);
   }

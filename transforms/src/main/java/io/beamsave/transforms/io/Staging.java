@@ -13,9 +13,13 @@ import io.beamsave.transforms.store.Store;
 public final class Staging {
   private Staging() {}
 
-  /** Staging of runs that were interrupted, in this JVM: nothing more is written there. */
+  /** Staging of runs that were stopped, in this JVM: nothing more is written there. */
   private static final java.util.Set<String> ABANDONED =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** One monitor per staging: a write and the run's abandonment never interleave. */
+  private static final java.util.Map<String, Object> WRITING =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
    * Writes {@code data[0, len)} as {@code name}, a working file of {@code library}: sealed
@@ -23,15 +27,17 @@ public final class Staging {
    * bucket (workers on several machines) or beside the image, and a listing names every file.
    */
   public static void write(SaveSpec spec, String library, String name, byte[] data, int len) {
-    if (ABANDONED.contains(spec.staging())) {
-      throw new BeamsaveException("the save was interrupted");
-    }
     ImageKey key = spec.library(library).sink().key();
     if (key != null) {
       data = key.wrap(java.util.Arrays.copyOf(data, len), context(name));
       len = data.length;
     }
-    spec.stagingStore().put(name, data, len, "application/octet-stream", null);
+    synchronized (WRITING.computeIfAbsent(spec.staging(), s -> new Object())) {
+      if (ABANDONED.contains(spec.staging())) {
+        throw new BeamsaveException("the save was stopped");
+      }
+      spec.stagingStore().put(name, data, len, "application/octet-stream", null);
+    }
   }
 
   /** What {@link #write} wrote as {@code name} for {@code library}. */
@@ -55,7 +61,9 @@ public final class Staging {
 
   /** Removes the run's staging for good: an interrupted run's workers write no more there. */
   public static void abandon(SaveSpec spec) {
-    ABANDONED.add(spec.staging());
+    synchronized (WRITING.computeIfAbsent(spec.staging(), s -> new Object())) {
+      ABANDONED.add(spec.staging());
+    }
     remove(spec, "");
   }
 

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.sink;
 
+import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
@@ -19,18 +20,21 @@ import java.util.function.Function;
  * whose result the job kept, and the other is dead space no reader visits.
  */
 public final class FileImageSink implements ImageSink {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   private final String image;
   private final ImageKey key;
+  /** This run's own name, set by {@link #prepare}: what a stopped run's workers are known by. */
+  private final String run;
 
   public FileImageSink(Path image) {
-    this(image.toAbsolutePath().toString(), null);
+    this(image.toAbsolutePath().toString(), null, "");
   }
 
-  private FileImageSink(String image, ImageKey key) {
+  private FileImageSink(String image, ImageKey key, String run) {
     this.image = image;
     this.key = key;
+    this.run = run;
   }
 
   @Override
@@ -40,7 +44,7 @@ public final class FileImageSink implements ImageSink {
 
   @Override
   public FileImageSink encryptedWith(ImageKey newKey) {
-    return new FileImageSink(image, newKey);
+    return new FileImageSink(image, newKey, run);
   }
 
   public Path path() {
@@ -56,7 +60,8 @@ public final class FileImageSink implements ImageSink {
   @Override
   public ImageSink prepare() throws IOException {
     removePartial();
-    return this;
+    return new FileImageSink(image, key,
+        Long.toHexString(new java.security.SecureRandom().nextLong()));
   }
 
   private void removePartial() throws IOException {
@@ -65,14 +70,14 @@ public final class FileImageSink implements ImageSink {
 
   @Override
   public Copy writeShard(int shard, byte[] blocks, int len) throws IOException {
-    return new Copy(ImageWriter.appendShard(path(), header(), blocks, len), "");
+    return new Copy(ImageWriter.appendShard(path(), run, header(), blocks, len), "");
   }
 
   @Override
   public long finish(
       List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException {
-    try (ImageWriter writer = ImageWriter.open(path(), header())) {
+    try (ImageWriter writer = ImageWriter.open(path(), header(), run)) {
       List<Kept> kept = new ArrayList<>(shards.size());
       for (WrittenShard s : ImageSink.lastOfEach(shards)) {
         kept.add(new Kept(s, s.at(s.copy().where())));
@@ -82,22 +87,20 @@ public final class FileImageSink implements ImageSink {
   }
 
   @Override
-  public void discard() {
-    try {
-      removePartial();
-    } catch (IOException e) {
-      System.err.println("beamsave: warning: cannot remove " + ImageWriter.partialPath(path())
-          + ": " + e.getMessage());
+  public void checkWritable() {
+    if (ImageWriter.abandoned(path(), run)) {
+      throw new BeamsaveException(image + ": the save was stopped");
     }
   }
 
   @Override
-  public void abandon() {
+  public List<String> discard() {
     try {
-      ImageWriter.abandon(path());
+      ImageWriter.abandon(path(), run);
+      return List.of();
     } catch (IOException e) {
-      System.err.println("beamsave: warning: cannot remove " + ImageWriter.partialPath(path())
-          + ": " + e.getMessage());
+      return List.of(ImageWriter.partialPath(path()) + " (" + BeamsaveException.describe(e)
+          + ")");
     }
   }
 

@@ -24,8 +24,8 @@ import java.util.function.Function;
  *       shard again, and the image is built from one whole copy.
  *   <li>{@link #finish} writes the catalog and the trailer and makes the image appear at its
  *       final name or key, complete, or not at all.
- *   <li>{@link #abandon} removes what an unfinished run wrote, so that workers still running
- *       cannot bring it back.
+ *   <li>{@link #discard} removes what an unfinished run wrote, so that workers still running
+ *       cannot bring it back, and says what it could not remove.
  * </ul>
  */
 public interface ImageSink extends Serializable {
@@ -114,12 +114,20 @@ public interface ImageSink extends Serializable {
     return new java.util.ArrayList<>(last.values());
   }
 
-  /** The run failed and its workers have stopped: removes its unfinished output. */
-  void discard();
+  /**
+   * Fails at once if this run's image can no longer be made: a write failed for good (the
+   * store cannot be reached, or refused it), or the run was discarded. Workers call it before
+   * they compress a shard, so that a dead store ends the run within a shard's time instead of
+   * after every remaining shard has been compressed for nothing.
+   */
+  default void checkWritable() {}
 
   /**
-   * The run was interrupted and workers may still be running: removes its unfinished output
-   * for good, so that none of them can write it again.
+   * The run failed or was interrupted, and workers may still be running (the DirectRunner lets
+   * running bundles finish): removes its unfinished output for good, so that none of them can
+   * write it again. Returns what could not be removed (say, an upload in a store that stopped
+   * answering), each as a phrase naming it ("the multipart upload of s3://B/K"); empty if
+   * nothing was left.
    */
-  void abandon();
+  List<String> discard();
 }

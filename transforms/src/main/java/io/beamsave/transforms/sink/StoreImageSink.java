@@ -6,7 +6,6 @@ import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogCodec;
-import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.store.LinkThrottle;
@@ -126,6 +125,11 @@ public final class StoreImageSink implements ImageSink {
     return ObjectUri.parse(image, false);
   }
 
+  /** Where this run stages small shards: an {@code s3://} prefix beside the image. */
+  public String stagingLocation() {
+    return new ObjectUri(uri().bucket(), staging).toString();
+  }
+
   private Store store() {
     return Stores.bucketOf(uri(), settings);
   }
@@ -139,9 +143,60 @@ public final class StoreImageSink implements ImageSink {
     return image;
   }
 
-  /** Staging of runs that were interrupted, in this JVM: no worker stages there again. */
-  private static final java.util.Set<String> ABANDONED =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /**
+   * Why a run of this JVM can no longer make its image, and until when ({@code until}, in
+   * {@link System#nanoTime} terms): discarded by its driver (failed or interrupted: for good),
+   * or its store unreachable (for the store's timeout: a job a cluster restarts in the same
+   * worker JVM, once the store is back, must not fail for it).
+   */
+  private record Stopped(String why, boolean forever, long until) {}
+
+  /** Runs of this JVM stopped, by upload id: no worker writes for them meanwhile. */
+  private static final Map<String, Stopped> STOPPED =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Requests of this JVM's workers in flight, by upload id: a part that lands after its upload
+   * was aborted brings the upload back on some stores (S3Proxy's filesystem), so a stopped run
+   * aborts once they are done.
+   */
+  private static final Map<String, java.util.concurrent.atomic.AtomicInteger> IN_FLIGHT =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Runs {@code write} counted as in flight for this run's upload. */
+  private <T> T inFlight(java.util.function.Supplier<T> write) {
+    java.util.concurrent.atomic.AtomicInteger n =
+        IN_FLIGHT.computeIfAbsent(uploadId, k -> new java.util.concurrent.atomic.AtomicInteger());
+    n.incrementAndGet();
+    try {
+      checkWritable();
+      return write.get();
+    } finally {
+      synchronized (n) {
+        n.decrementAndGet();
+        n.notifyAll();
+      }
+    }
+  }
+
+  /** Waits until no write of this run is in flight in this JVM, for at most the store's timeout. */
+  private void awaitWrites() {
+    java.util.concurrent.atomic.AtomicInteger n = IN_FLIGHT.get(uploadId);
+    if (n == null) {
+      return;
+    }
+    long end = System.nanoTime() + settings.timeout().toNanos() + 5_000_000_000L;
+    synchronized (n) {
+      while (n.get() > 0 && System.nanoTime() < end) {
+        try {
+          n.wait(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
 
   /**
    * Begins the image's multipart upload; returns the sink that carries its id to the workers.
@@ -177,10 +232,32 @@ public final class StoreImageSink implements ImageSink {
   }
 
   @Override
-  public Copy writeShard(int shard, byte[] blocks, int len) {
-    if (ABANDONED.contains(image + " " + staging)) {
-      throw new BeamsaveException("the save was interrupted");
+  public void checkWritable() {
+    Stopped s = uploadId == null ? null : STOPPED.get(uploadId);
+    if (s != null && (s.forever() || System.nanoTime() - s.until() < 0)) {
+      throw new BeamsaveException(s.why());
     }
+  }
+
+  /**
+   * {@code e}; where it says the store cannot be reached, or kept failing until the retries
+   * were spent, no worker of this JVM sends a shard of this run for the store's timeout: the
+   * DirectRunner lets every running bundle go on after a failure, and each would compress its
+   * shard for nothing. Other failures (a part refused, a worker interrupted by its cluster) stop
+   * only their own shard.
+   */
+  private StoreException stop(StoreException e) {
+    boolean storeDown = e.kind() == StoreException.Kind.UNREACHABLE || e.attempts() > 1;
+    if (uploadId != null && storeDown) {
+      STOPPED.putIfAbsent(uploadId, new Stopped(e.getMessage(), false,
+          System.nanoTime() + settings.timeout().toNanos()));
+    }
+    return e;
+  }
+
+  @Override
+  public Copy writeShard(int shard, byte[] blocks, int len) {
+    checkWritable();
     Store store = store();
     LinkThrottle link = LinkThrottle.shared(linkMbps);
     byte[] header = header();
@@ -198,18 +275,27 @@ public final class StoreImageSink implements ImageSink {
         n = len + head;
       }
       byte[] md5 = store.wantsPartMd5() ? Md5.of(data, 0, n) : null;
+      byte[] body = data;
+      int bodyLength = n;
       try {
-        return new Copy(PART,
-            S3Store.unquote(store.uploadPart(uri().key(), uploadId, shard + 1, data, n, md5, link)));
+        return new Copy(PART, S3Store.unquote(inFlight(() -> store.uploadPart(uri().key(),
+            uploadId, shard + 1, body, bodyLength, md5, link))));
       } catch (StoreException e) {
         if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
           return new Copy(DONE, "");
         }
-        throw e;
+        throw stop(e);
       }
     }
     long copy = new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
-    store.put(shardKey(shard, copy), blocks, len, "application/octet-stream", link);
+    try {
+      inFlight(() -> {
+        store.put(shardKey(shard, copy), blocks, len, "application/octet-stream", link);
+        return null;
+      });
+    } catch (StoreException e) {
+      throw stop(e);
+    }
     return new Copy(copy, "");
   }
 
@@ -233,12 +319,11 @@ public final class StoreImageSink implements ImageSink {
    * Makes bytes {@code [offset, offset + length)} of the object {@code source} (the blocks of a
    * shard of another image) shard {@code shard} of this image, copied in the store as part
    * {@code shard + 1} of the upload: the bytes never leave the store. Like {@link #writeShard},
-   * a task that runs twice copies its part again, replacing the first.
+   * a task that runs twice copies its part again, replacing the first. With a {@code
+   * sourceEtag}, the copy fails (as replaced) unless the source still has it.
    */
-  public Copy copyShard(int shard, String source, long offset, long length) {
-    if (ABANDONED.contains(image + " " + staging)) {
-      throw new BeamsaveException("the run was interrupted");
-    }
+  public Copy copyShard(int shard, String source, String sourceEtag, long offset, long length) {
+    checkWritable();
     if (uploadId == null) {
       throw new IllegalStateException(image + ": written without prepare()");
     }
@@ -248,13 +333,17 @@ public final class StoreImageSink implements ImageSink {
     }
     Store store = store();
     try {
-      return new Copy(PART, S3Store.unquote(store.copyPart(uri().key(), uploadId, shard + 1,
-          ObjectUri.parse(source, false).key(), offset, length)));
+      return new Copy(PART, S3Store.unquote(inFlight(() -> store.copyPart(uri().key(),
+          uploadId, shard + 1, ObjectUri.parse(source, false).key(), sourceEtag, offset,
+          length))));
     } catch (StoreException e) {
       if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
         return new Copy(DONE, "");
       }
-      throw e;
+      throw e.kind() == StoreException.Kind.CHANGED
+          ? new StoreException(StoreException.Kind.CHANGED, source + ": it was replaced since"
+              + " this command began reading it (another image is at its name now)")
+          : stop(e);
     }
   }
 
@@ -265,7 +354,7 @@ public final class StoreImageSink implements ImageSink {
     Store store = store();
     String key = uri().key();
     if (completedByThisRun(store)) {
-      removeStaged(store);
+      warnUnremoved(store);
       return store.stat(key).map(Store.Stat::size).orElseThrow();
     }
     if (uploadId == null) {
@@ -347,7 +436,7 @@ public final class StoreImageSink implements ImageSink {
         throw new BeamsaveException(image + ": " + problem);
       }
     }
-    removeStaged(store);
+    warnUnremoved(store);
     return length;
   }
 
@@ -533,43 +622,56 @@ public final class StoreImageSink implements ImageSink {
     }
   }
 
-  private void removeStaged(Store store) {
+  /** Removes the run's staged shards; returns whether it could. */
+  private boolean removeStaged(Store store) {
     try {
       for (Store.Item staged : store.list(staging)) {
         store.delete(staged.key());
       }
+      return true;
     } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  private void warnUnremoved(Store store) {
+    if (!removeStaged(store)) {
       System.err.println("beamsave: warning: cannot remove the staged shards under "
-          + store.where(staging) + ": " + e.getMessage());
+          + store.where(staging) + "; 'beamsave cleanup' removes them");
     }
   }
 
   @Override
-  public void discard() {
-    abortUpload();
-    removeStaged(store());
+  public List<String> discard() {
+    if (uploadId != null) {
+      // Workers still sending parts then fail, and no part outlives the run.
+      STOPPED.put(uploadId, new Stopped(image + ": the run was stopped", true, 0));
+      awaitWrites();
+    }
+    List<String> left = new ArrayList<>();
+    Store store = store();
+    if (!abortUpload(store)) {
+      left.add("the multipart upload of " + image);
+    }
+    if (!removeStaged(store)) {
+      left.add("any staged shards under " + store.where(staging));
+    }
+    return left;
   }
 
-  @Override
-  public void abandon() {
-    ABANDONED.add(image + " " + staging);
-    // Workers still sending parts then fail, and no part outlives the run.
-    abortUpload();
-    removeStaged(store());
-  }
-
-  /** Aborts the run's upload; one already completed (an image made whole) is not affected. */
-  private void abortUpload() {
+  /**
+   * Aborts the run's upload; one already completed (an image made whole) is not affected.
+   * Returns whether no upload is left.
+   */
+  private boolean abortUpload(Store store) {
     if (uploadId == null) {
-      return;
+      return true;
     }
     try {
-      store().abort(uri().key(), uploadId);
+      store.abort(uri().key(), uploadId);
+      return true;
     } catch (StoreException e) {
-      if (e.kind() != StoreException.Kind.NOT_FOUND) {
-        System.err.println("beamsave: warning: cannot abort the upload of " + image + ": "
-            + e.getMessage());
-      }
+      return e.kind() == StoreException.Kind.NOT_FOUND;
     }
   }
 

@@ -27,11 +27,22 @@ import java.util.concurrent.CompletionException;
  * a command reads has bytes in it: only the images a read needs are opened, and in parallel.
  *
  * <p>A base is looked for where it was when the image was saved, then beside the image under
- * the same name (a chain moved or downloaded together).
+ * the same name (a chain moved or downloaded together), then under each location the operator
+ * named ({@code lookIn}). Where it was saved is believed only inside the image's own store: a
+ * local image's bases on this machine, an object's in its own bucket. A catalog is untrusted
+ * input, and one that named another bucket would have this command read there with the
+ * operator's credentials.
  */
 public final class ImageChain {
-  /** One image of the chain: where it was found, and its catalog. */
-  public record Member(String location, Catalog catalog) {}
+  /**
+   * One image of the chain: where it was found, its catalog, and its {@link ImageSource#tag}
+   * when it was read (empty if unknown), which workers reading it expect.
+   */
+  public record Member(String location, Catalog catalog, String tag) {
+    public Member(String location, Catalog catalog) {
+      this(location, catalog, "");
+    }
+  }
 
   private final List<Member> members;
 
@@ -41,8 +52,14 @@ public final class ImageChain {
 
   /** An image with nothing to resolve (or whose bases none of the reads needs). */
   public static ImageChain of(String location, Catalog catalog) {
+    return of(new Member(location, catalog));
+  }
+
+  /** Like {@link #of(String, Catalog)}, the image known by its tag too. */
+  public static ImageChain of(Member image) {
+    Catalog catalog = image.catalog();
     List<Member> m = new ArrayList<>();
-    m.add(new Member(location, catalog));
+    m.add(image);
     for (int i = 0; i < catalog.bases().size(); i++) {
       m.add(null);
     }
@@ -77,26 +94,50 @@ public final class ImageChain {
    */
   public static ImageChain resolve(
       String location, Catalog catalog, Iterable<Entry> entries, S3Settings s3, Keys keys) {
-    return resolve(location, catalog, basesUsedBy(entries), entries, s3, keys);
+    return resolve(new Member(location, catalog), basesUsedBy(entries), entries, s3, keys,
+        List.of());
+  }
+
+  /**
+   * Like {@link #resolve(String, Catalog, Iterable, S3Settings, Keys)}, the image known by the
+   * {@link ImageSource#tag} of the source its catalog was read from.
+   */
+  public static ImageChain resolve(
+      Member image, Iterable<Entry> entries, S3Settings s3, Keys keys) {
+    return resolve(image, entries, s3, keys, List.of());
+  }
+
+  /** Like {@link #resolve(Member, Iterable, S3Settings, Keys)}, bases also looked for in {@code lookIn}. */
+  public static ImageChain resolve(Member image, Iterable<Entry> entries, S3Settings s3,
+      Keys keys, List<String> lookIn) {
+    return resolve(image, basesUsedBy(entries), entries, s3, keys, lookIn);
   }
 
   /** Opens every base the image lists, checked as {@link #resolve} does. */
   public static ImageChain resolveAll(String location, Catalog catalog, S3Settings s3,
       Keys keys) {
+    return resolveAll(location, catalog, s3, keys, List.of());
+  }
+
+  /** Like {@link #resolveAll(String, Catalog, S3Settings, Keys)}, also looking in {@code lookIn}. */
+  public static ImageChain resolveAll(String location, Catalog catalog, S3Settings s3,
+      Keys keys, List<String> lookIn) {
     TreeSet<Integer> all = new TreeSet<>();
     for (int i = 1; i <= catalog.bases().size(); i++) {
       all.add(i);
     }
-    return resolve(location, catalog, all, catalog.entries(), s3, keys);
+    return resolve(new Member(location, catalog), all, catalog.entries(), s3, keys, lookIn);
   }
 
-  private static ImageChain resolve(String location, Catalog catalog, TreeSet<Integer> needed,
-      Iterable<Entry> entries, S3Settings s3, Keys keys) {
-    ImageChain chain = of(location, catalog);
+  private static ImageChain resolve(Member image, TreeSet<Integer> needed,
+      Iterable<Entry> entries, S3Settings s3, Keys keys, List<String> lookIn) {
+    String location = image.location();
+    Catalog catalog = image.catalog();
+    ImageChain chain = of(image);
     List<CompletableFuture<Member>> opening = new ArrayList<>();
     for (int i : needed) {
       Catalog.Base b = catalog.bases().get(i - 1);
-      opening.add(CompletableFuture.supplyAsync(() -> open(location, b, s3, keys)));
+      opening.add(CompletableFuture.supplyAsync(() -> open(location, b, s3, keys, lookIn)));
     }
     int k = 0;
     for (int i : needed) {
@@ -115,8 +156,18 @@ public final class ImageChain {
 
   /** Where base {@code b} of the image at {@code image} may be: as recorded, then beside it. */
   public static List<String> candidates(String image, String recorded) {
+    return candidates(image, recorded, List.of());
+  }
+
+  /**
+   * Where base {@code b} of the image at {@code image} may be: as recorded if that is in the
+   * image's own store, then beside the image, then in each of {@code lookIn}, by its name.
+   */
+  public static List<String> candidates(String image, String recorded, List<String> lookIn) {
     List<String> out = new ArrayList<>();
-    out.add(recorded);
+    if (sameStore(image, recorded)) {
+      out.add(recorded);
+    }
     String name = nameOf(recorded);
     String beside;
     if (ObjectUri.isObject(image)) {
@@ -125,10 +176,32 @@ public final class ImageChain {
       Path parent = Path.of(image).toAbsolutePath().getParent();
       beside = parent == null ? name : parent.resolve(name).toString();
     }
-    if (!beside.equals(recorded)) {
+    if (!out.contains(beside)) {
       out.add(beside);
     }
+    for (String dir : lookIn) {
+      String there = ObjectUri.isObject(dir) ? ObjectUri.parse(dir, true).child(name).toString()
+          : Path.of(dir).toAbsolutePath().resolve(name).toString();
+      if (!out.contains(there)) {
+        out.add(there);
+      }
+    }
     return out;
+  }
+
+  /** Whether {@code other} lies in {@code image}'s store: this machine, or its bucket. */
+  static boolean sameStore(String image, String other) {
+    if (ObjectUri.isObject(image) != ObjectUri.isObject(other)) {
+      return false;
+    }
+    if (!ObjectUri.isObject(image)) {
+      return true;
+    }
+    try {
+      return ObjectUri.parse(image, true).bucket().equals(ObjectUri.parse(other, true).bucket());
+    } catch (BeamsaveException bad) {
+      return false;
+    }
   }
 
   private static String nameOf(String location) {
@@ -144,11 +217,16 @@ public final class ImageChain {
   public static List<Catalog.Base> absentBases(String location, Catalog catalog, S3Settings s3) {
     List<Catalog.Base> absent = new ArrayList<>();
     for (Catalog.Base b : catalog.bases()) {
-      if (candidates(location, b.location()).stream().noneMatch(w -> exists(w, s3))) {
+      if (!stored(location, b, s3)) {
         absent.add(b);
       }
     }
     return absent;
+  }
+
+  /** Whether base {@code b} of the image at {@code location} is at one of its candidates. */
+  public static boolean stored(String location, Catalog.Base b, S3Settings s3) {
+    return candidates(location, b.location()).stream().anyMatch(w -> exists(w, s3));
   }
 
   /** A base as the operator is told of it. */
@@ -157,15 +235,18 @@ public final class ImageChain {
         + Instant.ofEpochMilli(b.createdMillis()) + ")";
   }
 
-  private static Member open(String image, Catalog.Base b, S3Settings s3, Keys keys) {
-    List<String> tried = candidates(image, b.location());
+  private static Member open(String image, Catalog.Base b, S3Settings s3, Keys keys,
+      List<String> lookIn) {
+    List<String> tried = candidates(image, b.location(), lookIn);
     for (String where : tried) {
       if (!exists(where, s3)) {
         continue;
       }
       Catalog c;
+      String tag;
       try (ImageSource src = ImageSources.open(where, s3)) {
         c = ImageReader.readCatalog(src, keys);
+        tag = src.tag();
       } catch (IOException | BeamsaveException e) {
         throw new BeamsaveException(image + ": base image " + where + " cannot be read: "
             + e.getMessage());
@@ -178,10 +259,15 @@ public final class ImageChain {
         throw new BeamsaveException(image + ": base image " + where + " has a catalog other"
             + " than the one recorded: it was changed or damaged since");
       }
-      return new Member(where, c);
+      return new Member(where, c, tag);
     }
+    String looked = String.join(", ", tried.stream()
+        .filter(w -> !w.equals(b.location())).toList());
     throw new BeamsaveException(image + ": base image " + describe(b) + " is missing"
-        + (tried.size() > 1 ? " (also looked for " + tried.get(1) + ")" : ""));
+        + (looked.isEmpty() ? "" : " (looked for " + looked + ")")
+        + (sameStore(image, b.location()) ? ""
+            : "; it was saved in another store than the image, which is not read unless"
+                + " --base-location names it"));
   }
 
   private static boolean exists(String where, S3Settings s3) {
@@ -223,6 +309,22 @@ public final class ImageChain {
   /** Every member opened, the image first. */
   public List<Member> opened() {
     return members.stream().filter(m -> m != null).toList();
+  }
+
+  /** The tags of the members opened, by location: what workers reading them expect. */
+  public java.util.Map<String, String> tags() {
+    return tagsOf(opened());
+  }
+
+  /** The tags of {@code members} known, by location. */
+  public static java.util.Map<String, String> tagsOf(List<Member> members) {
+    java.util.Map<String, String> tags = new java.util.HashMap<>();
+    for (Member m : members) {
+      if (!m.tag().isEmpty()) {
+        tags.put(m.location(), m.tag());
+      }
+    }
+    return tags;
   }
 
   /** The keys of the encrypted members opened, by location: what workers reading them need. */

@@ -15,8 +15,24 @@ public final class ImageSources {
    * random access: callers {@linkplain ImageDownload download} it first.
    */
   public static ImageSource open(String location, S3Settings settings) throws IOException {
+    return open(location, settings, "");
+  }
+
+  /**
+   * Like {@link #open(String, S3Settings)}, for a reader that must read the very image another
+   * opened: {@code tag} is what that one's {@link ImageSource#tag} said (empty: any). An image
+   * put in its place since fails here, and an object replaced while it is read fails its next
+   * read, each saying it was replaced.
+   */
+  public static ImageSource open(String location, S3Settings settings, String tag)
+      throws IOException {
     if (!ObjectUri.isObject(location)) {
-      return FileImageSource.open(Path.of(location));
+      ImageSource src = FileImageSource.open(Path.of(location));
+      if (!tag.isEmpty() && !tag.equals(src.tag())) {
+        src.close();
+        throw replaced(location);
+      }
+      return src;
     }
     ObjectUri uri = ObjectUri.parse(location, false);
     Store store = Stores.bucketOf(uri, settings);
@@ -27,7 +43,15 @@ public final class ImageSources {
       throw new BeamsaveException(
           uri + ": stored with transfer codec " + codec + "; download it before reading");
     }
-    return new S3ImageSource(store, uri, head.size());
+    if (!tag.isEmpty() && !head.etag().isEmpty() && !tag.equals(head.etag())) {
+      throw replaced(location);
+    }
+    return new S3ImageSource(store, uri, head.size(), tag.isEmpty() ? head.etag() : tag);
+  }
+
+  private static StoreException replaced(String location) {
+    return new StoreException(StoreException.Kind.CHANGED, location + ": it was replaced since"
+        + " this command began reading it (another image is at its name now)");
   }
 
   /** The transfer codec an object was stored with ({@code none} for a plain image). */

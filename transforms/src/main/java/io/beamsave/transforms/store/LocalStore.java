@@ -99,8 +99,9 @@ public final class LocalStore implements Store {
     }
   }
 
+  /** Local files have no ETags: {@code etag} is not checked (a reader holds its file open). */
   @Override
-  public void read(String key, long offset, byte[] buf, int off, int len) {
+  public void read(String key, String etag, long offset, byte[] buf, int off, int len) {
     try (FileChannel ch = FileChannel.open(file(key), StandardOpenOption.READ)) {
       ByteBuffer b = ByteBuffer.wrap(buf, off, len);
       while (b.hasRemaining()) {
@@ -329,8 +330,8 @@ public final class LocalStore implements Store {
   }
 
   @Override
-  public String copyPart(
-      String key, String uploadId, int number, String from, long offset, long length) {
+  public String copyPart(String key, String uploadId, int number, String from, String fromEtag,
+      long offset, long length) {
     Path p = part(key, uploadId, number);
     Path source = file(from);
     try {
@@ -412,6 +413,34 @@ public final class LocalStore implements Store {
     } catch (IOException e) {
       throw failure(key, e);
     }
+  }
+
+  @Override
+  public List<Upload> uploads(String prefix) {
+    List<Upload> found = new ArrayList<>();
+    Path dir = file(MULTIPART.substring(0, MULTIPART.length() - 1));
+    if (!Files.isDirectory(dir)) {
+      return found;
+    }
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
+      for (Path u : s) {
+        try {
+          String key = Files.readString(u.resolve("key"));
+          if (key.startsWith(prefix)) {
+            found.add(new Upload(key, u.getFileName().toString(),
+                Files.getLastModifiedTime(u).toInstant()));
+          }
+        } catch (NoSuchFileException gone) {
+          // Completed or aborted while listing.
+        }
+      }
+    } catch (NoSuchFileException gone) {
+      return found;
+    } catch (IOException e) {
+      throw failure(MULTIPART, e);
+    }
+    found.sort(java.util.Comparator.comparing(Upload::initiated));
+    return found;
   }
 
   @Override

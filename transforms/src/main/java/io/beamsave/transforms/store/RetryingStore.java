@@ -1,6 +1,7 @@
 package io.beamsave.transforms.store;
 
 import io.beamsave.transforms.BeamsaveException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -10,7 +11,9 @@ import java.util.function.Supplier;
 /**
  * The one retry policy, around any {@link Store}: a {@linkplain StoreException#isTransient
  * transient} failure (a server error, throttling, a timeout, a broken connection) is tried
- * again with exponential backoff and full jitter, up to a number of attempts; any other failure
+ * again with exponential backoff and full jitter, up to a number of attempts and within a time
+ * budget (no attempt begins once the budget is spent, so a store that stops answering fails a
+ * request after about the budget, not after attempts times the socket timeout); any other failure
  * (a refused connection, a failed TLS handshake, wrong credentials, a missing bucket) passes at
  * once. What is transient is the store's to say ({@link S3Failure} for S3), so that this is the
  * only loop. A failure that outlasts the attempts says how many were made; {@link
@@ -22,24 +25,35 @@ public final class RetryingStore implements Store {
 
   private final Store store;
   private final int attempts;
+  private final long budgetNanos;
 
+  /** Retries up to {@code attempts} times, with no bound on the time they take. */
   public RetryingStore(Store store, int attempts) {
+    this(store, attempts, Duration.ofDays(365));
+  }
+
+  /** Retries up to {@code attempts} times, beginning none once {@code budget} has passed. */
+  public RetryingStore(Store store, int attempts, Duration budget) {
     if (attempts < 1) {
       throw new IllegalArgumentException("attempts must be at least 1");
     }
     this.store = store;
     this.attempts = attempts;
+    this.budgetNanos = budget.toNanos();
   }
 
   private <T> T call(Supplier<T> op) {
+    long start = System.nanoTime();
     for (int attempt = 1; ; attempt++) {
       try {
         return op.get();
       } catch (StoreException e) {
-        if (!e.isTransient() || attempt >= attempts) {
+        long pause = pauseMillis(attempt);
+        boolean late = System.nanoTime() - start + pause * 1_000_000 >= budgetNanos;
+        if (!e.isTransient() || attempt >= attempts || late) {
           throw e.after(attempt);
         }
-        sleep(attempt);
+        sleep(pause);
       }
     }
   }
@@ -51,9 +65,12 @@ public final class RetryingStore implements Store {
     });
   }
 
-  private static void sleep(int attempt) {
+  private static long pauseMillis(int attempt) {
     long ceiling = Math.min(CAP_MILLIS, BASE_MILLIS << Math.min(attempt - 1, 20));
-    long millis = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+  }
+
+  private static void sleep(long millis) {
     try {
       Thread.sleep(millis);
     } catch (InterruptedException e) {
@@ -78,8 +95,8 @@ public final class RetryingStore implements Store {
   }
 
   @Override
-  public void read(String key, long offset, byte[] buf, int off, int len) {
-    run(() -> store.read(key, offset, buf, off, len));
+  public void read(String key, String etag, long offset, byte[] buf, int off, int len) {
+    run(() -> store.read(key, etag, offset, buf, off, len));
   }
 
   @Override
@@ -120,9 +137,9 @@ public final class RetryingStore implements Store {
   }
 
   @Override
-  public String copyPart(
-      String key, String uploadId, int number, String from, long offset, long length) {
-    return call(() -> store.copyPart(key, uploadId, number, from, offset, length));
+  public String copyPart(String key, String uploadId, int number, String from, String fromEtag,
+      long offset, long length) {
+    return call(() -> store.copyPart(key, uploadId, number, from, fromEtag, offset, length));
   }
 
   @Override
@@ -138,6 +155,11 @@ public final class RetryingStore implements Store {
   @Override
   public void abort(String key, String uploadId) {
     run(() -> store.abort(key, uploadId));
+  }
+
+  @Override
+  public List<Upload> uploads(String prefix) {
+    return call(() -> store.uploads(prefix));
   }
 
   @Override

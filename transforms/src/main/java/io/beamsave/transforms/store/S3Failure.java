@@ -52,9 +52,11 @@ final class S3Failure {
               || "NoSuchUpload".equals(code) ? StoreException.Kind.NOT_FOUND
           : status == 403 ? StoreException.Kind.ACCESS_DENIED
           : status == 501 || "NotImplemented".equals(code) ? StoreException.Kind.NOT_SUPPORTED
+          : status == 412 || "PreconditionFailed".equals(code) ? StoreException.Kind.CHANGED
           : StoreException.Kind.FAILED;
       retry = kind == StoreException.Kind.FAILED
-          && (status >= 500 || status == 429 || status == 408 || RETRYABLE_CODES.contains(code));
+          && (status >= 500 || status == 429 || status == 408
+              || (code != null && RETRYABLE_CODES.contains(code)));
       cause = answer(s, settings);
     } else if (isMissingCredentials(e)) {
       kind = StoreException.Kind.ACCESS_DENIED;
@@ -138,6 +140,9 @@ final class S3Failure {
     }
     if (status == 403) {
       return "access denied" + (code == null ? "" : " (" + code + ")");
+    }
+    if (status == 412 || "PreconditionFailed".equals(code)) {
+      return "it was replaced while it was being read (its ETag changed)";
     }
     if ("NoSuchKey".equals(code) || status == 404) {
       return "no such object";

@@ -16,16 +16,24 @@ public final class S3ImageSource implements ImageSource {
   private final Store store;
   private final ObjectUri uri;
   private final long size;
+  /** Every read asks for the object with this ETag: one replaced meanwhile fails as such. */
+  private final String etag;
   private long hintStart;
   private long hintEnd;
   private byte[] window = new byte[0];
   private long windowStart;
   private int windowLen;
 
-  S3ImageSource(Store store, ObjectUri uri, long size) {
+  S3ImageSource(Store store, ObjectUri uri, long size, String etag) {
     this.store = store;
     this.uri = uri;
     this.size = size;
+    this.etag = etag == null ? "" : etag;
+  }
+
+  @Override
+  public String tag() {
+    return etag;
   }
 
   @Override
@@ -58,13 +66,13 @@ public final class S3ImageSource implements ImageSource {
       if (window.length < n) {
         window = new byte[Math.max(n, Math.min(WINDOW, window.length * 2))];
       }
-      store.read(uri.key(), pos, window, 0, n);
+      store.read(uri.key(), etag, pos, window, 0, n);
       windowStart = pos;
       windowLen = n;
       System.arraycopy(window, 0, buf, off, len);
       return;
     }
-    store.read(uri.key(), pos, buf, off, len);
+    store.read(uri.key(), etag, pos, buf, off, len);
   }
 
   @Override

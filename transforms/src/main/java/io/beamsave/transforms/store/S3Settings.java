@@ -5,13 +5,27 @@ import java.net.URI;
 
 /**
  * How to reach object storage: endpoint ({@code null} for AWS itself), path-style addressing,
- * region, and how many attempts a request gets. Credentials are deliberately not here: they come
+ * region, how many attempts a request gets, and how long a request may go unanswered, its
+ * attempts included, before it fails ({@code timeoutSeconds}). Credentials are deliberately not here: they come
  * from the SDK's default chain (environment, profile, instance role) on every machine that runs
  * a worker, and so never travel inside pipeline options or logs.
  */
-public record S3Settings(String endpoint, boolean pathStyle, String region, int maxAttempts)
+public record S3Settings(
+    String endpoint, boolean pathStyle, String region, int maxAttempts, int timeoutSeconds)
     implements Serializable {
   public static final int DEFAULT_ATTEMPTS = 8;
+
+  /**
+   * A silent endpoint (one that accepts connections and never answers) fails a command after
+   * about this long: three attempts of a third of it each. With the SDK's 60 s socket timeout
+   * and 8 attempts it took 494 s.
+   */
+  public static final int DEFAULT_TIMEOUT_SECONDS = 30;
+
+  /** Settings with the default timeout. */
+  public S3Settings(String endpoint, boolean pathStyle, String region, int maxAttempts) {
+    this(endpoint, pathStyle, region, maxAttempts, DEFAULT_TIMEOUT_SECONDS);
+  }
 
   public S3Settings {
     if (endpoint != null) {
@@ -28,6 +42,10 @@ public record S3Settings(String endpoint, boolean pathStyle, String region, int 
     }
     if (maxAttempts < 1) {
       throw new IllegalArgumentException("attempts must be at least 1");
+    }
+    if (timeoutSeconds < 3 || timeoutSeconds > 3600) {
+      throw new IllegalArgumentException(
+          "timeout " + timeoutSeconds + " s: give 3 to 3600 seconds");
     }
   }
 
@@ -47,7 +65,24 @@ public record S3Settings(String endpoint, boolean pathStyle, String region, int 
   }
 
   public S3Settings withMaxAttempts(int attempts) {
-    return new S3Settings(endpoint, pathStyle, region, attempts);
+    return new S3Settings(endpoint, pathStyle, region, attempts, timeoutSeconds);
+  }
+
+  public S3Settings withTimeoutSeconds(int seconds) {
+    return new S3Settings(endpoint, pathStyle, region, maxAttempts, seconds);
+  }
+
+  /**
+   * How long one attempt waits for the server to answer (each read of its answer): a third of
+   * the timeout, so that a silent endpoint gets three attempts within it.
+   */
+  public java.time.Duration attemptTimeout() {
+    return java.time.Duration.ofSeconds(Math.max(1, timeoutSeconds / 3));
+  }
+
+  /** How long a request may take, its attempts and the pauses between them included. */
+  public java.time.Duration timeout() {
+    return java.time.Duration.ofSeconds(timeoutSeconds);
   }
 
   /**

@@ -18,6 +18,7 @@ import java.util.function.Supplier;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.ContentStreamProvider;
@@ -40,16 +41,26 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * pool) per settings per JVM, shared by all threads. Open one with {@link Stores}.
  */
 public final class S3Store implements Store {
-  private static final Map<S3Settings, S3Client> CLIENTS = new ConcurrentHashMap<>();
+  /**
+   * One SDK client (and connection pool) per settings, and the buckets found to answer as S3
+   * through it. Both live as long as the JVM: workers reuse them from task to task.
+   */
+  private record Endpoint(S3Client client, java.util.Set<String> verified) {}
+
+  private static final Map<S3Settings, Endpoint> CLIENTS = new ConcurrentHashMap<>();
 
   private final S3Settings settings;
   private final S3Client s3;
+  private final java.util.Set<String> verified;
   private final String bucket;
   private final String prefix;
 
   S3Store(S3Settings settings, String bucket, String prefix) {
     this.settings = settings;
-    this.s3 = CLIENTS.computeIfAbsent(settings, S3Store::newClient);
+    Endpoint e = CLIENTS.computeIfAbsent(settings,
+        s -> new Endpoint(newClient(s), ConcurrentHashMap.newKeySet()));
+    this.s3 = e.client();
+    this.verified = e.verified();
     this.bucket = bucket;
     this.prefix = prefix;
   }
@@ -78,8 +89,11 @@ public final class S3Store implements Store {
             .httpClientBuilder(
                 Apache5HttpClient.builder()
                     .maxConnections(64)
-                    .connectionTimeout(Duration.ofSeconds(5))
-                    .socketTimeout(Duration.ofSeconds(60)));
+                    .connectionTimeout(s.attemptTimeout().compareTo(Duration.ofSeconds(5)) < 0
+                        ? s.attemptTimeout() : Duration.ofSeconds(5))
+                    // How long a read of an answer may wait: a silent server fails an attempt
+                    // after this, and RetryingStore gives the request settings.timeout() in all.
+                    .socketTimeout(s.attemptTimeout()));
     if (s.endpoint() != null) {
       b.endpointOverride(URI.create(s.endpoint()));
     }
@@ -100,13 +114,81 @@ public final class S3Store implements Store {
     return !settings.signsPayload();
   }
 
-  /** Runs one request, turning what the SDK throws into a {@link StoreException} about {@code what}. */
+  /**
+   * Runs one request, turning what the SDK throws into a {@link StoreException} about {@code
+   * what}; the first request to a bucket first makes sure the endpoint answers as S3.
+   */
   private <T> T call(String what, Supplier<T> op) {
+    if (!verified.contains(bucket)) {
+      verifyS3(what);
+    }
     try {
       return op.get();
     } catch (SdkException | UncheckedIOException e) {
       throw failure(what, e);
     }
+  }
+
+  /**
+   * Fails unless the endpoint answers as an S3 server: a one-key listing of the bucket must come
+   * back as S3 lists (naming the bucket), or as an S3 error (a code such as {@code AccessDenied}
+   * or {@code NoSuchBucket}, which the request itself then reports). A web server or another
+   * service on the port answers 200 to anything, which the SDK would read as an empty listing,
+   * an object of its page's bytes or an upload without an id: "no images", a download of junk,
+   * exit 0.
+   */
+  private void verifyS3(String what) {
+    String notS3 = null;
+    try {
+      var listing = s3.listObjectsV2(r -> r.bucket(bucket).maxKeys(1));
+      if (!bucket.equals(listing.name())) {
+        notS3 = "a listing of bucket '" + bucket + "' came back without the bucket's name";
+      }
+    } catch (S3Exception e) {
+      if (e.statusCode() >= 500) {
+        throw failure(what, e); // Busy or failing, S3 or not: worth another attempt.
+      }
+      if (code(e) == null) {
+        notS3 = "HTTP " + e.statusCode() + " without an S3 error in its body";
+      }
+      // Else an S3 error: the request itself meets it, and reports it as such.
+    } catch (SdkClientException e) {
+      // An answer cut short by the network does not parse either: that may pass.
+      if (isUnparsable(e) && !brokenConnection(e)) {
+        notS3 = "its answer to a listing of bucket '" + bucket + "' is not S3's XML";
+      } else {
+        throw failure(what, e);
+      }
+    } catch (SdkException | UncheckedIOException e) {
+      throw failure(what, e);
+    }
+    if (notS3 != null) {
+      throw new StoreException(StoreException.Kind.UNREACHABLE, what + ": " + settings.where()
+          + " does not answer as an S3 server (" + notS3 + "; a web server, or the wrong"
+          + " port? check --s3-endpoint)");
+    }
+    verified.add(bucket);
+  }
+
+  private static boolean brokenConnection(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.io.IOException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether the SDK failed because an answer would not parse as what S3 sends. */
+  private static boolean isUnparsable(SdkClientException e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      String m = t.getMessage() == null ? "" : t.getMessage();
+      if (m.contains("parse XML") || m.contains("unmarshall") || m.contains("Unmarshall")
+          || t instanceof javax.xml.stream.XMLStreamException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private StoreException failure(String what, RuntimeException e) {
@@ -169,15 +251,17 @@ public final class S3Store implements Store {
   }
 
   @Override
-  public void read(String key, long offset, byte[] buf, int off, int len) {
+  public void read(String key, String etag, long offset, byte[] buf, int off, int len) {
     if (len == 0) {
       return;
     }
     String range = "bytes=" + offset + "-" + (offset + len - 1);
+    String ifMatch = etag == null || etag.isEmpty() ? null : "\"" + etag + "\"";
     call(
         where(key) + " (bytes " + offset + "+" + len + ")",
         () -> {
-          try (InputStream in = s3.getObject(r -> r.bucket(bucket).key(full(key)).range(range))) {
+          try (InputStream in = s3.getObject(
+              r -> r.bucket(bucket).key(full(key)).range(range).ifMatch(ifMatch))) {
             int n = in.readNBytes(buf, off, len);
             if (n != len || in.read() >= 0) {
               throw new UncheckedIOException(
@@ -221,17 +305,19 @@ public final class S3Store implements Store {
   }
 
   @Override
-  public String copyPart(
-      String key, String uploadId, int number, String from, long offset, long length) {
+  public String copyPart(String key, String uploadId, int number, String from, String fromEtag,
+      long offset, long length) {
     if (offset < 0 || length < 1) {
       throw new IllegalArgumentException("copy range " + offset + "+" + length + " of " + from);
     }
     String range = "bytes=" + offset + "-" + (offset + length - 1);
+    String ifMatch = fromEtag == null || fromEtag.isEmpty() ? null : "\"" + fromEtag + "\"";
     return call(
         where(key) + " part " + number + " (copy of " + where(from) + " bytes " + offset + "+"
             + length + ")",
         () -> s3.uploadPartCopy(
                 r -> r.sourceBucket(bucket).sourceKey(full(from)).copySourceRange(range)
+                    .copySourceIfMatch(ifMatch)
                     .destinationBucket(bucket).destinationKey(full(key))
                     .uploadId(uploadId).partNumber(number))
             .copyPartResult().eTag());
@@ -316,24 +402,30 @@ public final class S3Store implements Store {
 
   /** Upload ids in progress for exactly {@code key}, newest first (for checks and tests). */
   public List<String> uploadsInProgress(String key) {
+    List<String> ids = new ArrayList<>();
+    for (Upload u : uploads(key)) {
+      if (u.key().equals(key)) {
+        ids.add(0, u.uploadId());
+      }
+    }
+    return ids;
+  }
+
+  @Override
+  public List<Upload> uploads(String under) {
     return call(
-        where(key),
+        where(under),
         () -> {
-          List<MultipartUpload> found = new ArrayList<>();
-          s3.listMultipartUploadsPaginator(r -> r.bucket(bucket).prefix(full(key)))
-              .uploads()
-              .forEach(
-                  u -> {
-                    if (u.key().equals(full(key))) {
-                      found.add(u);
-                    }
-                  });
-          found.sort(
-              Comparator.comparing(
-                      MultipartUpload::initiated,
-                      Comparator.nullsFirst(Comparator.<java.time.Instant>naturalOrder()))
-                  .reversed());
-          return found.stream().map(MultipartUpload::uploadId).toList();
+          List<Upload> found = new ArrayList<>();
+          for (MultipartUpload u : s3.listMultipartUploadsPaginator(
+              r -> r.bucket(bucket).prefix(full(under))).uploads()) {
+            if (u.key().startsWith(prefix)) {
+              found.add(new Upload(u.key().substring(prefix.length()), u.uploadId(),
+                  u.initiated() == null ? java.time.Instant.EPOCH : u.initiated()));
+            }
+          }
+          found.sort(Comparator.comparing(Upload::initiated));
+          return found;
         });
   }
 

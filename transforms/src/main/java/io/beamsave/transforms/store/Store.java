@@ -37,7 +37,17 @@ public interface Store {
   Optional<Stat> stat(String key);
 
   /** Reads exactly {@code len} bytes from {@code offset} of the object into {@code buf[off..]}. */
-  void read(String key, long offset, byte[] buf, int off, int len);
+  default void read(String key, long offset, byte[] buf, int off, int len) {
+    read(key, "", offset, buf, off, len);
+  }
+
+  /**
+   * Like {@link #read(String, long, byte[], int, int)}, from the object whose ETag is {@code
+   * etag}: {@link StoreException.Kind#CHANGED} if the object there now has another (it was
+   * replaced since its ETag was read). An empty {@code etag} reads whatever is there; so does a
+   * store without ETags.
+   */
+  void read(String key, String etag, long offset, byte[] buf, int off, int len);
 
   /** A whole (small) object. */
   byte[] get(String key);
@@ -74,10 +84,12 @@ public interface Store {
    * without them leaving the store (S3's UploadPartCopy with {@code x-amz-copy-source-range});
    * returns the part's ETag. Safe to repeat: a part of that number is replaced. {@link
    * StoreException.Kind#NOT_FOUND} if {@code from} or the upload does not exist; a range past
-   * the object's end fails.
+   * the object's end fails. With a {@code fromEtag} that is not empty, {@link
+   * StoreException.Kind#CHANGED} if {@code from} no longer has that ETag ({@code
+   * x-amz-copy-source-if-match}), so that the bytes copied are those the caller checked.
    */
-  String copyPart(
-      String key, String uploadId, int number, String from, long offset, long length);
+  String copyPart(String key, String uploadId, int number, String from, String fromEtag,
+      long offset, long length);
 
   /** The parts stored so far; {@link StoreException.Kind#NOT_FOUND} if there is no such upload. */
   List<Part> parts(String key, String uploadId);
@@ -87,6 +99,12 @@ public interface Store {
 
   /** Drops the upload and its parts. */
   void abort(String key, String uploadId);
+
+  /** A multipart upload not yet completed or aborted: its key, its id, when it began. */
+  record Upload(String key, String uploadId, java.time.Instant initiated) {}
+
+  /** Every upload in progress to a key that starts with {@code prefix}, oldest first. */
+  List<Upload> uploads(String prefix);
 
   /**
    * Whether each part must carry its Content-MD5 to be checked on arrival (a store that signs

@@ -21,6 +21,11 @@ public final class StoreException extends BeamsaveException {
      * unknown, or TLS failed (a plain HTTP server, an untrusted certificate).
      */
     UNREACHABLE,
+    /**
+     * The object is not the one the caller began with: it was replaced since (its ETag changed,
+     * S3's 412 on a conditional request).
+     */
+    CHANGED,
     /** Anything else: a server error, a broken connection, bad data. */
     FAILED
   }

@@ -29,6 +29,7 @@ public final class Stores {
     if (settings == null) {
       throw new IllegalArgumentException("object storage needs its settings");
     }
-    return new RetryingStore(new S3Store(settings, bucket, prefix), settings.maxAttempts());
+    return new RetryingStore(new S3Store(settings, bucket, prefix), settings.maxAttempts(),
+        settings.timeout());
   }
 }

@@ -197,14 +197,15 @@ class StoreImageSinkTest {
   }
 
   @Test
-  void anAbandonedSaveAbortsItsUploadAndItsWorkersSendNoMore() throws Exception {
+  void aDiscardedSaveAbortsItsUploadAndItsWorkersSendNoMore() throws Exception {
     ImageSink sink = prepared("abandoned");
     write(sink, 0, bytes(6 * MIB, 40));
     write(sink, 1, bytes(MIB, 41));
-    sink.abandon();
+    assertThat(sink.discard()).as("nothing left").isEmpty();
     assertThat(store().uploadsInProgress("abandoned.bsave")).isEmpty();
     assertThat(store().list("abandoned")).extracting(Store.Item::key).isEmpty();
     assertThatThrownBy(() -> write(sink, 2, bytes(6 * MIB, 42)))
-        .hasMessageContaining("interrupted");
+        .hasMessageContaining("stopped");
+    assertThatThrownBy(sink::checkWritable).hasMessageContaining("stopped");
   }
 }

@@ -15,6 +15,8 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -193,8 +195,70 @@ class S3FailureTest {
   }
 
   /**
+   * A web server (or any HTTP service on the wrong port) answers 200 to everything: read as S3
+   * it would be an empty bucket, an object of its page, an upload without an id. Every request
+   * fails in one line instead, at the first attempt.
+   */
+  @Test
+  void anEndpointThatIsNoS3ServerIsNamedAsSuchWhateverIsAsked() throws IOException {
+    try (io.beamsave.testing.NotS3Server web = new io.beamsave.testing.NotS3Server()) {
+      String endpoint = web.endpoint();
+      for (java.util.function.Consumer<Store> ask : List.<java.util.function.Consumer<Store>>of(
+          s -> s.list("p/"), s -> s.stat("k"), s -> s.get("k"),
+          s -> s.createMultipart("k.bsave", "application/octet-stream", java.util.Map.of()))) {
+        AtomicInteger calls = new AtomicInteger();
+        Store store = counted(endpoint, calls);
+        assertThatThrownBy(() -> ask.accept(store))
+            .isInstanceOfSatisfying(StoreException.class, e -> {
+              assertThat(e.kind()).isEqualTo(StoreException.Kind.UNREACHABLE);
+              assertThat(e.attempts()).isEqualTo(1);
+            })
+            .hasMessageContaining(endpoint + " does not answer as an S3 server")
+            .hasMessageNotContaining("\n");
+      }
+    }
+  }
+
+  /**
+   * An endpoint that takes connections and never answers fails a request within its timeout:
+   * three attempts of a third of it each, not eight of the SDK's minute.
+   */
+  @Test
+  void anEndpointThatNeverAnswersFailsWithinTheTimeout() throws Exception {
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      List<java.net.Socket> held = java.util.Collections.synchronizedList(new ArrayList<>());
+      Thread taker = new Thread(() -> {
+        try {
+          while (true) {
+            held.add(silent.accept());
+          }
+        } catch (IOException closed) {
+          // The test is over.
+        }
+      });
+      taker.setDaemon(true);
+      taker.start();
+      S3Settings settings = new S3Settings("http://127.0.0.1:" + silent.getLocalPort(), true,
+          "us-east-1", 8).withTimeoutSeconds(6);
+      Store store = Stores.bucketOf(new ObjectUri("bucket", ""), settings);
+      assertThatThrownBy(() -> store.stat("k"))
+          .isInstanceOfSatisfying(StoreException.class, e -> {
+            assertThat(e.attempts()).isBetween(2, 3);
+            assertThat(e.isTransient()).isFalse();
+          })
+          .hasMessageContaining("timed out")
+          .hasMessageContaining("gave up after");
+      for (java.net.Socket s : held) {
+        s.close();
+      }
+    }
+  }
+
+  /**
    * Just enough of S3 for a GET of one object: the first {@code failures} requests get {@code
    * status} with an S3 error body carrying {@code code} (none when empty), the rest the object.
+   * A listing of the bucket (which a store asks for once, to know it talks to S3) is answered
+   * as S3 answers it, and not counted.
    */
   static final class Scripted implements AutoCloseable {
     final HttpServer http;
@@ -205,6 +269,17 @@ class S3FailureTest {
       http.createContext("/", exchange -> {
         try (exchange) {
           exchange.getRequestBody().readAllBytes();
+          String query = exchange.getRequestURI().getRawQuery();
+          if (query != null && query.contains("list-type=2")) {
+            byte[] listing = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult"
+                + " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bucket</Name>"
+                + "<KeyCount>0</KeyCount><MaxKeys>1</MaxKeys><IsTruncated>false</IsTruncated>"
+                + "</ListBucketResult>").getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "application/xml");
+            exchange.sendResponseHeaders(200, listing.length);
+            exchange.getResponseBody().write(listing);
+            return;
+          }
           boolean fail = requests.incrementAndGet() <= failures;
           byte[] body = !fail ? object
               : code.isEmpty() ? new byte[0]

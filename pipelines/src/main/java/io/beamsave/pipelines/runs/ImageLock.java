@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.save;
+package io.beamsave.pipelines.runs;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
@@ -6,7 +6,6 @@ import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.io.AssembleImage;
-import io.beamsave.transforms.io.SaveSpec;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -20,7 +19,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -28,10 +26,10 @@ import java.util.List;
 import java.util.Properties;
 
 /**
- * The locks a save run holds for its whole life, one per image: {@code <image>.lock} beside a
- * local image (its directory resolved, so every spelling of the path meets the same file), and
- * for an {@code s3://} image a file in the temporary directory named by a hash of its URI (so
- * saves on one host meet). Each is locked with {@code flock}, which the kernel drops however the
+ * The locks a run that writes images (a save, a consolidation) holds for its whole life, one per
+ * image: {@code <image>.lock} beside a local image (its directory resolved, so every spelling of
+ * the path meets the same file), and for an {@code s3://} image a file in the temporary directory
+ * named by a hash of its URI (so runs on one host meet). Each is locked with {@code flock}, which the kernel drops however the
  * process ends and which, unlike Java's {@code fcntl}-based {@code FileLock}, no other descriptor
  * of the file can drop by closing; each names the run's pid, host, start and staging directory.
  *
@@ -41,43 +39,52 @@ import java.util.Properties;
  * named elsewhere) and its staging directory (only if it is a beamsave staging directory of that
  * very run), and says so.
  */
-final class SaveLock implements AutoCloseable {
-  static final String SUFFIX = ".lock";
-  static final String TEMP_PREFIX = ".beamsave-lock-";
+public final class ImageLock implements AutoCloseable {
+  public static final String SUFFIX = ".lock";
+  public static final String TEMP_PREFIX = ".beamsave-lock-";
   /** In a staging directory: the run's id, which its lock names too. */
   static final String RUN_FILE = "run";
 
   private record Held(Dir dir, byte[] name, OpenFile file) {}
 
+  private final String run;
   private final List<Held> held;
   /** The run's local staging directory, which the lock removes when it ends; or null. */
   private Path staging;
 
-  private SaveLock(List<Held> held) {
+  private ImageLock(String run, List<Held> held) {
+    this.run = run;
     this.held = held;
   }
 
+  /** The run's id: its lock files, staging and leases name it. */
+  public String run() {
+    return run;
+  }
+
   /**
-   * Clears what killed runs left beside each image, refuses if a live run writes one of them,
-   * locks them all, and creates the run's local staging directory.
+   * Clears what killed runs left beside each of {@code images}, refuses if a live run writes one
+   * of them (naming it: {@code what} runs), locks them all, and creates the run's local staging
+   * directory {@code staging} (null: none, or one in object storage).
    */
-  static SaveLock acquire(SaveSpec spec, PrintWriter notes) {
-    String run = HexFormat.of().formatHex(new SecureRandom().generateSeed(8));
-    boolean localStaging = !ObjectUri.isObject(spec.staging());
-    String staging = localStaging ? Path.of(spec.staging()).toString() : "";
+  public static ImageLock acquire(String what, List<String> images, String staging,
+      PrintWriter notes) {
+    String run = RunNames.newRun();
+    boolean localStaging = staging != null && !ObjectUri.isObject(staging);
+    String stagingDir = localStaging ? Path.of(staging).toString() : "";
     List<Held> held = new ArrayList<>();
-    SaveLock lock = new SaveLock(held);
+    ImageLock lock = new ImageLock(run, held);
     try {
       java.util.Set<Path> cleared = new java.util.HashSet<>();
-      for (SaveSpec.Library lib : spec.libraries().values()) {
-        Path file = lockFile(lib);
+      for (String image : images) {
+        Path file = lockFile(image);
         if (cleared.add(file.getParent())) {
           clearLeftovers(file.getParent(), notes);
         }
-        held.add(take(file, lib.destination(), staging, run));
+        held.add(take(file, what, image, stagingDir, run));
       }
       if (localStaging) {
-        Path dir = Path.of(spec.staging());
+        Path dir = Path.of(staging);
         Files.createDirectories(dir);
         lock.staging = dir;
         Files.writeString(dir.resolve(RUN_FILE), run);
@@ -85,16 +92,15 @@ final class SaveLock implements AutoCloseable {
       return lock;
     } catch (IOException e) {
       lock.close();
-      throw BeamsaveException.io("cannot lock the images of", spec.staging(), e);
+      throw BeamsaveException.io("cannot lock", images.get(0), e);
     } catch (RuntimeException e) {
       lock.close();
       throw e;
     }
   }
 
-  /** Where the lock of {@code lib}'s image lives. */
-  static Path lockFile(SaveSpec.Library lib) throws IOException {
-    String to = lib.destination();
+  /** Where the lock of the image at {@code to} lives. */
+  public static Path lockFile(String to) throws IOException {
     if (ObjectUri.isObject(to)) {
       return Path.of(System.getProperty("java.io.tmpdir"), TEMP_PREFIX + sha256(to));
     }
@@ -116,9 +122,9 @@ final class SaveLock implements AutoCloseable {
   }
 
   /** Locks {@code file} for this run, or refuses naming the run that holds it. */
-  private static Held take(Path file, String image, String staging, String run)
+  private static Held take(Path file, String what, String image, String staging, String run)
       throws IOException {
-    byte[] ours = content(image, staging, run);
+    byte[] ours = content(what, image, staging, run);
     byte[] name = utf8(file.getFileName());
     Dir dir = Dir.open(file.getParent());
     try {
@@ -126,10 +132,16 @@ final class SaveLock implements AutoCloseable {
         OpenFile f = dir.openOrCreate(name, 0644);
         if (!f.tryLock()) {
           Properties p = read(f);
+          // Locked a moment ago: its run is still writing who it is.
+          for (int wait = 0; wait < 50 && p.getProperty("pid") == null; wait++) {
+            sleep(10);
+            p = read(f);
+          }
           f.close();
-          throw new BeamsaveException("another save of " + image + " is running (pid "
-              + p.getProperty("pid", "?") + " on " + p.getProperty("host", "?") + ", started "
-              + p.getProperty("started", "?") + "); wait for it to end");
+          throw new BeamsaveException("another " + p.getProperty("kind", "save") + " of "
+              + image + " is running (pid " + p.getProperty("pid", "?") + " on "
+              + p.getProperty("host", "?") + ", started " + p.getProperty("started", "?")
+              + "); wait for it to end");
         }
         f.truncate(0);
         f.write(0, ours, 0, ours.length);
@@ -148,6 +160,14 @@ final class SaveLock implements AutoCloseable {
     }
   }
 
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private static FileStat statOrNull(Dir dir, byte[] name) throws IOException {
     try {
       return dir.stat(name);
@@ -156,8 +176,10 @@ final class SaveLock implements AutoCloseable {
     }
   }
 
-  private static byte[] content(String image, String staging, String run) throws IOException {
+  private static byte[] content(String what, String image, String staging, String run)
+      throws IOException {
     Properties p = new Properties();
+    p.setProperty("kind", what);
     p.setProperty("pid", Long.toString(ProcessHandle.current().pid()));
     p.setProperty("host", host());
     p.setProperty("started", Instant.now().toString());
@@ -165,24 +187,38 @@ final class SaveLock implements AutoCloseable {
     p.setProperty("staging", staging);
     p.setProperty("run", run);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    p.store(out, "beamsave save; removed when the save ends");
+    p.store(out, "beamsave " + what + "; removed when it ends");
     return out.toByteArray();
   }
 
   /**
    * Removes what killed runs left in {@code dir}: each lock file there that nobody holds, its
-   * partial image, and its staging directory.
+   * partial image, and its staging directory; and leases nobody holds.
    */
-  static void clearLeftovers(Path dir, PrintWriter notes) throws IOException {
+  public static void clearLeftovers(Path dir, PrintWriter notes) throws IOException {
     byte[] suffix = (ImageFormat.EXTENSION + SUFFIX).getBytes(StandardCharsets.US_ASCII);
     byte[] prefix = TEMP_PREFIX.getBytes(StandardCharsets.US_ASCII);
+    byte[] lease = RunNames.LEASE_PREFIX.getBytes(StandardCharsets.US_ASCII);
     try (Dir d = Dir.open(dir)) {
       for (byte[] name : d.list()) {
         boolean local = endsWith(name, suffix);
         if (local || startsWith(name, prefix)) {
           clear(d, name, local, notes);
+        } else if (startsWith(name, lease)) {
+          clearLease(d, name);
         }
       }
+    }
+  }
+
+  /** Removes a lease whose run has ended (nobody holds its lock). */
+  private static void clearLease(Dir d, byte[] name) throws IOException {
+    try (OpenFile f = d.openRead(name)) {
+      if (d.stat(name).isRegularFile() && f.tryLock()) {
+        d.delete(name);
+      }
+    } catch (NoSuchFileException raced) {
+      // Its run, or another, removed it meanwhile.
     }
   }
 
@@ -214,7 +250,8 @@ final class SaveLock implements AutoCloseable {
         }
         d.delete(name);
         if (notes != null && !removed.isEmpty()) {
-          notes.println("beamsave: removed what a killed save (pid "
+          notes.println("beamsave: removed what a killed " + p.getProperty("kind", "save")
+              + " (pid "
               + p.getProperty("pid", "?") + ", started " + p.getProperty("started", "?")
               + ") left: " + String.join(", ", removed));
           notes.flush();
@@ -238,7 +275,7 @@ final class SaveLock implements AutoCloseable {
     }
     Path dir = Path.of(s);
     String n = dir.getFileName() == null ? "" : dir.getFileName().toString();
-    if (!(n.startsWith(SavePipeline.STAGING_PREFIX) || n.startsWith(SavePipeline.RUN_PREFIX))
+    if (!(n.startsWith(RunNames.STAGING_PREFIX) || n.startsWith(RunNames.RUN_PREFIX))
         || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
       return null;
     }
@@ -247,7 +284,7 @@ final class SaveLock implements AutoCloseable {
         && Files.readString(id).strip().equals(run) ? dir : null;
   }
 
-  private static Properties read(OpenFile f) throws IOException {
+  static Properties read(OpenFile f) throws IOException {
     byte[] b = new byte[(int) Math.min(f.stat().size(), 1 << 16)];
     int n = f.read(0, b, 0, b.length);
     Properties p = new Properties();
@@ -279,7 +316,7 @@ final class SaveLock implements AutoCloseable {
     return true;
   }
 
-  private static String host() {
+  static String host() {
     try {
       return InetAddress.getLocalHost().getHostName();
     } catch (IOException e) {

@@ -1,0 +1,358 @@
+package io.beamsave.pipelines.runs;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.ImageFormat;
+import io.beamsave.transforms.io.AssembleImage;
+import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.StoreException;
+import io.beamsave.transforms.store.Stores;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * What runs that failed or were killed left under a location, and its removal ({@code
+ * beamsave cleanup}): in object storage, multipart uploads to images that no live run writes,
+ * the staged shards of runs that have ended, upload state objects without their upload, and
+ * stale leases; in a directory, partial images and staging directories whose run holds no
+ * lock, and lock files and leases nobody holds. A complete image is never a leftover, and
+ * neither is anything a run in progress names in its lock or lease ({@link RunLease}).
+ */
+public final class Leftovers {
+  private Leftovers() {}
+
+  /** What a leftover is. */
+  public enum Kind {
+    UPLOAD("unfinished upload"),
+    STAGED("staged shards"),
+    UPLOAD_STATE("upload state"),
+    PARTIAL("partial image"),
+    STAGING("staging"),
+    LOCK("stale lock"),
+    LEASE("stale lease");
+
+    private final String shown;
+
+    Kind(String shown) {
+      this.shown = shown;
+    }
+
+    @Override
+    public String toString() {
+      return shown;
+    }
+  }
+
+  /**
+   * One leftover: where it is, its size ({@code bytes}, -1 where unknown), when it was made,
+   * and, for an upload, its id.
+   */
+  public record Item(Kind kind, String location, long bytes, Instant made, String uploadId) {}
+
+  /** What was found: the leftovers, and what runs in progress hold (left alone). */
+  public record Found(List<Item> leftovers, List<String> inProgress) {
+    public long bytes() {
+      return leftovers.stream().mapToLong(i -> Math.max(0, i.bytes())).sum();
+    }
+  }
+
+  /** Everything runs that have ended left at any depth under {@code at}. */
+  public static Found find(String at, S3Settings s3) {
+    return ObjectUri.isObject(at) ? inStore(at, s3) : inDirectory(Path.of(at));
+  }
+
+  private static Found inStore(String at, S3Settings s3) {
+    ObjectUri prefix = ObjectUri.parse(at, true);
+    Store store = Stores.bucketOf(prefix, s3);
+    Set<String> writing = new HashSet<>();
+    Set<String> staging = new HashSet<>();
+    List<Item> out = new ArrayList<>();
+    List<String> live = new ArrayList<>();
+    for (RunLease.Found lease : RunLease.under(at, s3)) {
+      if (lease.live()) {
+        writing.addAll(lease.writes());
+        lease.staging().forEach(s -> staging.add(s.endsWith("/") ? s : s + "/"));
+        live.add(lease.describe() + ", writing " + String.join(", ", lease.writes()));
+      } else {
+        out.add(new Item(Kind.LEASE, lease.location(), -1, null, null));
+      }
+    }
+    List<Store.Item> objects = store.list(prefix.key());
+    Set<String> keys = new HashSet<>();
+    objects.forEach(o -> keys.add(o.key()));
+    for (Store.Upload u : store.uploads(prefix.key())) {
+      String uri = new ObjectUri(prefix.bucket(), u.key()).toString();
+      // Only beamsave's: uploads of images, or of objects an upload's state names.
+      boolean ours = u.key().endsWith(ImageFormat.EXTENSION)
+          || keys.contains(u.key() + ImageUpload.STATE_SUFFIX);
+      if (!ours) {
+        continue;
+      }
+      if (!writing.contains(uri)) {
+        out.add(new Item(Kind.UPLOAD, uri, -1, u.initiated(), u.uploadId()));
+      }
+    }
+    Map<String, long[]> staged = new LinkedHashMap<>();
+    for (Store.Item o : objects) {
+      String uri = new ObjectUri(prefix.bucket(), o.key()).toString();
+      int at0 = o.key().indexOf(RunNames.STAGING_PREFIX);
+      if (at0 >= 0 && (at0 == 0 || o.key().charAt(at0 - 1) == '/')) {
+        int end = o.key().indexOf('/', at0);
+        String dir = end < 0 ? null : new ObjectUri(prefix.bucket(),
+            o.key().substring(0, end + 1)).toString();
+        if (dir != null && staging.stream().noneMatch(dir::startsWith)
+            && staging.stream().noneMatch(s -> s.startsWith(dir))) {
+          long[] sum = staged.computeIfAbsent(dir, k -> new long[2]);
+          sum[0] += o.size();
+          sum[1]++;
+        }
+      } else if (o.key().endsWith(ImageUpload.STATE_SUFFIX)) {
+        String image = o.key().substring(0, o.key().length() - ImageUpload.STATE_SUFFIX.length());
+        if (!writing.contains(new ObjectUri(prefix.bucket(), image).toString())) {
+          out.add(new Item(Kind.UPLOAD_STATE, uri, o.size(), o.modified(), null));
+        }
+      }
+    }
+    staged.forEach((dir, sum) -> out.add(new Item(Kind.STAGED, dir, sum[0], null, null)));
+    return new Found(out, live);
+  }
+
+  private static Found inDirectory(Path root) {
+    if (!Files.isDirectory(root)) {
+      throw new BeamsaveException(root + ": no such directory");
+    }
+    List<Item> out = new ArrayList<>();
+    List<String> live = new ArrayList<>();
+    Set<Path> liveStaging = new HashSet<>();
+    for (RunLease.Found lease : RunLease.under(root.toString(), null)) {
+      if (lease.live()) {
+        lease.staging().forEach(s -> liveStaging.add(Path.of(s)));
+      } else {
+        out.add(new Item(Kind.LEASE, lease.location(), -1, null, null));
+      }
+    }
+    List<Path> locks = new ArrayList<>();
+    List<Path> partials = new ArrayList<>();
+    List<Path> stagingDirs = new ArrayList<>();
+    try {
+      Files.walkFileTree(root, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
+          String n = d.getFileName() == null ? "" : d.getFileName().toString();
+          if (!d.equals(root) && n.startsWith(RunNames.STAGING_PREFIX)) {
+            stagingDirs.add(d);
+            return FileVisitResult.SKIP_SUBTREE;
+          }
+          return n.equals("beamsave-ledger") ? FileVisitResult.SKIP_SUBTREE
+              : FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
+          String n = f.getFileName().toString();
+          if (a.isRegularFile() && n.endsWith(ImageFormat.EXTENSION + ImageLock.SUFFIX)) {
+            locks.add(f);
+          } else if (a.isRegularFile()
+              && n.endsWith(ImageFormat.EXTENSION + ImageFormat.PARTIAL_SUFFIX)) {
+            partials.add(f);
+          }
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+          if (e instanceof NoSuchFileException) {
+            return FileVisitResult.CONTINUE;
+          }
+          throw e;
+        }
+      });
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot look for leftovers in", root, e);
+    }
+    Set<Path> held = new HashSet<>();
+    Set<String> liveRuns = new HashSet<>();
+    for (Path lock : locks) {
+      Properties p = heldBy(lock);
+      if (p != null) {
+        held.add(lock);
+        liveRuns.add(p.getProperty("run", ""));
+        live.add(p.getProperty("kind", "save") + " (pid " + p.getProperty("pid", "?") + " on "
+            + p.getProperty("host", "?") + ", started " + p.getProperty("started", "?")
+            + "), writing " + p.getProperty("image", "?"));
+        String s = p.getProperty("staging", "");
+        if (!s.isEmpty()) {
+          liveStaging.add(Path.of(s));
+        }
+      } else {
+        out.add(new Item(Kind.LOCK, lock.toString(), size(lock), modified(lock), null));
+      }
+    }
+    for (Path partial : partials) {
+      String n = partial.getFileName().toString();
+      Path lock = partial.resolveSibling(
+          n.substring(0, n.length() - ImageFormat.PARTIAL_SUFFIX.length()) + ImageLock.SUFFIX);
+      if (!held.contains(lock)) {
+        out.add(new Item(Kind.PARTIAL, partial.toString(), size(partial), modified(partial),
+            null));
+      }
+    }
+    for (Path dir : stagingDirs) {
+      if (liveStaging.contains(dir) || liveRuns.contains(runOf(dir))) {
+        continue;
+      }
+      out.add(new Item(Kind.STAGING, dir.toString(), treeSize(dir), modified(dir), null));
+    }
+    return new Found(out, live);
+  }
+
+  /** Removes {@code item}, checking again that no run has taken it up since it was found. */
+  public static void remove(Item item, S3Settings s3) {
+    switch (item.kind()) {
+      case UPLOAD -> {
+        ObjectUri uri = ObjectUri.parse(item.location(), false);
+        try {
+          Stores.bucketOf(uri, s3).abort(uri.key(), item.uploadId());
+        } catch (StoreException e) {
+          if (e.kind() != StoreException.Kind.NOT_FOUND) {
+            throw e;
+          }
+        }
+      }
+      case STAGED -> {
+        ObjectUri dir = ObjectUri.parse(item.location(), true);
+        Store store = Stores.bucketOf(dir, s3);
+        for (Store.Item o : store.list(dir.key())) {
+          store.delete(o.key());
+        }
+      }
+      case UPLOAD_STATE -> {
+        ObjectUri uri = ObjectUri.parse(item.location(), false);
+        Stores.bucketOf(uri, s3).delete(uri.key());
+      }
+      case LEASE -> {
+        if (ObjectUri.isObject(item.location())) {
+          ObjectUri uri = ObjectUri.parse(item.location(), false);
+          Stores.bucketOf(uri, s3).delete(uri.key());
+        } else {
+          deleteIfFree(Path.of(item.location()), Path.of(item.location()));
+        }
+      }
+      case LOCK -> deleteIfFree(Path.of(item.location()), Path.of(item.location()));
+      case PARTIAL -> {
+        Path partial = Path.of(item.location());
+        String n = partial.getFileName().toString();
+        deleteIfFree(partial.resolveSibling(
+            n.substring(0, n.length() - ImageFormat.PARTIAL_SUFFIX.length()) + ImageLock.SUFFIX),
+            partial);
+      }
+      case STAGING -> {
+        try {
+          AssembleImage.deleteTree(Path.of(item.location()));
+        } catch (IOException e) {
+          throw BeamsaveException.io("cannot remove", item.location(), e);
+        }
+      }
+      default -> throw new IllegalStateException(item.kind().name());
+    }
+  }
+
+  /**
+   * Deletes {@code victim} while holding the lock file {@code lock} (taken, or created for the
+   * time it takes), so that no run can begin with it meanwhile; one held by a live run is left.
+   */
+  private static void deleteIfFree(Path lock, Path victim) {
+    byte[] name = lock.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+    try (Dir d = Dir.open(lock.getParent())) {
+      boolean made = !Files.exists(lock, LinkOption.NOFOLLOW_LINKS);
+      try (OpenFile f = d.openOrCreate(name, 0644)) {
+        if (!f.tryLock()) {
+          return; // A run began meanwhile: its own now.
+        }
+        Files.deleteIfExists(victim);
+        if (made || victim.equals(lock)) {
+          Files.deleteIfExists(lock);
+        }
+      }
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot remove", victim, e);
+    }
+  }
+
+  /** The lock's content if a live run holds it, else null. */
+  private static Properties heldBy(Path lock) {
+    try (Dir d = Dir.open(lock.getParent());
+        OpenFile f = d.openRead(lock.getFileName().toString().getBytes(StandardCharsets.UTF_8))) {
+      if (f.tryLock()) {
+        return null;
+      }
+      return ImageLock.read(f);
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  private static String runOf(Path staging) {
+    try {
+      return Files.readString(staging.resolve(ImageLock.RUN_FILE)).strip();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static long size(Path p) {
+    try {
+      return Files.size(p);
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  private static Instant modified(Path p) {
+    try {
+      return Files.getLastModifiedTime(p, LinkOption.NOFOLLOW_LINKS).toInstant();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  private static long treeSize(Path dir) {
+    long[] sum = {0};
+    try {
+      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
+          sum[0] += a.size();
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFileFailed(Path f, IOException e) {
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      return -1;
+    }
+    return sum[0];
+  }
+}

@@ -1,0 +1,72 @@
+package io.beamsave.transforms.store;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Objects;
+
+/**
+ * Where an image is, as one identity however its location is spelled: the guards that keep a
+ * command from writing over an image it reads compare these, never strings. A local path is
+ * known by its directory (resolved: {@code img/./x}, {@code ./img/x} and a symlinked directory
+ * meet) and its name, and, where the file exists, by its device and inode (a symlink to the
+ * image, a hard link); an {@code s3://} location by its bucket and key, the endpoint being the
+ * command's.
+ */
+public final class ImageLocation {
+  private final String shown;
+  /** {@code s3://B/K}, or the resolved directory and the name. */
+  private final String place;
+  /** The file's device and inode where it exists (following a symlink), else null. */
+  private final Object fileKey;
+
+  private ImageLocation(String shown, String place, Object fileKey) {
+    this.shown = shown;
+    this.place = place;
+    this.fileKey = fileKey;
+  }
+
+  /** The identity of {@code location}, a path or {@code s3://B/K}, as it is now. */
+  public static ImageLocation of(String location) {
+    if (ObjectUri.isObject(location)) {
+      ObjectUri uri = ObjectUri.parse(location, true);
+      return new ImageLocation(location, uri.toString(), null);
+    }
+    Path p = Path.of(location).toAbsolutePath().normalize();
+    Path dir = p.getParent();
+    String name = p.getFileName() == null ? "" : p.getFileName().toString();
+    Path resolved = dir;
+    try {
+      resolved = dir == null ? null : dir.toRealPath();
+    } catch (IOException e) {
+      // A directory not made yet: compared as spelled, normalised.
+    }
+    Object key = null;
+    try {
+      key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
+    } catch (NoSuchFileException absent) {
+      // Not there (yet): known by its place alone.
+    } catch (IOException e) {
+      // Unreadable attributes: known by its place alone.
+    }
+    return new ImageLocation(location, resolved + "/" + name, key);
+  }
+
+  /** Whether {@code a} and {@code b} name the same image (or the same place for one). */
+  public static boolean same(String a, String b) {
+    return of(a).sameAs(of(b));
+  }
+
+  public boolean sameAs(ImageLocation other) {
+    return place.equals(other.place)
+        || (fileKey != null && Objects.equals(fileKey, other.fileKey));
+  }
+
+  /** The location as it was given. */
+  @Override
+  public String toString() {
+    return shown;
+  }
+}
