@@ -112,6 +112,12 @@ final class S3Failure {
     if (io == null) {
       return new Network(StoreException.Kind.FAILED, false, message(e));
     }
+    if (find(e, java.net.SocketTimeoutException.class) != null) {
+      return new Network(StoreException.Kind.FAILED, true, refused != null
+          ? "cannot connect to " + at + ": no answer to the connection"
+          : "no answer from " + at + " within " + settings.attemptTimeout().toSeconds() + " s"
+              + " (--s3-timeout " + settings.timeoutSeconds() + " allows three attempts)");
+    }
     String what = message(root(e) instanceof IOException r ? r : io);
     return new Network(StoreException.Kind.FAILED, true,
         refused != null ? "cannot connect to " + at + ": " + what : what);

@@ -246,7 +246,8 @@ class S3FailureTest {
             assertThat(e.attempts()).isBetween(2, 3);
             assertThat(e.isTransient()).isFalse();
           })
-          .hasMessageContaining("timed out")
+          .hasMessageContaining("no answer from http://127.0.0.1:" + silent.getLocalPort()
+              + " within 2 s")
           .hasMessageContaining("gave up after");
       for (java.net.Socket s : held) {
         s.close();
