@@ -72,9 +72,13 @@ class ChainTrustTest {
     Path third = img.resolve("data-20261203T000000Z.bsave");
     Cli.ok("save", "--library", c.lib(), "--image", third, "--base", c.incremental(), "-q");
     Path imgl = Files.createSymbolicLink(dir.resolve("imgl"), img);
+    // "link/../x" is where the link's target's parent is, not where the spelling suggests.
+    Files.createDirectories(dir.resolve("g/deep"));
+    Path deep = Files.createSymbolicLink(dir.resolve("g/deep/link"),
+        Files.createDirectories(img.resolve("sub")));
     for (Object to : List.of(c.incremental(), dir.resolve("img/./" + c.full().getFileName()),
         dir.resolve("x/../img/" + c.full().getFileName()), imgl.resolve(c.full().getFileName()),
-        imgl.resolve(third.getFileName()))) {
+        imgl.resolve(third.getFileName()), deep + "/../" + c.full().getFileName())) {
       refused(Cli.run("consolidate", third, "--to", to), "--to " + to);
     }
     assertThat(Files.readAllBytes(c.full())).isEqualTo(full);

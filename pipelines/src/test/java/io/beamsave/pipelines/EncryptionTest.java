@@ -432,7 +432,12 @@ class EncryptionTest {
           new Object[] {"prune", "--at", some.getParent(), "--keep-last", "1", "--key-file",
               secret},
           new Object[] {"rekey", image, "--add-key-file", secret},
-          new Object[] {"rekey", image, "--add-recipient", secret})) {
+          new Object[] {"rekey", image, "--add-recipient", secret},
+          new Object[] {"list", secret},
+          new Object[] {"restore", secret, "--target", dir.resolve("t")},
+          new Object[] {"prune", "--at", secret, "--keep-last", "1"},
+          new Object[] {"keygen", "--identity", secret},
+          new Object[] {"save", "--library", lib, "--image", image, secret})) {
         Cli c = Cli.run(a);
         assertThat(c.exit()).as(String.join(" ", java.util.Arrays.stream(a)
             .map(String::valueOf).toList())).isNotZero();
@@ -445,6 +450,26 @@ class EncryptionTest {
       }
     }
     assertThat(image).doesNotExist();
+  }
+
+  @Test
+  void givenAKeyPruneCountsNoObjectItCannotOpenNotEvenOneStoredTransferCompressed()
+      throws Exception {
+    String at = "s3://backups/enc-prune/";
+    Cli.ok(s3("save", "--library", lib, "--image", at + "lib-20261201T000000Z.bsave",
+        "--key-file", keyFile, "-q"));
+    Cli.ok(s3("save", "--library", lib, "--image", at + "lib-20261202T000000Z.bsave",
+        "--key-file", keyFile, "-q"));
+    // A plain image uploaded compressed, named as the newest of the series.
+    Path plain = dir.resolve("plain-for-prune.bsave");
+    Cli.ok("save", "--library", lib, "--image", plain, "-q");
+    Cli.ok(s3("upload", "--from", plain, "--to", at + "lib-20990101T000000Z.bsave",
+        "--transfer-codec", "zstd:3"));
+    Cli pruned = Cli.ok(s3("prune", "--at", at, "--keep-last", "1", "--key-file", keyFile,
+        "--yes"));
+    assertThat(pruned.out()).contains("not counted: stored with transfer compression")
+        .containsPattern("keep .*lib-20261202T000000Z.bsave  \\(last 1\\)")
+        .containsPattern("deleted .*lib-20261201T000000Z.bsave");
   }
 
   @Test

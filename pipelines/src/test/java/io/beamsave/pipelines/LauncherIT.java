@@ -141,6 +141,37 @@ class LauncherIT {
         + " socket or device) " + lib.resolve("pipe") + ": it is not saved");
   }
 
+  /**
+   * A base in a directory the saving user may not write: the save runs, and warns that a
+   * prune there cannot see it (its lease cannot be left there).
+   */
+  @Test
+  void anIncrementalSaveAgainstABaseInAReadOnlyDirectoryWarnsAndSaves() throws Exception {
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    Trees.mixedData(lib, 1 << 20);
+    Path ro = Files.createDirectories(tmp.resolve("ro"));
+    Path base = ro.resolve("base.bsave");
+    assertThat(beamsave(List.of(), "save", "--library", lib, "--image", base, "-q").exit())
+        .isZero();
+    Files.writeString(lib.resolve("new.txt"), "new");
+    Path out = Files.createDirectories(tmp.resolve("out"));
+    Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("r-xr-xr-x"));
+    Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxrwxrwx"));
+    Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
+    try {
+      List<String> prefix = isRoot()
+          ? List.of("setpriv", "--bounding-set=-dac_override,-dac_read_search") : List.of();
+      Run save = beamsave(prefix, "save", "--library", lib, "--image",
+          out.resolve("inc.bsave"), "--base", base, "-q");
+      assertThat(save.exit()).as(save.err()).isZero();
+      assertThat(save.err()).contains("beamsave: warning: cannot leave a lease beside " + base)
+          .contains("a prune there meanwhile cannot see");
+      assertThat(beamsave(List.of(), "verify", out.resolve("inc.bsave")).exit()).isZero();
+    } finally {
+      Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+  }
+
   @Test
   void helpExplainsEveryCommand() throws Exception {
     Run help = beamsave(List.of(), "--help");

@@ -123,6 +123,36 @@ class PruneTrustTest {
   }
 
   @Test
+  void aForgedSecondClaimDoesNotUndoARealConsolidation() throws Exception {
+    Path at = twoSaves(dir.resolve("second-claim"));
+    Path full = at.resolve("full.bsave");
+    Cli.ok("consolidate", first(at), "--to", full, "-q");
+    ChainImages.claiming(at.resolve("forged.bsave"), Instant.parse("2026-12-01T00:00:00Z"),
+        idOf(first(at)));
+    Cli pruned = Cli.ok("prune", "--at", at, "--keep-last", "2", "--yes");
+    assertThat(pruned.out()).containsPattern("deleted .*" + first(at)
+        + ".*consolidated into full.bsave");
+    assertThat(pruned.err()).contains("forged.bsave says it was consolidated from");
+    assertThat(full).exists();
+    assertThat(second(at)).exists();
+  }
+
+  @Test
+  void aSaveWhoseBaseAPruneIsAboutToDeleteRefusesIt() throws Exception {
+    Path at = twoSaves(dir.resolve("intent"));
+    try (RunLease intent = RunLease.intent("test-prune",
+        List.of(new RunLease.Use(idOf(second(at)), second(at).toString())), null)) {
+      Cli save = Cli.run("save", "--library", lib, "--image", at.resolve("data-{utc}.bsave"),
+          "--base", second(at));
+      assertThat(save.exit()).isEqualTo(1);
+      assertThat(save.err()).contains("is being deleted by a prune (pid ")
+          .doesNotContain("Exception");
+    }
+    Cli.ok("save", "--library", lib, "--image", at.resolve("data-{utc}.bsave"), "--base",
+        second(at), "-q");
+  }
+
+  @Test
   void aSaveInProgressKeepsItsBase() throws Exception {
     Path at = twoSaves(dir.resolve("leased"));
     Cli.ok("save", "--library", lib, "--image", at.resolve("data-20261203T000000Z.bsave"), "-q");

@@ -179,7 +179,8 @@ public final class BeamsaveCommand implements Runnable {
               : e instanceof IllegalArgumentException ? (IllegalArgumentException) e
               : Job.translate(e);
           // Escaped before it is cut to one line: a name's newline must not end the message.
-          String message = oneLine(Printable.text(shown.getMessage()));
+          String message = oneLine(Printable.text(redact(shown.getMessage(),
+              parseResult.originalArgs())));
           commandLine.getErr().println("beamsave: error: " + message);
           if (commandLine.getCommandSpec().mixins().get("json") != null
               && ((JsonOutput) commandLine.getCommandSpec().mixins().get("json").userObject())
@@ -246,7 +247,8 @@ public final class BeamsaveCommand implements Runnable {
       shown = new CommandLine.UnmatchedArgumentException(at,
           at.getUnmatchedArguments().subList(0, 1));
     }
-    String line = "beamsave: error: " + oneLine(Printable.text(shown.getMessage()));
+    String line = "beamsave: error: "
+        + oneLine(Printable.text(redact(shown.getMessage(), given)));
     if (shown instanceof CommandLine.UnmatchedArgumentException u
         && !u.getSuggestions().isEmpty()) {
       line += "; did you mean " + String.join(" or ", u.getSuggestions()) + "?";
@@ -262,6 +264,28 @@ public final class BeamsaveCommand implements Runnable {
       at.getOut().flush();
     }
     return at.getCommandSpec().exitCodeOnInvalidInput();
+  }
+
+  /**
+   * {@code message} without any argument of {@code args} that may be a secret (a key or an
+   * identity pasted where something else belongs: "unmatched argument", "no such file"), nor any
+   * long line of one: whatever the option, no error repeats a key.
+   */
+  static String redact(String message, java.util.List<String> args) {
+    if (message == null) {
+      return null;
+    }
+    for (String a : args) {
+      if (a.length() >= 8 && io.beamsave.transforms.crypt.KeyText.mayBeSecret(a)) {
+        message = message.replace(a, "(an argument that looks like a key, not repeated)");
+        for (String part : a.split("[\\r\\n]+")) {
+          if (part.strip().length() >= 16) {
+            message = message.replace(part.strip(), "(not repeated)");
+          }
+        }
+      }
+    }
+    return message;
   }
 
   private static String oneLine(String message) {

@@ -39,6 +39,12 @@ final class KeygenCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (io.beamsave.transforms.crypt.KeyText.mayBeSecret(identity.toString())) {
+      // A key pasted where the file name belongs would become a file's name, and be printed.
+      throw new io.beamsave.transforms.BeamsaveException("--identity "
+          + io.beamsave.transforms.crypt.KeyText.shown(identity) + ": give the name of the file"
+          + " to write the identity to");
+    }
     Identity id = Identity.generate();
     id.write(identity);
     spec.commandLine().getOut().println(id.publicKey().text());

@@ -107,14 +107,48 @@ final class PruneCommand implements Callable<Integer> {
     }
     List<PrunePlan.Candidate> candidates = PrunePlan.read(series, s3.settings(), keys.keys());
     // Read after the images, so that a save that began meanwhile is seen using its base.
+    Map<ImageId, String> inUse = inUse();
+    PrunePlan.Proof proof = PrunePlan.proof(s3.settings(), keys.keys());
+    PrunePlan plan = PrunePlan.decide(candidates, policy, inUse, proof);
+    RunLease intent = null;
+    if (yes && plan.decisions().stream().anyMatch(d -> !d.keep())) {
+      // Said before the leases are read again: a save that leases its base after this read
+      // sees the intent and refuses the base; one that leased it before is seen here.
+      Map<String, ImageId> ids = new java.util.HashMap<>();
+      candidates.forEach(c -> ids.put(c.image().uri(),
+          c.lineage() == null ? null : c.lineage().id()));
+      intent = RunLease.intent(io.beamsave.pipelines.runs.RunNames.newRun(),
+          plan.decisions().stream().filter(d -> !d.keep())
+              .map(d -> new RunLease.Use(ids.get(d.image().uri()), d.image().uri())).toList(),
+          s3.settings());
+      Map<ImageId, String> now = inUse();
+      if (!inUse.keySet().containsAll(now.keySet())) {
+        inUse.putAll(now);
+        plan = PrunePlan.decide(candidates, policy, inUse, proof);
+      }
+    }
+    try {
+      return apply(plan);
+    } finally {
+      if (intent != null) {
+        intent.close();
+      }
+    }
+  }
+
+  /** The images the runs in progress under --at use (a save's base), by id, with the run. */
+  private Map<ImageId, String> inUse() {
     Map<ImageId, String> inUse = new java.util.HashMap<>();
     for (RunLease.Found lease : RunLease.under(at, s3.settings())) {
       if (lease.live()) {
         lease.uses().forEach(id -> inUse.putIfAbsent(id, lease.describe()));
       }
     }
-    PrunePlan plan = PrunePlan.decide(candidates, policy, inUse,
-        PrunePlan.proof(s3.settings(), keys.keys()));
+    return inUse;
+  }
+
+  private int apply(PrunePlan plan) {
+    PrintWriter out = spec.commandLine().getOut();
     plan.warnings().forEach(json::warning);
     int gone = 0;
     long freed = 0;

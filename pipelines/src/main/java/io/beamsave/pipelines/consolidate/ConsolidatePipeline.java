@@ -79,6 +79,7 @@ public final class ConsolidatePipeline {
       }
       try {
         Files.createDirectories(file.getParent());
+        file = file.getParent().toRealPath().resolve(file.getFileName());
       } catch (IOException e) {
         throw BeamsaveException.io("cannot create image directory", file.getParent(), e);
       }
@@ -152,6 +153,9 @@ public final class ConsolidatePipeline {
       lease.set(RunLease.take(lock.get().run(), "consolidate", uses,
           List.of(sink.location()), sink instanceof StoreImageSink st
               ? List.of(st.stagingLocation()) : List.of(), s3));
+      for (String w : lease.get().warnings()) {
+        Job.printNote(progress, "beamsave: warning: " + w, System.console() != null);
+      }
       ConsolidatePlan plan = ConsolidatePlan.of(chain, catalog, codec.spec(), sink, minLive);
       try {
         running.set(sink.prepare());

@@ -86,7 +86,10 @@ public final class PrunePlan {
         try {
           Lineage l = StoredImages.lineage(i, s3, keys);
           String notCounted = null;
-          if (!keys.isEmpty() && l != null && (l.fromHeader() || !l.encrypted())) {
+          if (!keys.isEmpty() && l == null) {
+            notCounted = "not counted: stored with transfer compression, so no key given can"
+                + " be seen to open it";
+          } else if (!keys.isEmpty() && (l.fromHeader() || !l.encrypted())) {
             notCounted = l.fromHeader() ? "not counted: no key given opens it"
                 : "not counted: not encrypted, and keys were given";
           }
@@ -131,14 +134,28 @@ public final class PrunePlan {
       Deciding d = new Deciding(candidates, policy, inUse, rejected);
       PrunePlan plan = d.run();
       boolean again = false;
-      for (Map.Entry<Candidate, Candidate> gone : d.goesFor.entrySet()) {
-        Candidate kept = gone.getValue();
-        String why = proof.disproof(kept, gone.getKey());
-        if (why != null && rejected.add(kept)) {
-          notes.add(kept.image().uri() + " says it was consolidated from "
-              + nameOf(gone.getKey().image().uri()) + ", which is not confirmed (" + why
-              + "): each is judged by itself");
-          again = true;
+      // Every claim that joins a point in time of which images would go is checked against
+      // the images it claims, each by itself: one forged claim drops out alone.
+      Set<Candidate> involved = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+      d.goesFor.forEach((other, kept) -> {
+        involved.add(other);
+        involved.add(kept);
+      });
+      for (Candidate claimant : involved) {
+        Lineage l = claimant.lineage();
+        if (l == null || !l.consolidated() || l.fromHeader() || rejected.contains(claimant)) {
+          continue;
+        }
+        for (Candidate original : d.byId.getOrDefault(l.origin(), List.of())) {
+          String why = proof.disproof(claimant, original);
+          if (why != null) {
+            rejected.add(claimant);
+            notes.add(claimant.image().uri() + " says it was consolidated from "
+                + nameOf(original.image().uri()) + ", which is not confirmed (" + why
+                + "): it is judged by itself");
+            again = true;
+            break;
+          }
         }
       }
       if (!again) {

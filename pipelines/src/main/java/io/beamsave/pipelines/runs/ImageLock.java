@@ -219,6 +219,8 @@ public final class ImageLock implements AutoCloseable {
       }
     } catch (NoSuchFileException raced) {
       // Its run, or another, removed it meanwhile.
+    } catch (java.nio.file.AccessDeniedException notOurs) {
+      // Another user's: theirs to clear.
     }
   }
 
@@ -259,6 +261,8 @@ public final class ImageLock implements AutoCloseable {
       }
     } catch (NoSuchFileException raced) {
       // Another save cleared it meanwhile.
+    } catch (java.nio.file.AccessDeniedException notOurs) {
+      // Another user's (the temporary directory is shared): theirs to clear.
     }
   }
 

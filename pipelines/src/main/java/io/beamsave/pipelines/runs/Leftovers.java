@@ -87,7 +87,11 @@ public final class Leftovers {
     Set<String> staging = new HashSet<>();
     List<Item> out = new ArrayList<>();
     List<String> live = new ArrayList<>();
-    for (RunLease.Found lease : RunLease.under(at, s3)) {
+    // What is there first, then the leases: a run that begins in between leases before it
+    // writes, so its writing is seen with its lease, never without.
+    List<Store.Item> objects = store.list(prefix.key());
+    List<Store.Upload> uploads = store.uploads(prefix.key());
+    for (RunLease.Found lease : RunLease.inStore(prefix, store, store.list(prefix.key()))) {
       if (lease.live()) {
         writing.addAll(lease.writes());
         lease.staging().forEach(s -> staging.add(s.endsWith("/") ? s : s + "/"));
@@ -96,10 +100,9 @@ public final class Leftovers {
         out.add(new Item(Kind.LEASE, lease.location(), -1, null, null));
       }
     }
-    List<Store.Item> objects = store.list(prefix.key());
     Set<String> keys = new HashSet<>();
     objects.forEach(o -> keys.add(o.key()));
-    for (Store.Upload u : store.uploads(prefix.key())) {
+    for (Store.Upload u : uploads) {
       String uri = new ObjectUri(prefix.bucket(), u.key()).toString();
       // Only beamsave's: uploads of images, or of objects an upload's state names.
       boolean ours = u.key().endsWith(ImageFormat.EXTENSION)

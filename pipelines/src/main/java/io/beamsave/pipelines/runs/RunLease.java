@@ -59,6 +59,7 @@ public final class RunLease implements AutoCloseable {
 
   private final List<Local> local = new ArrayList<>();
   private final List<Remote> remote = new ArrayList<>();
+  private final List<String> warnings = new ArrayList<>();
   private final byte[] content;
   private ScheduledExecutorService refresher;
 
@@ -73,11 +74,40 @@ public final class RunLease implements AutoCloseable {
    */
   public static RunLease take(String run, String kind, List<Use> uses, List<String> writes,
       List<String> staging, S3Settings s3) {
+    return take(run, kind, uses, writes, staging, List.of(), s3);
+  }
+
+  /**
+   * The intent of a prune about to delete {@code deletes}, left beside each of them before it
+   * reads the leases there: a save that leases its base after that read sees the intent, and
+   * one that leased it before is seen by the read (see {@link #deleting}).
+   */
+  public static RunLease intent(String run, List<Use> deletes, S3Settings s3) {
+    List<String> at = deletes.stream().map(Use::location).toList();
+    return take(run, "prune", List.of(), at, List.of(), deletes, s3);
+  }
+
+  /**
+   * What a live prune beside {@code image} intends to delete that is {@code id}, described, or
+   * null: a save that has leased its base asks this before it trusts it.
+   */
+  public static String deleting(ImageId id, String image, S3Settings s3) {
+    for (Found f : under(parentOf(image), s3)) {
+      if (f.live() && "prune".equals(f.says().getProperty("kind")) && f.deletes().contains(id)) {
+        return f.describe();
+      }
+    }
+    return null;
+  }
+
+  private static RunLease take(String run, String kind, List<Use> uses, List<String> writes,
+      List<String> staging, List<Use> deletes, S3Settings s3) {
     Properties p = new Properties();
     p.setProperty("run", run);
     p.setProperty("kind", kind);
     p.setProperty("pid", Long.toString(ProcessHandle.current().pid()));
     p.setProperty("host", ImageLock.host());
+    p.setProperty("hostId", hostId());
     p.setProperty("started", Instant.now().toString());
     for (int i = 0; i < uses.size(); i++) {
       p.setProperty("uses." + i, uses.get(i).id() + " " + uses.get(i).location());
@@ -88,15 +118,31 @@ public final class RunLease implements AutoCloseable {
     for (int i = 0; i < staging.size(); i++) {
       p.setProperty("staging." + i, staging.get(i));
     }
+    for (int i = 0; i < deletes.size(); i++) {
+      p.setProperty("deletes." + i, deletes.get(i).id() + " " + deletes.get(i).location());
+    }
     RunLease lease = new RunLease(bytes(p));
     // Each directory or prefix, with the first image there: a store that cannot be written is
     // reported naming that image, not the lease.
     Map<String, String> dirs = new LinkedHashMap<>();
     writes.forEach(w -> dirs.putIfAbsent(parentOf(w), w));
+    java.util.Set<String> written = new java.util.HashSet<>(dirs.keySet());
     uses.forEach(u -> dirs.putIfAbsent(parentOf(u.location()), u.location()));
     try {
       for (Map.Entry<String, String> dir : dirs.entrySet()) {
-        lease.place(dir.getKey(), dir.getValue(), run, s3);
+        if (written.contains(dir.getKey())) {
+          lease.place(dir.getKey(), dir.getValue(), run, s3);
+          continue;
+        }
+        // Where the run only reads (a base in a read-only directory, a bucket the saving
+        // credentials may only read), it runs all the same; prune there cannot see it.
+        try {
+          lease.place(dir.getKey(), dir.getValue(), run, s3);
+        } catch (IOException | RuntimeException e) {
+          lease.warnings.add("cannot leave a lease beside " + dir.getValue() + " ("
+              + (e instanceof IOException io ? BeamsaveException.describe(io) : e.getMessage())
+              + "): a prune there meanwhile cannot see that this " + kind + " uses it");
+        }
       }
     } catch (IOException e) {
       lease.close();
@@ -159,6 +205,11 @@ public final class RunLease implements AutoCloseable {
     }
   }
 
+  /** What could not be leased (beside images the run only reads), one line each. */
+  public List<String> warnings() {
+    return List.copyOf(warnings);
+  }
+
   private void refresh() {
     for (Remote r : remote) {
       try {
@@ -207,9 +258,18 @@ public final class RunLease implements AutoCloseable {
   public record Found(String location, boolean live, Properties says) {
     /** The ids of the images the run uses. */
     public List<ImageId> uses() {
+      return ids("uses.");
+    }
+
+    /** The ids of the images a prune in progress is about to delete. */
+    public List<ImageId> deletes() {
+      return ids("deletes.");
+    }
+
+    private List<ImageId> ids(String prefix) {
       List<ImageId> ids = new ArrayList<>();
       for (String k : says.stringPropertyNames()) {
-        if (k.startsWith("uses.")) {
+        if (k.startsWith(prefix)) {
           String v = says.getProperty(k);
           int sp = v.indexOf(' ');
           try {
@@ -260,8 +320,14 @@ public final class RunLease implements AutoCloseable {
   private static List<Found> inStore(String at, S3Settings s3) {
     ObjectUri prefix = ObjectUri.parse(at, true);
     Store store = Stores.bucketOf(prefix, s3);
+    return inStore(prefix, store, store.list(prefix.key()));
+  }
+
+  /** The leases among {@code items}, the objects under {@code prefix}, listed already. */
+  static List<Found> inStore(ObjectUri prefix, Store store, List<Store.Item> items) {
     List<Found> out = new ArrayList<>();
-    for (Store.Item item : store.list(prefix.key())) {
+    Instant now = null;
+    for (Store.Item item : items) {
       String name = item.key().substring(item.key().lastIndexOf('/') + 1);
       if (!name.startsWith(RunNames.LEASE_PREFIX)) {
         continue;
@@ -275,8 +341,11 @@ public final class RunLease implements AutoCloseable {
         }
         throw e;
       }
+      if (now == null && !sameHost(p)) {
+        now = storeNow(prefix, store);
+      }
       boolean live = sameHost(p) ? processAlive(p)
-          : Duration.between(item.modified(), Instant.now()).compareTo(TTL) < 0;
+          : Duration.between(item.modified(), now).compareTo(TTL) < 0;
       out.add(new Found(new ObjectUri(prefix.bucket(), item.key()).toString(), live, p));
     }
     return out;
@@ -309,8 +378,64 @@ public final class RunLease implements AutoCloseable {
     return out;
   }
 
+  /**
+   * The store's own clock: the time a probe object written now gets, so that a lease's age does
+   * not depend on how far this host's clock is from the writer's. This host's where the probe
+   * cannot be written.
+   */
+  private static Instant storeNow(ObjectUri prefix, Store store) {
+    String key = prefix.key() + (prefix.key().isEmpty() || prefix.key().endsWith("/") ? "" : "/")
+        + ".beamsave-clock-" + RunNames.newRun();
+    try {
+      store.put(key, new byte[0], 0, "text/plain", null);
+      try {
+        for (Store.Item i : store.list(key)) {
+          if (i.key().equals(key)) {
+            return i.modified();
+          }
+        }
+      } finally {
+        store.delete(key);
+      }
+    } catch (RuntimeException readOnly) {
+      // Credentials that may not write: this host's clock it is.
+    }
+    return Instant.now();
+  }
+
+  /**
+   * Whether a lease was written by a process this one can see: the same host, booted the same
+   * time, in the same process namespace (a container on the host's network shares the host
+   * name, not its processes). Only then does whether its pid runs tell whether it lives.
+   */
   private static boolean sameHost(Properties p) {
-    return ImageLock.host().equals(p.getProperty("host"));
+    return hostId().equals(p.getProperty("hostId"));
+  }
+
+  private static String hostId;
+
+  static synchronized String hostId() {
+    if (hostId == null) {
+      String boot = read("/proc/sys/kernel/random/boot_id");
+      String pidNs = "";
+      try {
+        pidNs = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+      } catch (IOException | UnsupportedOperationException e) {
+        // No namespaces to tell apart.
+      }
+      // Without a boot id the host cannot be told apart: leases are then judged by age alone.
+      hostId = boot.isEmpty() ? "unknown-" + RunNames.newRun()
+          : ImageLock.host() + " " + boot + " " + pidNs;
+    }
+    return hostId;
+  }
+
+  private static String read(String file) {
+    try {
+      return Files.readString(Path.of(file)).strip();
+    } catch (IOException e) {
+      return "";
+    }
   }
 
   /**

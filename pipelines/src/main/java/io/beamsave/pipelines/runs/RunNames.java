@@ -22,7 +22,9 @@ public final class RunNames {
 
   /** A new run's own id: its lock, staging and leases name it. */
   public static String newRun() {
-    return java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(8));
+    byte[] b = new byte[8];
+    new java.security.SecureRandom().nextBytes(b);
+    return java.util.HexFormat.of().formatHex(b);
   }
 
   /**

@@ -193,13 +193,16 @@ public final class SavePipeline {
       targets.add(perLibrary ? Path.of(template.replace(LIBRARY, name))
           : many ? image.resolve(name + ImageFormat.EXTENSION) : image);
     }
-    for (Path target : targets) {
+    for (int i = 0; i < targets.size(); i++) {
+      Path target = targets.get(i);
       if (Files.isDirectory(target)) {
         throw new BeamsaveException("--image " + target + " is a directory; name the image file");
       }
       Path dir = target.toAbsolutePath().getParent();
       try {
         Files.createDirectories(dir);
+        // One spelling from here on, the kernel's: "link/../x" is where the link leads.
+        targets.set(i, dir.toRealPath().resolve(target.getFileName()));
       } catch (IOException e) {
         throw BeamsaveException.io("cannot create image directory", dir, e);
       }
@@ -290,6 +293,11 @@ public final class SavePipeline {
           spec.libraries().values().stream().map(SaveSpec.Library::destination).toList(),
           spec.staging(), progress != null ? progress : new PrintWriter(System.err, true)));
       lease.set(lease(spec, lock.get().run()));
+      for (String w : lease.get().warnings()) {
+        Job.printNote(progress != null ? progress : new PrintWriter(System.err, true),
+            "beamsave: warning: " + w, System.console() != null);
+      }
+      refuseBasesBeingPruned(spec);
       for (SaveSpec.Library lib : spec.libraries().values()) {
         running.set(running.get().withSink(lib.name(), lib.sink().prepare()));
       }
@@ -320,6 +328,24 @@ public final class SavePipeline {
       }
       if (lease.get() != null) {
         lease.get().close();
+      }
+    }
+  }
+
+  /**
+   * Fails if a prune in progress is about to delete a base of this save: it said so before it
+   * read the leases, and this save's lease came too late for that read (RunLease.intent).
+   */
+  private static void refuseBasesBeingPruned(SaveSpec spec) {
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      if (lib.base() == null) {
+        continue;
+      }
+      String prune = RunLease.deleting(lib.base().id(), lib.base().location(), spec.store());
+      if (prune != null) {
+        throw new BeamsaveException("--base " + lib.base().location() + " is being deleted by a"
+            + " " + prune + "; save again once it has ended (with --base latest, the newest"
+            + " image left is taken)");
       }
     }
   }

@@ -33,10 +33,12 @@ public final class KeyText {
         && !s.toUpperCase(java.util.Locale.ROOT).contains(IDENTITY)) {
       return false;
     }
+    String letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     return s.toUpperCase(java.util.Locale.ROOT).contains(IDENTITY) || s.indexOf('\n') >= 0
         || s.indexOf('\r') >= 0 || longestRun(s, "0123456789abcdefABCDEF", false) >= 32
-        || longestRun(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=",
-            true) >= 40;
+        // base64 and base64url, each alone: a path's '/' and '-' together are neither.
+        || longestRun(s, letters + "+/=", true) >= 40
+        || longestRun(s, letters + "-_=", true) >= 40;
   }
 
   /**

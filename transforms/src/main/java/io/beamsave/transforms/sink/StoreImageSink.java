@@ -249,8 +249,9 @@ public final class StoreImageSink implements ImageSink {
   private StoreException stop(StoreException e) {
     boolean storeDown = e.kind() == StoreException.Kind.UNREACHABLE || e.attempts() > 1;
     if (uploadId != null && storeDown) {
-      STOPPED.putIfAbsent(uploadId, new Stopped(e.getMessage(), false,
-          System.nanoTime() + settings.timeout().toNanos()));
+      Stopped now = new Stopped(e.getMessage(), false,
+          System.nanoTime() + settings.timeout().toNanos());
+      STOPPED.merge(uploadId, now, (was, next) -> was.forever() ? was : next);
     }
     return e;
   }

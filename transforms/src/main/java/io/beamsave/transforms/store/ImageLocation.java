@@ -34,10 +34,17 @@ public final class ImageLocation {
       ObjectUri uri = ObjectUri.parse(location, true);
       return new ImageLocation(location, uri.toString(), null);
     }
-    Path p = Path.of(location).toAbsolutePath().normalize();
+    // Not normalised first: "link/../x" is where the link's target's parent is, as the
+    // kernel resolves it, which toRealPath does.
+    Path p = Path.of(location).toAbsolutePath();
     Path dir = p.getParent();
     String name = p.getFileName() == null ? "" : p.getFileName().toString();
-    Path resolved = dir;
+    if (name.equals("..") || name.equals(".")) {
+      p = p.normalize();
+      dir = p.getParent();
+      name = p.getFileName() == null ? "" : p.getFileName().toString();
+    }
+    Path resolved = dir == null ? null : dir.normalize();
     try {
       resolved = dir == null ? null : dir.toRealPath();
     } catch (IOException e) {

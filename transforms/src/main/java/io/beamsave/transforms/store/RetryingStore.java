@@ -26,30 +26,43 @@ public final class RetryingStore implements Store {
   private final Store store;
   private final int attempts;
   private final long budgetNanos;
+  private final long silenceNanos;
 
   /** Retries up to {@code attempts} times, with no bound on the time they take. */
   public RetryingStore(Store store, int attempts) {
-    this(store, attempts, Duration.ofDays(365));
+    this(store, attempts, Duration.ofDays(365), Duration.ofDays(365));
   }
 
-  /** Retries up to {@code attempts} times, beginning none once {@code budget} has passed. */
-  public RetryingStore(Store store, int attempts, Duration budget) {
+  /**
+   * Retries up to {@code attempts} times, beginning none once {@code budget} has passed since
+   * the request began or since an attempt that made progress ended. An attempt made progress
+   * if it lasted longer than {@code silence}, the longest an attempt waits for an answer (the
+   * socket timeout): a part that took a minute to send and then broke gets its attempts like
+   * one that broke at once.
+   */
+  public RetryingStore(Store store, int attempts, Duration budget, Duration silence) {
     if (attempts < 1) {
       throw new IllegalArgumentException("attempts must be at least 1");
     }
     this.store = store;
     this.attempts = attempts;
     this.budgetNanos = budget.toNanos();
+    this.silenceNanos = silence.toNanos();
   }
 
   private <T> T call(Supplier<T> op) {
     long start = System.nanoTime();
     for (int attempt = 1; ; attempt++) {
+      long began = System.nanoTime();
       try {
         return op.get();
       } catch (StoreException e) {
+        long ended = System.nanoTime();
+        if (ended - began > silenceNanos + 1_000_000_000L) {
+          start = ended;
+        }
         long pause = pauseMillis(attempt);
-        boolean late = System.nanoTime() - start + pause * 1_000_000 >= budgetNanos;
+        boolean late = ended - start + pause * 1_000_000 >= budgetNanos;
         if (!e.isTransient() || attempt >= attempts || late) {
           throw e.after(attempt);
         }

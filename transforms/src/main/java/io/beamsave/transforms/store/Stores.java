@@ -30,6 +30,6 @@ public final class Stores {
       throw new IllegalArgumentException("object storage needs its settings");
     }
     return new RetryingStore(new S3Store(settings, bucket, prefix), settings.maxAttempts(),
-        settings.timeout());
+        settings.timeout(), settings.attemptTimeout());
   }
 }
