@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.retention.PrunePlan;
+import io.beamsave.pipelines.runs.Leases;
 import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.transforms.image.ImageId;
 import io.beamsave.pipelines.retention.Retention;
@@ -139,7 +140,7 @@ final class PruneCommand implements Callable<Integer> {
   /** The images the runs in progress under --at use (a save's base), by id, with the run. */
   private Map<ImageId, String> inUse() {
     Map<ImageId, String> inUse = new java.util.HashMap<>();
-    for (RunLease.Found lease : RunLease.under(at, s3.settings())) {
+    for (Leases.Found lease : Leases.under(at, s3.settings())) {
       if (lease.live()) {
         lease.uses().forEach(id -> inUse.putIfAbsent(id, lease.describe()));
       }

@@ -91,7 +91,7 @@ public final class Leftovers {
     // writes, so its writing is seen with its lease, never without.
     List<Store.Item> objects = store.list(prefix.key());
     List<Store.Upload> uploads = store.uploads(prefix.key());
-    for (RunLease.Found lease : RunLease.inStore(prefix, store, store.list(prefix.key()))) {
+    for (Leases.Found lease : Leases.inStore(prefix, store, store.list(prefix.key()))) {
       if (lease.live()) {
         writing.addAll(lease.writes());
         lease.staging().forEach(s -> staging.add(s.endsWith("/") ? s : s + "/"));
@@ -146,7 +146,7 @@ public final class Leftovers {
     List<Item> out = new ArrayList<>();
     List<String> live = new ArrayList<>();
     Set<Path> liveStaging = new HashSet<>();
-    for (RunLease.Found lease : RunLease.under(root.toString(), null)) {
+    for (Leases.Found lease : Leases.under(root.toString(), null)) {
       if (lease.live()) {
         lease.staging().forEach(s -> liveStaging.add(Path.of(s)));
       } else {

@@ -7,13 +7,10 @@ import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,7 +23,6 @@ import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * What a run in progress tells other runs about the images it reads and writes: a lease, {@code
@@ -38,8 +34,7 @@ import java.util.stream.Stream;
  * <p>Beside a local image the lease is a file the run holds locked ({@code flock}) for its
  * life: the kernel drops the lock however the process ends, so a lease whose lock is free is a
  * dead run's. In object storage, where nothing can be locked, it is an object the run writes
- * again every {@link #REFRESH}: it is live while its process runs, where that can be seen (the
- * same host), and elsewhere while it is younger than {@link #TTL}.
+ * again every {@link #REFRESH}. {@link Leases} finds them and says which are live.
  */
 public final class RunLease implements AutoCloseable {
   /** How often a lease in object storage is written again. */
@@ -80,24 +75,11 @@ public final class RunLease implements AutoCloseable {
   /**
    * The intent of a prune about to delete {@code deletes}, left beside each of them before it
    * reads the leases there: a save that leases its base after that read sees the intent, and
-   * one that leased it before is seen by the read (see {@link #deleting}).
+   * one that leased it before is seen by the read (see {@link Leases#deleting}).
    */
   public static RunLease intent(String run, List<Use> deletes, S3Settings s3) {
     List<String> at = deletes.stream().map(Use::location).toList();
     return take(run, "prune", List.of(), at, List.of(), deletes, s3);
-  }
-
-  /**
-   * What a live prune beside {@code image} intends to delete that is {@code id}, described, or
-   * null: a save that has leased its base asks this before it trusts it.
-   */
-  public static String deleting(ImageId id, String image, S3Settings s3) {
-    for (Found f : under(parentOf(image), s3)) {
-      if (f.live() && "prune".equals(f.says().getProperty("kind")) && f.deletes().contains(id)) {
-        return f.describe();
-      }
-    }
-    return null;
   }
 
   private static RunLease take(String run, String kind, List<Use> uses, List<String> writes,
@@ -107,7 +89,7 @@ public final class RunLease implements AutoCloseable {
     p.setProperty("kind", kind);
     p.setProperty("pid", Long.toString(ProcessHandle.current().pid()));
     p.setProperty("host", ImageLock.host());
-    p.setProperty("hostId", hostId());
+    p.setProperty("hostId", Leases.hostId());
     p.setProperty("started", Instant.now().toString());
     for (int i = 0; i < uses.size(); i++) {
       p.setProperty("uses." + i, uses.get(i).id() + " " + uses.get(i).location());
@@ -251,212 +233,7 @@ public final class RunLease implements AutoCloseable {
     local.clear();
   }
 
-  /**
-   * A lease found under a location: where it is ({@code location}, a path or {@code s3://}
-   * URI), whether its run is live, and what it says.
-   */
-  public record Found(String location, boolean live, Properties says) {
-    /** The ids of the images the run uses. */
-    public List<ImageId> uses() {
-      return ids("uses.");
-    }
-
-    /** The ids of the images a prune in progress is about to delete. */
-    public List<ImageId> deletes() {
-      return ids("deletes.");
-    }
-
-    private List<ImageId> ids(String prefix) {
-      List<ImageId> ids = new ArrayList<>();
-      for (String k : says.stringPropertyNames()) {
-        if (k.startsWith(prefix)) {
-          String v = says.getProperty(k);
-          int sp = v.indexOf(' ');
-          try {
-            ids.add(ImageId.parse(sp < 0 ? v : v.substring(0, sp)));
-          } catch (RuntimeException bad) {
-            // A lease says what it likes: an unreadable id keeps nothing.
-          }
-        }
-      }
-      return ids;
-    }
-
-    /** The images the run writes. */
-    public List<String> writes() {
-      List<String> out = new ArrayList<>();
-      for (String k : says.stringPropertyNames()) {
-        if (k.startsWith("writes.")) {
-          out.add(says.getProperty(k));
-        }
-      }
-      return out;
-    }
-
-    /** Where the run stages its working files and small shards. */
-    public List<String> staging() {
-      List<String> out = new ArrayList<>();
-      for (String k : says.stringPropertyNames()) {
-        if (k.startsWith("staging.")) {
-          out.add(says.getProperty(k));
-        }
-      }
-      return out;
-    }
-
-    /** "save (pid 123 on host, started ...)". */
-    public String describe() {
-      return says.getProperty("kind", "run") + " (pid " + says.getProperty("pid", "?") + " on "
-          + says.getProperty("host", "?") + ", started " + says.getProperty("started", "?")
-          + ")";
-    }
-  }
-
-  /** Every lease at any depth under {@code at} (a directory or {@code s3://} prefix). */
-  public static List<Found> under(String at, S3Settings s3) {
-    return ObjectUri.isObject(at) ? inStore(at, s3) : inDirectory(Path.of(at));
-  }
-
-  private static List<Found> inStore(String at, S3Settings s3) {
-    ObjectUri prefix = ObjectUri.parse(at, true);
-    Store store = Stores.bucketOf(prefix, s3);
-    return inStore(prefix, store, store.list(prefix.key()));
-  }
-
-  /** The leases among {@code items}, the objects under {@code prefix}, listed already. */
-  static List<Found> inStore(ObjectUri prefix, Store store, List<Store.Item> items) {
-    List<Found> out = new ArrayList<>();
-    Instant now = null;
-    for (Store.Item item : items) {
-      String name = item.key().substring(item.key().lastIndexOf('/') + 1);
-      if (!name.startsWith(RunNames.LEASE_PREFIX)) {
-        continue;
-      }
-      Properties p;
-      try {
-        p = parse(store.get(item.key()));
-      } catch (StoreException e) {
-        if (e.kind() == StoreException.Kind.NOT_FOUND) {
-          continue; // Its run ended meanwhile.
-        }
-        throw e;
-      }
-      if (now == null && !sameHost(p)) {
-        now = storeNow(prefix, store);
-      }
-      boolean live = sameHost(p) ? processAlive(p)
-          : Duration.between(item.modified(), now).compareTo(TTL) < 0;
-      out.add(new Found(new ObjectUri(prefix.bucket(), item.key()).toString(), live, p));
-    }
-    return out;
-  }
-
-  private static List<Found> inDirectory(Path dir) {
-    List<Found> out = new ArrayList<>();
-    if (!Files.isDirectory(dir)) {
-      return out;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path f : (Iterable<Path>) walk::iterator) {
-        if (!f.getFileName().toString().startsWith(RunNames.LEASE_PREFIX)
-            || !Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-          continue;
-        }
-        try (Dir d = Dir.open(f.getParent());
-            OpenFile o = d.openRead(f.getFileName().toString().getBytes(StandardCharsets.UTF_8))) {
-          boolean free = o.tryLock();
-          out.add(new Found(f.toString(), !free, ImageLock.read(o)));
-        } catch (NoSuchFileException gone) {
-          // Its run ended meanwhile.
-        }
-      }
-    } catch (NoSuchFileException gone) {
-      return out;
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot look for leases in", dir, e);
-    }
-    return out;
-  }
-
-  /**
-   * The store's own clock: the time a probe object written now gets, so that a lease's age does
-   * not depend on how far this host's clock is from the writer's. This host's where the probe
-   * cannot be written.
-   */
-  private static Instant storeNow(ObjectUri prefix, Store store) {
-    String key = prefix.key() + (prefix.key().isEmpty() || prefix.key().endsWith("/") ? "" : "/")
-        + ".beamsave-clock-" + RunNames.newRun();
-    try {
-      store.put(key, new byte[0], 0, "text/plain", null);
-      try {
-        for (Store.Item i : store.list(key)) {
-          if (i.key().equals(key)) {
-            return i.modified();
-          }
-        }
-      } finally {
-        store.delete(key);
-      }
-    } catch (RuntimeException readOnly) {
-      // Credentials that may not write: this host's clock it is.
-    }
-    return Instant.now();
-  }
-
-  /**
-   * Whether a lease was written by a process this one can see: the same host, booted the same
-   * time, in the same process namespace (a container on the host's network shares the host
-   * name, not its processes). Only then does whether its pid runs tell whether it lives.
-   */
-  private static boolean sameHost(Properties p) {
-    return hostId().equals(p.getProperty("hostId"));
-  }
-
-  private static String hostId;
-
-  static synchronized String hostId() {
-    if (hostId == null) {
-      String boot = read("/proc/sys/kernel/random/boot_id");
-      String pidNs = "";
-      try {
-        pidNs = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
-      } catch (IOException | UnsupportedOperationException e) {
-        // No namespaces to tell apart.
-      }
-      // Without a boot id the host cannot be told apart: leases are then judged by age alone.
-      hostId = boot.isEmpty() ? "unknown-" + RunNames.newRun()
-          : ImageLock.host() + " " + boot + " " + pidNs;
-    }
-    return hostId;
-  }
-
-  private static String read(String file) {
-    try {
-      return Files.readString(Path.of(file)).strip();
-    } catch (IOException e) {
-      return "";
-    }
-  }
-
-  /**
-   * Whether the process a lease names runs: its pid is alive, and was not started after the
-   * lease (a pid used again by a later process).
-   */
-  static boolean processAlive(Properties p) {
-    try {
-      long pid = Long.parseLong(p.getProperty("pid", ""));
-      Instant started = Instant.parse(p.getProperty("started", ""));
-      return ProcessHandle.of(pid)
-          .filter(ProcessHandle::isAlive)
-          .map(h -> h.info().startInstant()
-              .map(s -> !s.isAfter(started.plusSeconds(1))).orElse(true))
-          .orElse(false);
-    } catch (RuntimeException unreadable) {
-      return false;
-    }
-  }
-
-  private static String parentOf(String location) {
+  static String parentOf(String location) {
     if (ObjectUri.isObject(location)) {
       return ObjectUri.parse(location, true).parent().toString();
     }
@@ -478,13 +255,4 @@ public final class RunLease implements AutoCloseable {
     }
   }
 
-  private static Properties parse(byte[] b) {
-    Properties p = new Properties();
-    try {
-      p.load(new ByteArrayInputStream(b, 0, Math.min(b.length, 1 << 16)));
-    } catch (IOException | IllegalArgumentException e) {
-      // An unreadable lease says nothing.
-    }
-    return p;
-  }
 }

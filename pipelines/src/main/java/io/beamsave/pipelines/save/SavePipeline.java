@@ -4,6 +4,7 @@ import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.pipelines.runs.ImageLock;
+import io.beamsave.pipelines.runs.Leases;
 import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.transforms.BeamsaveException;
@@ -341,7 +342,7 @@ public final class SavePipeline {
       if (lib.base() == null) {
         continue;
       }
-      String prune = RunLease.deleting(lib.base().id(), lib.base().location(), spec.store());
+      String prune = Leases.deleting(lib.base().id(), lib.base().location(), spec.store());
       if (prune != null) {
         throw new BeamsaveException("--base " + lib.base().location() + " is being deleted by a"
             + " " + prune + "; save again once it has ended (with --base latest, the newest"
