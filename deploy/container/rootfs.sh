@@ -4,14 +4,16 @@
 #   /opt/java               a JRE jlinked from this JDK with only the modules beamsave needs
 #   /lib, /lib64, /usr/lib  the shared libraries that JRE and the jar's natives link against
 #                           (glibc, libz, libgcc_s, the name-service modules, the C.UTF-8 locale)
-#   /opt/beamsave           the release's jar and its JVM flags
+#   /opt/beamsave           the release's jar, its Flink runner (lib/flink-LINE/) and JVM flags
 #   /etc/passwd, /etc/group the beamsave user (65532), which the image runs as
 #   /tmp                    where zstd-jni, lz4 and jffi extract their natives at run time
-# usage: deploy/container/rootfs.sh DIR JAR JVM_OPENS
+# usage: deploy/container/rootfs.sh DIR JAR JVM_OPENS FLINK_RUNNER_DIR
 set -euo pipefail
-dir=$(realpath -m "${1:?usage: rootfs.sh DIR JAR JVM_OPENS}")
-jar=$(realpath "${2:?usage: rootfs.sh DIR JAR JVM_OPENS}")
-opens=$(realpath "${3:?usage: rootfs.sh DIR JAR JVM_OPENS}")
+usage="usage: rootfs.sh DIR JAR JVM_OPENS FLINK_RUNNER_DIR"
+dir=$(realpath -m "${1:?$usage}")
+jar=$(realpath "${2:?$usage}")
+opens=$(realpath "${3:?$usage}")
+runner=$(realpath "${4:?$usage}")
 jdk=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 
 # From `jdeps --ignore-missing-deps --multi-release 17 --print-module-deps beamsave.jar`, plus
@@ -31,6 +33,7 @@ rm -f "$dir"/opt/java/lib/libawt_xawt.so "$dir"/opt/java/lib/libsplashscreen.so 
 
 cp "$jar" "$dir/opt/beamsave/lib/beamsave.jar"
 cp "$opens" "$dir/opt/beamsave/lib/jvm-opens"
+cp -r "$runner" "$dir/opt/beamsave/lib/$(basename "$runner")"
 
 # The libraries, found the way the dynamic linker finds them here: for the JRE's own binaries
 # and for the natives in the jar that load on x86_64 Linux.

@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# Starts a Flink session cluster on this machine from Maven-resolved jars: one JobManager and N
-# TaskManagers, each its own JVM, bound to 127.0.0.1, with config, logs, temporary files and
-# PIDs under DIR. Waits until all TaskManagers have registered, then prints the address to give
+# Starts a Flink session cluster on this machine: one JobManager and N TaskManagers, each its
+# own JVM, bound to 127.0.0.1, with config, logs, temporary files and PIDs under DIR. The Flink
+# jars come from the release's cluster/flink-LINE/ (beamsave-flink-cluster-VERSION.tar.gz,
+# unpacked over the release), from a build's deploy/flink/target/flink-LINE/, or else are
+# resolved with Maven (this directory's pom.xml). Waits until all TaskManagers have registered, then prints the address to give
 # beamsave: -- --runner=FlinkRunner --flinkMaster=127.0.0.1:REST_PORT --parallelism=SLOTS.
 #
 # usage: deploy/flink/start-cluster.sh DIR [TASKMANAGERS] [REST_PORT]
 #   TASKMANAGERS defaults to 2, REST_PORT to 8081. Each TaskManager has 2 slots.
-# Environment: FLINK_TM_MEMORY (default 1728m), FLINK_JM_MEMORY (default 1024m),
+# Environment: FLINK_VERSION (default: the version beamsave is built for, shown by
+# `deploy/flink/start-cluster.sh --version`); FLINK_TM_MEMORY (default 1728m), FLINK_JM_MEMORY (default 1024m),
 # FLINK_PROM_PORTS (Prometheus metrics, one port each process, default 9249-9259); the
 # TaskManagers inherit this environment, so set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
 # AWS_PROFILE) here for jobs that read or write s3:// images. BEAMSAVE_JAR puts that beamsave
-# jar on the cluster's classpath: jobs submitted with `-- --jarOnCluster` then ship no jar, and
-# its classes stay loaded and compiled from one job to the next.
+# jar, and the Beam runner of the cluster's line beside it (flink-LINE/), on the cluster's
+# classpath: jobs submitted with `-- --jarOnCluster` then ship no jar, and its classes stay
+# loaded and compiled from one job to the next.
 set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The Flink version this beamsave is built for: the one the release's cluster jars are of, or
+# in a clone the build's.
+built=$( (ls "$here"/../../cluster/flink-*/flink-runtime-*.jar 2>/dev/null || true) | head -n 1 \
+  | sed -n 's:.*/flink-runtime-\(.*\)\.jar$:\1:p')
+[ -n "$built" ] || built=$(sed -n 's:.*<flink.version>\(.*\)</flink.version>.*:\1:p' \
+  "$here/../../pom.xml" 2>/dev/null | head -n 1)
+if [ "${1:-}" = --version ]; then
+  echo "$built"
+  exit 0
+fi
 dir=$(realpath -m "${1:?usage: start-cluster.sh DIR [TASKMANAGERS] [REST_PORT]}")
 taskmanagers=${2:-2}
 rest_port=${3:-8081}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+version=${FLINK_VERSION:-$built}
+line=$(sed -n 's/^\([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' <<<"$version")
+[ -n "$line" ] || { echo "start-cluster: FLINK_VERSION=$version is not a Flink version (such as $built)" >&2; exit 1; }
 
 if [ -f "$dir/pids" ] && xargs -r kill -0 <"$dir/pids" 2>/dev/null; then
   echo "start-cluster: a cluster is already running from $dir (stop it with stop-cluster.sh $dir)" >&2
@@ -25,18 +42,38 @@ fi
 mkdir -p "$dir/conf" "$dir/log" "$dir/tmp" "$dir/web"
 rm -f "$dir/pids"
 
-# The classpath: resolved once per Flink version, then reused.
-if [ ! -s "$dir/classpath" ] || [ "$here/pom.xml" -nt "$dir/classpath" ]; then
-  echo "start-cluster: resolving the Flink jars..." >&2
-  mvn -q -B -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$dir/classpath" >&2
+# The classpath: the jars shipped for this version, or resolved once per version and reused.
+shipped=""
+for jars in "$here/../../cluster/flink-$line" "$here/target/flink-$line"; do
+  if [ -f "$jars/flink-runtime-$version.jar" ]; then
+    shipped=$(cd "$jars" && pwd)
+    break
+  fi
+done
+if [ -n "$shipped" ]; then
+  ls "$shipped"/*.jar | tr '\n' ':' | sed 's/:$//' >"$dir/classpath"
+elif [ ! -f "$here/../../pom.xml" ] || ! command -v mvn >/dev/null; then
+  echo "start-cluster: no jars of Flink $version here: unpack beamsave-flink-cluster-*.tar.gz" \
+    "over the release (it adds cluster/flink-$line/), or run this from a clone with Maven" >&2
+  exit 1
+elif [ ! -s "$dir/classpath" ] || [ "$here/pom.xml" -nt "$dir/classpath" ] \
+    || [ "$(cat "$dir/flink-version" 2>/dev/null)" != "$version" ]; then
+  echo "start-cluster: resolving the jars of Flink $version..." >&2
+  mvn -q -B -f "$here/pom.xml" dependency:build-classpath -Dflink.cluster.version="$version" \
+    -Dmdep.outputFile="$dir/classpath" >&2
 fi
+echo "$version" >"$dir/flink-version"
 cp=$(cat "$dir/classpath")
 rm -f "$dir/extra-classpath"
 if [ -n "${BEAMSAVE_JAR:-}" ]; then
   [ -f "$BEAMSAVE_JAR" ] || { echo "start-cluster: BEAMSAVE_JAR $BEAMSAVE_JAR: no such file" >&2; exit 1; }
-  cp="$cp:$(realpath "$BEAMSAVE_JAR")"
-  # add-taskmanager.sh starts further TaskManagers with the same jar.
-  realpath "$BEAMSAVE_JAR" >"$dir/extra-classpath"
+  runner="$(dirname "$(realpath "$BEAMSAVE_JAR")")/flink-$line"
+  [ -d "$runner" ] || { echo "start-cluster: no Beam runner for Flink $line beside $BEAMSAVE_JAR ($runner)" >&2; exit 1; }
+  # The jar and the runner's jars that are not Flink's own (the cluster has those already);
+  # add-taskmanager.sh starts further TaskManagers with the same.
+  { realpath "$BEAMSAVE_JAR"; ls "$runner"/*.jar | grep -v '/flink-[^/]*$'; } | tr '\n' ':' \
+    | sed 's/:$//' >"$dir/extra-classpath"
+  cp="$cp:$(cat "$dir/extra-classpath")"
 fi
 
 cat >"$dir/conf/config.yaml" <<YAML

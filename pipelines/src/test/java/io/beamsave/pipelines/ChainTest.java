@@ -3,11 +3,16 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;
+import io.beamsave.testing.TestS3;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.store.Store;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
@@ -18,10 +23,10 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Incremental saves: a chain of images, each saved against the one before while the library
@@ -30,24 +35,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ChainTest {
   @TempDir static Path dir;
-  static S3TestServer server;
-
-  @BeforeAll
-  static void start() throws Exception {
-    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), "backups");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    server.close();
-  }
-
-  static Object[] s3(Object... args) {
-    Object[] all = java.util.Arrays.copyOf(args, args.length + 2);
-    all[args.length] = "--s3-endpoint";
-    all[args.length + 1] = "http://127.0.0.1:" + server.port();
-    return all;
-  }
 
   /** A library with big and small files, links, empty files and nested directories. */
   static Path library(String name) throws IOException {
@@ -179,9 +166,23 @@ class ChainTest {
         .map(Entry::extents).orElseThrow();
   }
 
-  @Test
-  void aChainInObjectStorageRestoresAtEveryPointWithLatestAsTheBase() throws Exception {
-    Path lib = library("cloud");
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {S3TestServer.NAME, S3MockServer.NAME})
+  void aChainInObjectStorageRestoresAtEveryPointWithLatestAsTheBase(String kind)
+      throws Exception {
+    try (TestS3 at = TestS3.start(kind, dir.resolve("chain-" + kind), "backups")) {
+      chainInObjectStorage(kind, at);
+    }
+  }
+
+  private static void chainInObjectStorage(String kind, TestS3 at) throws Exception {
+    java.util.function.Function<Object[], Object[]> s3 = args -> {
+      Object[] all = java.util.Arrays.copyOf(args, args.length + 2);
+      all[args.length] = "--s3-endpoint";
+      all[args.length + 1] = at.endpoint();
+      return all;
+    };
+    Path lib = library("cloud-" + kind);
     String template = "s3://backups/nightly/{library}/{library}-{utc}.bsave";
     List<TreeSnapshot> then = new ArrayList<>();
     for (int step = 0; step <= 3; step++) {
@@ -191,23 +192,22 @@ class ChainTest {
         Thread.sleep(1100);
       }
       then.add(TreeSnapshot.of(lib));
-      Cli.ok(s3("save", "--library", lib, "--image", template, "--shard-size", "1MiB",
-          "--quiet", "--base", "latest", "--base-optional"));
+      Cli.ok(s3.apply(new Object[] {"save", "--library", lib, "--image", template,
+          "--shard-size", "1MiB", "--quiet", "--base", "latest", "--base-optional"}));
     }
-    List<String> images = new ArrayList<>();
-    for (Path p : Files.list(dir.resolve("s3/backups/nightly/cloud")).sorted().toList()) {
-      if (p.getFileName().toString().endsWith(".bsave")) {
-        images.add("s3://backups/nightly/cloud/" + p.getFileName());
-      }
-    }
+    String name = lib.getFileName().toString();
+    List<String> images = S3Store.at(at.settings(), new ObjectUri("backups", "")).list(
+            "nightly/" + name + "/").stream().map(Store.Item::key)
+        .filter(k -> k.endsWith(".bsave")).sorted().map(k -> "s3://backups/" + k).toList();
     assertThat(images).hasSize(4);
     for (int step = 0; step <= 3; step++) {
-      Path target = dir.resolve("cloud-restored-" + step);
-      Cli.ok(s3("restore", images.get(step), "--target", target, "--quiet"));
+      Path target = dir.resolve("cloud-restored-" + kind + "-" + step);
+      Cli.ok(s3.apply(new Object[] {"restore", images.get(step), "--target", target, "--quiet"}));
       assertThat(TreeSnapshot.of(target).diff(then.get(step))).as("image " + step).isNull();
     }
     // big.bin was last saved at step 1 (edited in place): its bytes are in that image.
-    Cli list = Cli.ok(s3("list", "s3://backups/nightly/cloud/latest", "--sources"));
+    Cli list = Cli.ok(s3.apply(
+        new Object[] {"list", "s3://backups/nightly/" + name + "/latest", "--sources"}));
     String step1 = images.get(1).substring(images.get(1).lastIndexOf('/') + 1);
     assertThat(list.out().lines().filter(l -> l.endsWith("  big.bin")))
         .singleElement().asString().contains("  " + step1 + "  ");

@@ -146,7 +146,7 @@ class CompareTest {
     assertThat(c.out()).contains("fastest save:").contains("smallest image: zstd:3")
         .contains("best at 100 Mbit/s:").contains("fastest restore:")
         .contains("restore CPU s").contains("image MiB").contains("ratio")
-        .contains("save reads").contains("restore writes").contains("beamsave: 0.1.0")
+        .contains("save reads").contains("restore writes").contains("beamsave: " + io.beamsave.pipelines.cli.BuildInfo.version())
         .contains("UTC").contains("cores");
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     assertThat(csv).hasSize(1 + 4);

@@ -83,7 +83,7 @@ class DeployManifestsTest {
       assertThat(image).as(image).matches("[^:]+:[^:]+").doesNotEndWith(":latest");
       assertThat(image.substring(image.indexOf(':') + 1)).as(image).matches(".*[0-9].*");
     });
-    String version = System.getProperty("project.version", "0.1.0-SNAPSHOT").replace("-SNAPSHOT", "");
+    String version = io.beamsave.pipelines.cli.BuildInfo.version();
     assertThat(all).filteredOn(i -> i.startsWith("beamsave:")).isNotEmpty()
         .allSatisfy(i -> assertThat(i).isEqualTo("beamsave:" + version));
     // Flink's image is the version beamsave is built against, which the session cluster runs.
@@ -177,7 +177,7 @@ class DeployManifestsTest {
     JsonNode cluster = ofKind(documents(DEPLOY.resolve("k8s/flink-session-cluster.yaml")),
         "FlinkDeployment");
     assertThat(cluster.get("kind").asText()).isEqualTo("FlinkDeployment");
-    assertThat(cluster.at("/spec/flinkVersion").asText()).isEqualTo("v1_19");
+    assertThat(cluster.at("/spec/flinkVersion").asText()).isEqualTo("v1_20");
     assertThat(cluster.at("/spec/taskManager/replicas").asInt()).isGreaterThanOrEqualTo(2);
     String rest = cluster.at("/metadata/name").asText() + "-rest:8081";
 
@@ -259,7 +259,7 @@ class DeployManifestsTest {
   void composeRunsFlinkAndMinioAndItsCommandIsOneTheCliAccepts() throws Exception {
     JsonNode compose = documents(DEPLOY.resolve("compose.yaml")).get(0);
     JsonNode services = compose.get("services");
-    assertThat(services.get("jobmanager").get("image").asText()).startsWith("flink:1.19");
+    assertThat(services.get("jobmanager").get("image").asText()).startsWith("flink:1.20");
     assertThat(services.get("taskmanager").at("/deploy/replicas").asInt()).isEqualTo(2);
     assertThat(services.get("minio").get("image").asText()).startsWith("minio/minio");
     // The usage at the top of the file.

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * save and restore on a real Flink 1.19 session cluster — one JobManager and two TaskManagers,
+ * save and restore on a real Flink 1.20 session cluster — one JobManager and two TaskManagers,
  * each its own JVM, started by deploy/flink/start-cluster.sh from Maven-resolved jars — with
  * the image and the run's staging on S3 (S3Proxy as its own process).
  */

@@ -2,6 +2,8 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.beamsave.pipelines.runner.BeamOptions;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -49,7 +51,14 @@ class LauncherIT {
       throws IOException {
     String jar = System.getProperty("beamsave.jar", "target/beamsave.jar");
     List<String> cmd = new ArrayList<>(prefix);
-    cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", jar));
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    if (java.util.Arrays.stream(args).map(String::valueOf).anyMatch(BeamOptions::namesFlink)) {
+      // As bin/beamsave runs it on Flink: with the runner's directory on the class path.
+      cmd.addAll(List.of("-cp", jar + ":" + System.getProperty("beamsave.flink.lib") + "/*",
+          "io.beamsave.pipelines.cli.BeamsaveCommand"));
+    } else {
+      cmd.addAll(List.of("-jar", jar));
+    }
     for (Object a : args) {
       cmd.add(String.valueOf(a));
     }

@@ -4,30 +4,59 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.testing.FaultProxy;
+import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;
+import io.beamsave.testing.TestS3;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.AfterParameterizedClassInvocation;
+import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** The commands against a real S3 server (S3Proxy on loopback), as an operator runs them. */
+/**
+ * The commands against each of two real S3 servers on loopback (S3Proxy, and S3Mock, which is
+ * stricter), as an operator runs them.
+ */
+@ParameterizedClass(name = "{0}")
+@ValueSource(strings = {S3TestServer.NAME, S3MockServer.NAME})
 class ObjectStorageTest {
   static final String BUCKET = "backups";
 
   @TempDir static Path dir;
-  static S3TestServer server;
+  /** S3Proxy or S3Mock. */
+  @Parameter String kind;
+  static TestS3 server;
+  /** This server's own directory, for what a test restores or downloads. */
+  static Path work;
   static Path library;
   static Path image;
 
+  @BeforeParameterizedClassInvocation
+  static void startServer(String kind) throws Exception {
+    work = Files.createDirectories(dir.resolve(kind));
+    server = TestS3.start(kind, work.resolve("s3"), BUCKET);
+  }
+
+  @AfterParameterizedClassInvocation
+  static void stopServer() throws Exception {
+    server.close();
+  }
+
+  /** The library and its local image, made once for both servers. */
   @BeforeAll
   static void start() throws Exception {
-    server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), BUCKET);
+    if (library != null) {
+      return;
+    }
     library = Files.createDirectories(dir.resolve("payroll"));
     Trees.mixedData(library, 12L << 20);
     Trees.unicodeNames(library);
@@ -35,11 +64,6 @@ class ObjectStorageTest {
     Files.writeString(library.resolve("small.txt"), "just this one");
     image = dir.resolve("payroll.bsave");
     Cli.ok("save", "--library", library, "--image", image, "--shard-size", "2MiB", "--quiet");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    server.close();
   }
 
   static Object[] s3(int port) {
@@ -69,7 +93,7 @@ class ObjectStorageTest {
     Cli save = ok(port, "save", "--library", library, "--image", "s3://backups/staged/payroll.bsave",
         "--staging", "s3://backups/work", "--shard-size", "6MiB", "--quiet");
     assertThat(save.out()).contains("image: s3://backups/staged/payroll.bsave");
-    Path target = dir.resolve("restored-staged");
+    Path target = work.resolve("restored-staged");
     ok(port, "restore", "--image", "s3://backups/staged/payroll.bsave", "--target", target, "--quiet");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
     ok(port, "verify", "--image", "s3://backups/staged/payroll.bsave", "--quiet");
@@ -88,7 +112,7 @@ class ObjectStorageTest {
         "--shard-size", "2MiB", "--quiet");
     assertThat(save.out()).contains("image: s3://backups/direct/payroll.bsave");
     assertThat(server.file(BUCKET, "direct/payroll.bsave")).exists();
-    Path target = dir.resolve("restored-direct");
+    Path target = work.resolve("restored-direct");
     ok(port, "restore", "--image", "s3://backups/direct/payroll.bsave", "--target", target, "--quiet");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
     Cli history = ok(port, "history", "--at", "s3://backups/direct");
@@ -101,7 +125,7 @@ class ObjectStorageTest {
 
   @Test
   void aLibraryOfMoreShardsThanAnUploadHasPartsIsRefusedWhenPlanned() throws Exception {
-    Path many = Files.createDirectories(dir.resolve("many"));
+    Path many = Files.createDirectories(work.resolve("many"));
     try (var f = new java.io.RandomAccessFile(many.resolve("sparse.img").toFile(), "rw")) {
       f.setLength(10_000L << 16); // 10,000 shards of 64 KiB, no byte on disk
     }
@@ -155,10 +179,10 @@ class ObjectStorageTest {
     ok(port, "verify", "--image", "s3://backups/zlib/payroll.bsave", "--quiet");
     assertThat(ok(port, "list", "--image", "s3://backups/zlib/payroll.bsave").out())
         .contains("small.txt");
-    Path target = dir.resolve("restored-zlib");
+    Path target = work.resolve("restored-zlib");
     ok(port, "restore", "--image", "s3://backups/zlib/payroll.bsave", "--target", target, "--quiet");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
-    Path back = dir.resolve("back-zlib.bsave");
+    Path back = work.resolve("back-zlib.bsave");
     ok(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--to", back, "--quiet");
     assertThat(Files.mismatch(back, image)).isEqualTo(-1);
     Cli again = run(port, "download", "--from", "s3://backups/zlib/payroll.bsave", "--to", back);
@@ -176,7 +200,7 @@ class ObjectStorageTest {
       ok(counting.port(), "list", "--image", "s3://backups/ranged/payroll.bsave");
       long forList = counting.answerBytes();
       assertThat(forList).as("bytes fetched by list").isLessThan(size / 20);
-      Path target = dir.resolve("restored-one");
+      Path target = work.resolve("restored-one");
       ok(counting.port(), "restore", "--image", "s3://backups/ranged/payroll.bsave",
           "--target", target, "--include", "small.txt", "--quiet");
       assertThat(Files.readString(target.resolve("small.txt"))).isEqualTo("just this one");
@@ -191,10 +215,10 @@ class ObjectStorageTest {
       int port = flaky.port();
       ok(port, "upload", "--from", image, "--to", "s3://backups/flaky/payroll.bsave",
           "--part-size", "5MiB", "--parallel", "3", "--quiet");
-      Path back = dir.resolve("back-flaky.bsave");
+      Path back = work.resolve("back-flaky.bsave");
       ok(port, "download", "--from", "s3://backups/flaky/payroll.bsave", "--to", back, "--quiet");
       assertThat(Files.mismatch(back, image)).isEqualTo(-1);
-      Path target = dir.resolve("restored-flaky");
+      Path target = work.resolve("restored-flaky");
       ok(port, "restore", "--image", "s3://backups/flaky/payroll.bsave", "--target", target, "--quiet");
       assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
       assertThat(flaky.faults()).as("faults injected").isGreaterThan(3);
@@ -218,7 +242,7 @@ class ObjectStorageTest {
     assertThat(verify.err()).startsWith("beamsave: error: s3://backups/rot/payroll.bsave: shard ")
         .contains("; damaged file");
     Cli restore = run(port, "restore", "--image", "s3://backups/rot/payroll.bsave",
-        "--target", dir.resolve("restored-rot"), "--quiet");
+        "--target", work.resolve("restored-rot"), "--quiet");
     assertThat(restore.exit()).isEqualTo(1);
     assertThat(restore.err()).contains("s3://backups/rot/payroll.bsave: shard ");
   }
@@ -255,7 +279,37 @@ class ObjectStorageTest {
     assertThat(noServer.err().strip())
         .isEqualTo("beamsave: error: s3://backups/x.bsave: cannot connect to http://127.0.0.1:1:"
             + " connection refused (is the S3 server running? check --s3-endpoint)");
-    Cli badUri = Cli.run("download", "--from", "s3://x/y", "--to", dir.resolve("z"));
+    Cli badUri = Cli.run("download", "--from", "s3://x/y", "--to", work.resolve("z"));
     assertThat(badUri.err().strip()).isEqualTo("beamsave: error: s3://x/y: 'x' is not a valid bucket name");
+  }
+
+  /**
+   * What a killed save leaves in the store (an unfinished upload beside a finished image) is
+   * listed by cleanup, removed with --yes, and the finished image is left whole.
+   */
+  @Test
+  void cleanupRemovesAnUnfinishedUploadAndLeavesTheFinishedImage() throws Exception {
+    int port = server.port();
+    ok(port, "upload", "--from", image, "--to", "s3://backups/tidy/payroll.bsave", "--quiet");
+    S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+    String id = store.createMultipart("tidy/killed.bsave", "application/octet-stream",
+        java.util.Map.of());
+    byte[] part = new byte[5 << 20];
+    new java.util.Random(7).nextBytes(part);
+    store.uploadPart("tidy/killed.bsave", id, 1, part, part.length,
+        io.beamsave.transforms.store.Md5.of(part, 0, part.length), null);
+    assertThat(store.uploads("tidy/")).extracting(Store.Upload::key)
+        .containsExactly("tidy/killed.bsave");
+
+    Cli dry = ok(port, "cleanup", "--at", "s3://backups/tidy");
+    assertThat(dry.out()).contains("would remove").contains("s3://backups/tidy/killed.bsave")
+        .doesNotContain("payroll");
+    assertThat(store.uploads("tidy/")).hasSize(1);
+    Cli clean = ok(port, "cleanup", "--at", "s3://backups/tidy", "--yes");
+    assertThat(clean.out()).contains("s3://backups/tidy/killed.bsave");
+    assertThat(store.uploads("tidy/")).isEmpty();
+    ok(port, "verify", "s3://backups/tidy/payroll.bsave", "--quiet");
+    assertThat(ok(port, "cleanup", "--at", "s3://backups/tidy").out())
+        .contains("nothing left by failed or killed runs");
   }
 }

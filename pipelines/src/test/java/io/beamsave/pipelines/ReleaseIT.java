@@ -42,6 +42,13 @@ class ReleaseIT {
     }
     Path root = Files.createDirectories(work.resolve("opt"));
     run(List.of("tar", "-xzf", tarball.toString(), "-C", root.toString()), null, null);
+    // The Flink session cluster's jars, which unpack over the release (cluster/flink-LINE/).
+    try (Stream<Path> s = Files.list(Path.of("..", "deploy", "flink", "target"))) {
+      Path cluster = s.filter(p -> p.getFileName().toString()
+              .matches("beamsave-flink-cluster-.*\\.tar\\.gz"))
+          .findFirst().orElseThrow(() -> new AssertionError("no cluster tarball in deploy/flink"));
+      run(List.of("tar", "-xzf", cluster.toString(), "-C", root.toString()), null, null);
+    }
     try (Stream<Path> s = Files.list(root)) {
       install = s.findFirst().orElseThrow();
     }
@@ -70,6 +77,12 @@ class ReleaseIT {
 
   /** Runs {@code cmd} with only PATH, HOME and the locale set; returns its exit and output. */
   static LauncherIT.Run run(List<String> cmd, String path, Path home) throws Exception {
+    return run(cmd, path, home, false);
+  }
+
+  /** As {@link #run(List, String, Path)}; with {@code mayFail}, a failure is returned too. */
+  static LauncherIT.Run run(List<String> cmd, String path, Path home, boolean mayFail)
+      throws Exception {
     Path out = Files.createTempFile("out", ".txt");
     Path err = Files.createTempFile("err", ".txt");
     try {
@@ -87,7 +100,7 @@ class ReleaseIT {
       }
       LauncherIT.Run r = new LauncherIT.Run(p.exitValue(), Files.readString(out),
           Files.readString(err));
-      if (path == null && r.exit() != 0) {
+      if (path == null && !mayFail && r.exit() != 0) {
         throw new AssertionError(cmd + ": " + r.err());
       }
       return r;
@@ -99,17 +112,30 @@ class ReleaseIT {
 
   /** The unpacked bin/beamsave, as nobody when root, with the fake Maven first on the PATH. */
   LauncherIT.Run beamsave(Path home, Object... args) throws Exception {
+    return asNobody(home, install.resolve("bin/beamsave"), args);
+  }
+
+  /** A program of the unpacked release, as {@link #beamsave} runs bin/beamsave. */
+  LauncherIT.Run asNobody(Path home, Path program, Object... args) throws Exception {
+    return run(nobody(program, args), path(), home);
+  }
+
+  List<String> nobody(Path program, Object... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     if (isRoot()) {
       cmd.addAll(List.of("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"));
     }
-    cmd.add(install.resolve("bin/beamsave").toString());
+    cmd.add(program.toString());
     for (Object a : args) {
       cmd.add(String.valueOf(a));
     }
-    String path = work.resolve("fake-bin") + ":" + Path.of(System.getProperty("java.home"), "bin")
+    return cmd;
+  }
+
+  /** The fake Maven first, then this Java, then the system's programs. */
+  String path() {
+    return work.resolve("fake-bin") + ":" + Path.of(System.getProperty("java.home"), "bin")
         + ":/usr/local/bin:/usr/bin:/bin";
-    return run(cmd, path, home);
   }
 
   /** Makes {@code dir} (a tree) the unprivileged user's, so a restore as that user matches it. */
@@ -218,7 +244,7 @@ class ReleaseIT {
       assertThat(s.map(p -> p.getFileName().toString()))
           .contains("beamsave.1", "beamsave-save.1", "beamsave-restore.1", "beamsave-verify.1",
               "beamsave-images.1", "beamsave-prune.1")
-          .allMatch(n -> n.matches("beamsave(-[a-z]+)?\\.1"));
+          .allMatch(n -> n.matches("beamsave(-[a-z0-9-]+)?\\.1"));
     }
     String save = Files.readString(man1.resolve("beamsave-save.1"));
     assertThat(save).contains(".TH \"BEAMSAVE\\-SAVE\" \"1\"")
@@ -227,5 +253,176 @@ class ReleaseIT {
         .contains("\\*(Aqvar/log/*.gz\\*(Aq")
         .doesNotContain("pass:c[");
     assertThat(Files.readString(man1.resolve("beamsave.1"))).contains(".SH \"COMMANDS\"");
+  }
+
+  @Test
+  void theUnpackedReleaseRunsTheDemoToAnIdenticalRestoreFromItsOwnS3Server() throws Exception {
+    Path source = Files.createDirectories(work.resolve("data/source"));
+    Trees.unicodeNames(source);
+    Trees.mixedData(source, 4 << 20);
+    Path home = Files.createDirectories(work.resolve("home"));
+    giveToNobody(work.resolve("data"));
+    giveToNobody(home);
+    LauncherIT.Run demo = beamsave(home, "demo", "--source", source, "--work",
+        work.resolve("data/demo"), "--codecs", "zstd:3");
+    assertThat(demo.exit()).as(demo.err()).isZero();
+    assertThat(demo.out()).contains("started S3Proxy on http://127.0.0.1:")
+        .contains("restored tree is identical to " + source);
+    assertThat(mvnCalled).doesNotExist();
+  }
+
+  @Test
+  void theReleasesS3ServerTakesASaveThatVerifiesAndRestoresAndStopsOnSigterm() throws Exception {
+    Path lib = Files.createDirectories(work.resolve("data/lib"));
+    Trees.mixedData(lib, 3 << 20);
+    Trees.unicodeNames(lib);
+    Path home = Files.createDirectories(work.resolve("home"));
+    Path objects = Files.createDirectories(work.resolve("data/s3"));
+    giveToNobody(work.resolve("data"));
+    giveToNobody(home);
+    Path out = Files.createTempFile(work, "s3-server", ".out");
+    Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rw-rw-rw-"));
+    ProcessBuilder pb = new ProcessBuilder(nobody(install.resolve("bin/beamsave"), "s3-server",
+        "--dir", objects, "--port", "0", "--bucket", "trial"));
+    pb.environment().clear();
+    pb.environment().putAll(java.util.Map.of("PATH", path(), "HOME", home.toString(),
+        "LC_ALL", "C.UTF-8"));
+    Process server = pb.redirectErrorStream(true).redirectOutput(out.toFile()).start();
+    try {
+      String endpoint = null;
+      for (int i = 0; i < 600 && endpoint == null; i++) {
+        java.util.regex.Matcher m = java.util.regex.Pattern
+            .compile("at (http://127\\.0\\.0\\.1:[0-9]+)").matcher(Files.readString(out));
+        if (m.find()) {
+          endpoint = m.group(1);
+        } else {
+          assertThat(server.isAlive()).as(Files.readString(out)).isTrue();
+          Thread.sleep(100);
+        }
+      }
+      assertThat(endpoint).as(Files.readString(out)).isNotNull();
+      assertThat(Files.readString(out)).contains("export AWS_ACCESS_KEY_ID=");
+      // The credentials it printed, as an operator would export them.
+      String exports = Files.readString(out).lines().filter(l -> l.contains("export "))
+          .findFirst().orElseThrow().trim().substring("export ".length());
+      List<Object> withKeys = new ArrayList<>(List.of("env"));
+      withKeys.addAll(List.of((Object[]) exports.split(" ")));
+      withKeys.add(install.resolve("bin/beamsave"));
+      String image = "s3://trial/lib.bsave";
+      LauncherIT.Run save = run(nobodyEnv(withKeys, "save", "--library", lib, "--image", image,
+          "--s3-endpoint", endpoint, "--quiet"), path(), home);
+      assertThat(save.exit()).as(save.err()).isZero();
+      assertThat(objects.resolve("trial/lib.bsave")).isRegularFile();
+      LauncherIT.Run verify = run(nobodyEnv(withKeys, "verify", image, "--s3-endpoint",
+          endpoint), path(), home);
+      assertThat(verify.exit()).as(verify.err()).isZero();
+      Path target = work.resolve("data/restored");
+      LauncherIT.Run restore = run(nobodyEnv(withKeys, "restore", image, "--target", target,
+          "--s3-endpoint", endpoint, "--quiet"), path(), home);
+      assertThat(restore.exit()).as(restore.err()).isZero();
+      assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+    } finally {
+      server.destroy(); // SIGTERM, as an operator's kill or systemd would send
+      assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(server.exitValue()).isEqualTo(128 + 15);
+    // Its S3Proxy went with it: nothing is left serving the directory.
+    assertThat(run(List.of("pgrep", "-f", objects + "/s3proxy.properties"), null, null, true)
+        .exit()).isEqualTo(1);
+    assertThat(mvnCalled).doesNotExist();
+  }
+
+  /** The ends of a cluster's logs, for a failure's message. */
+  static String logs(Path dir) {
+    StringBuilder b = new StringBuilder();
+    try (Stream<Path> s = Files.list(dir)) {
+      for (Path log : s.sorted().toList()) {
+        List<String> lines = Files.readAllLines(log);
+        b.append("\n== ").append(log.getFileName()).append('\n')
+            .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+      }
+    } catch (IOException e) {
+      b.append(e);
+    }
+    return b.toString();
+  }
+
+  private List<String> nobodyEnv(List<Object> envAndProgram, Object... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    if (isRoot()) {
+      cmd.addAll(List.of("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"));
+    }
+    envAndProgram.forEach(a -> cmd.add(String.valueOf(a)));
+    for (Object a : args) {
+      cmd.add(String.valueOf(a));
+    }
+    return cmd;
+  }
+
+  /**
+   * deploy/flink/start-cluster.sh from the unpacked release, with no Maven to call: a session
+   * cluster of the Flink beamsave is built for, which says so on its REST API, takes a save given
+   * only its address (bin/beamsave picks the runner of its line by asking it), and the image
+   * restores identical on the DirectRunner.
+   */
+  @Test
+  void aClusterStartedFromTheUnpackedReleaseRunsASaveGivenOnlyItsAddress() throws Exception {
+    Path lib = Files.createDirectories(work.resolve("data/lib"));
+    Trees.mixedData(lib, 24 << 20);
+    Trees.linksAndEmpties(lib);
+    Trees.unicodeNames(lib);
+    Path home = Files.createDirectories(work.resolve("home"));
+    Path flink = Files.createDirectories(work.resolve("data/flink"));
+    giveToNobody(work.resolve("data"));
+    giveToNobody(home);
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    Path scripts = install.resolve("deploy/flink");
+    try {
+      LauncherIT.Run start = asNobody(home, scripts.resolve("start-cluster.sh"), flink, 1, port);
+      assertThat(start.exit()).as(() -> start.err() + start.out() + logs(flink.resolve("log")))
+          .isZero();
+      assertThat(Files.readString(flink.resolve("classpath")))
+          .contains(install.resolve("cluster").toString());
+      com.fasterxml.jackson.databind.JsonNode config =
+          new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+              java.net.URI.create("http://127.0.0.1:" + port + "/config").toURL());
+      assertThat(config.get("flink-version").asText())
+          .isEqualTo(io.beamsave.pipelines.cli.BuildInfo.flinkVersion());
+
+      Path image = work.resolve("data/lib.bsave");
+      LauncherIT.Run save = beamsave(home, "save", "--library", lib, "--image", image, "--quiet",
+          "--", "--runner=FlinkRunner", "--flinkMaster=127.0.0.1:" + port);
+      assertThat(save.exit()).as(save.err()).isZero();
+      com.fasterxml.jackson.databind.JsonNode jobs =
+          new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+              java.net.URI.create("http://127.0.0.1:" + port + "/jobs/overview").toURL());
+      assertThat(jobs.get("jobs")).hasSize(1);
+      assertThat(jobs.get("jobs").get(0).get("state").asText()).isEqualTo("FINISHED");
+
+      Path target = work.resolve("data/restored");
+      LauncherIT.Run restore =
+          beamsave(home, "restore", "--image", image, "--target", target, "--quiet");
+      assertThat(restore.exit()).as(restore.err()).isZero();
+      assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+
+      // A line the release does not carry is refused before anything runs, naming both.
+      LauncherIT.Run other = beamsave(home, "save", "--library", lib, "--image",
+          work.resolve("data/other.bsave"), "--flink-version", "2.0.1", "--quiet", "--",
+          "--runner=FlinkRunner", "--flinkMaster=127.0.0.1:" + port);
+      assertThat(other.exit()).isEqualTo(1);
+      assertThat(other.err().strip()).startsWith("beamsave: error: no Flink runner for Flink 2.0.1")
+          .contains("carries the runner for Flink "
+              + io.beamsave.pipelines.runner.FlinkRunnerLine.line(
+                  io.beamsave.pipelines.cli.BuildInfo.flinkVersion()))
+          .doesNotContain("\n");
+      assertThat(work.resolve("data/other.bsave")).doesNotExist();
+    } finally {
+      asNobody(home, scripts.resolve("stop-cluster.sh"), flink);
+    }
+    assertThat(mvnCalled).as("the cluster came from the release's jars").doesNotExist();
   }
 }

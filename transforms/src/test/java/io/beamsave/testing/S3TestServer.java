@@ -18,7 +18,8 @@ import org.jclouds.blobstore.BlobStoreContext;
  * {@code aws.accessKeyId}/{@code aws.secretAccessKey} system properties, as it would in
  * production from the environment.
  */
-public final class S3TestServer implements AutoCloseable {
+public final class S3TestServer implements TestS3 {
+  public static final String NAME = "S3Proxy";
   public static final String ACCESS_KEY = "beamsave-test";
   public static final String SECRET_KEY = "beamsave-test-secret";
 
@@ -65,18 +66,22 @@ public final class S3TestServer implements AutoCloseable {
     return new S3TestServer(proxy, context, root);
   }
 
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  /** S3Proxy's filesystem backend takes a conditional write whatever the condition. */
+  @Override
+  public boolean enforcesConditionalWrites() {
+    return false;
+  }
+
+  @Override
   public int port() {
     return proxy.getPort();
   }
 
-  public String endpoint() {
-    return "http://127.0.0.1:" + port();
-  }
-
-  /** Settings for this server (path-style, few attempts so failing tests fail fast). */
-  public S3Settings settings() {
-    return settings(port());
-  }
 
   /** Settings for a server (or a proxy in front of it) on {@code port}. */
   public static S3Settings settings(int port) {
@@ -84,6 +89,7 @@ public final class S3TestServer implements AutoCloseable {
   }
 
   /** Where the object {@code bucket/key} lies on disk. */
+  @Override
   public Path file(String bucket, String key) {
     return root.resolve(bucket).resolve(key);
   }

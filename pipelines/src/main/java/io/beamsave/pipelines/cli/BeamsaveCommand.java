@@ -16,7 +16,7 @@ import picocli.CommandLine.ScopeType;
 @Command(
     name = "beamsave",
     mixinStandardHelpOptions = true,
-    version = "beamsave 0.1.0",
+    versionProvider = BuildInfo.class,
     footer = {
       "%nExamples:",
       "  beamsave demo                       # the whole cycle on a sample tree",
@@ -78,6 +78,7 @@ public final class BeamsaveCommand implements Runnable {
       CompareCommand.class,
       CodecsCommand.class,
       DemoCommand.class,
+      S3ServerCommand.class,
       CommandLine.HelpCommand.class);
 
   private static java.util.Map<String, Class<?>> subcommands(Class<?>... commands) {

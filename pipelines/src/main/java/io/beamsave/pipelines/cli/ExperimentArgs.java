@@ -43,10 +43,7 @@ final class ExperimentArgs {
       CommandLine commandLine, Measure measure) throws IOException {
     PrintWriter out = commandLine.getOut();
     PipelineOptions options = pipeline.options();
-    // The version as --version prints it, whichever way the top command comes by it.
-    String[] version = commandLine.getCommandSpec().root().version();
-    ReportHeader header = ReportHeader.here(
-        version.length == 0 ? "unknown" : version[0].replaceFirst("^beamsave ", ""),
+    ReportHeader header = ReportHeader.here(BuildInfo.version(),
         library.toAbsolutePath().toString(), options.getRunner().getSimpleName());
     Path work = Files.createTempDirectory("beamsave-experiment-");
     try {

@@ -28,6 +28,15 @@ final class PipelineArgs {
               + " (a line each time), and with --json a JSON line each time.")
   Double progressInterval;
 
+  @Option(
+      names = "--flink-version",
+      paramLabel = "VERSION",
+      description =
+          "The Flink version of the cluster given with --flinkMaster, such as 1.20 or 1.20.5:"
+              + " picks the Flink runner of that line (bin/beamsave) instead of asking the"
+              + " cluster's REST API. Default: $BEAMSAVE_FLINK_VERSION, else asked of the cluster.")
+  String flinkVersion;
+
   @Spec(Spec.Target.MIXEE)
   CommandSpec command;
 
@@ -36,7 +45,7 @@ final class PipelineArgs {
   }
 
   PipelineOptions options() {
-    return BeamOptions.parse(beamArgs());
+    return BeamOptions.parse(beamArgs(), flinkVersion);
   }
 
   /** Where progress goes: to {@code err}, as JSON lines to {@code out} with --json, or nowhere. */

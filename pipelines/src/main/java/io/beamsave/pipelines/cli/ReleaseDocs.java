@@ -50,7 +50,8 @@ public final class ReleaseDocs {
     CommandLine pages = BeamsaveCommand.commandLine();
     // picocli wraps the synopsis at the usage width, mid-label if need be; man fills it.
     pages.setUsageHelpWidth(10_000);
-    examplesAsSection(pages, pages.getCommandSpec().version());
+    // The pages' footers name beamsave's version alone.
+    examplesAsSection(pages, new String[] {"beamsave " + BuildInfo.version()});
     Method generate = Class.forName("picocli.codegen.docgen.manpage.ManPageGenerator")
         .getMethod("generateManPage", File.class, File.class, boolean[].class, boolean.class,
             CommandLine.Model.CommandSpec[].class);

@@ -27,24 +27,36 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
 public final class BeamOptions {
   private BeamOptions() {}
 
-  /** The options the registrars of Beam's core and Flink runner would register. */
-  private static final List<Class<? extends PipelineOptions>> FLINK_OPTIONS = List.of(
-      org.apache.beam.runners.flink.FlinkPipelineOptions.class,
-      org.apache.beam.sdk.options.ManualDockerEnvironmentOptions.class,
-      org.apache.beam.sdk.options.RemoteEnvironmentOptions.class,
-      org.apache.beam.sdk.transforms.resourcehints.ResourceHintsOptions.class,
-      org.apache.beam.sdk.util.construction.ExternalTranslationOptions.class);
+  /**
+   * The options the registrars of Beam's core and Flink runner would register. Named, not
+   * referred to: the runner is on the class path only of runs on Flink (lib/flink-LINE/).
+   */
+  private static final List<String> FLINK_OPTIONS = List.of(
+      FlinkRunnerLine.RUNNER_PACKAGE + ".FlinkPipelineOptions",
+      "org.apache.beam.sdk.options.ManualDockerEnvironmentOptions",
+      "org.apache.beam.sdk.options.RemoteEnvironmentOptions",
+      "org.apache.beam.sdk.transforms.resourcehints.ResourceHintsOptions",
+      "org.apache.beam.sdk.util.construction.ExternalTranslationOptions");
 
   public static PipelineOptions parse(List<String> beamArgs) {
+    return parse(beamArgs, null);
+  }
+
+  /**
+   * As {@link #parse(List)}, with the cluster's Flink version as the operator told it ({@code
+   * --flink-version}, or null to ask the cluster).
+   */
+  public static PipelineOptions parse(List<String> beamArgs, String flinkVersion) {
     List<String> args = new ArrayList<>(beamArgs);
     defaultTo(args, "enforceImmutability", "false");
     defaultTo(args, "enforceEncodability", "false");
     defaultTo(args, "targetParallelism", String.valueOf(Runtime.getRuntime().availableProcessors()));
     defaultTo(args, "blockOnRun", "false");
     if (args.stream().anyMatch(BeamOptions::namesFlink)) {
+      FlinkRunnerLine.requireRunner();
       // The jar registers only the default and DirectRunner options (see its pom).
-      for (Class<? extends PipelineOptions> o : FLINK_OPTIONS) {
-        PipelineOptionsFactory.register(o);
+      for (String name : FLINK_OPTIONS) {
+        PipelineOptionsFactory.register(optionsClass(name));
       }
       // Elements are never changed after output, so Flink's defensive copies are waste.
       defaultTo(args, "fasterCopy", "true");
@@ -56,6 +68,8 @@ public final class BeamOptions {
         defaultTo(args, "useDataStreamForBatch", "true");
       }
       if (!embeddedFlink(args)) {
+        FlinkRunnerLine.checkCluster(master(args), flinkVersion != null ? flinkVersion
+            : System.getenv(FlinkRunnerLine.ENVIRONMENT));
         // Job.run polls a cluster's job itself, faster than Flink's client would.
         defaultTo(args, "attachedMode", "false");
       } else if (!has(args, "flinkConfDir")) {
@@ -65,6 +79,11 @@ public final class BeamOptions {
           && !has(args, "filesToStage")) {
         // Flink needs a jar to submit; an empty one makes every class come from the cluster's.
         args.add("--filesToStage=" + emptyJar());
+      } else if (!embeddedFlink(args) && !has(args, "filesToStage")) {
+        String stage = jarsToStage();
+        if (!stage.isEmpty()) {
+          args.add("--filesToStage=" + stage);
+        }
       }
     }
     PipelineOptionsFactory.register(DirectOptions.class);
@@ -75,6 +94,14 @@ public final class BeamOptions {
           .create();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bad Beam option: " + e.getMessage(), e);
+    }
+  }
+
+  private static Class<? extends PipelineOptions> optionsClass(String name) {
+    try {
+      return Class.forName(name).asSubclass(PipelineOptions.class);
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException("the Flink runner's " + name + " is missing", e);
     }
   }
 
@@ -91,6 +118,28 @@ public final class BeamOptions {
 
   private static boolean has(List<String> args, String name) {
     return args.stream().anyMatch(a -> a.equals("--" + name) || a.startsWith("--" + name + "="));
+  }
+
+  private static String master(List<String> args) {
+    return args.stream().filter(a -> a.startsWith("--flinkMaster="))
+        .map(a -> a.substring("--flinkMaster=".length())).reduce((a, b) -> b).orElse("");
+  }
+
+  /**
+   * The jars a job ships to a cluster: those of the class path, less Flink's own (a cluster has
+   * them; they are most of lib/flink-LINE/). Empty when the class path holds no jar (a build's
+   * classes directories), leaving Beam's default.
+   */
+  private static String jarsToStage() {
+    List<String> jars = new ArrayList<>();
+    for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
+      Path p = Path.of(entry);
+      String name = p.getFileName() == null ? "" : p.getFileName().toString();
+      if (name.endsWith(".jar") && !name.startsWith("flink-") && Files.isRegularFile(p)) {
+        jars.add(p.toAbsolutePath().toString());
+      }
+    }
+    return String.join(",", jars);
   }
 
   private static boolean embeddedFlink(List<String> args) {

@@ -53,7 +53,9 @@ public final class Job {
       boolean tty = System.console() != null;
       long every = err instanceof ProgressOutput po ? (long) (po.intervalSeconds() * 1e9)
           : tty ? 1_000_000_000L : 10_000_000_000L;
-      boolean detachedFlink = DetachedFlinkJob.is(result);
+      // The runner's classes are loaded only on runs that use it (lib/flink-LINE/).
+      boolean detachedFlink = p.getOptions().getRunner().getSimpleName().equals("FlinkRunner")
+          && DetachedFlinkJob.is(result);
       long lastPrint = System.nanoTime();
       if (flink == null && progress != null && err instanceof ProgressOutput po
           && po.showsStart()) {

@@ -32,13 +32,20 @@ public final class LocalS3Server implements AutoCloseable {
 
   /** Starts a server storing under {@code root}, with {@code buckets} (as directories). */
   public static LocalS3Server start(Path root, String... buckets) throws IOException {
+    return start(root, 0, buckets);
+  }
+
+  /** As {@link #start(Path, String...)}, on loopback port {@code port} (0: any free one). */
+  public static LocalS3Server start(Path root, int port, String... buckets) throws IOException {
     Path jar = jar();
     for (String b : buckets) {
       Files.createDirectories(root.resolve(b));
     }
-    int port;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+    try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
+    } catch (java.net.BindException e) {
+      throw new BeamsaveException("port " + port + " on 127.0.0.1 is taken (" + e.getMessage()
+          + "); give another with --port");
     }
     Path props = root.resolve("s3proxy.properties");
     Files.writeString(
@@ -83,8 +90,8 @@ public final class LocalS3Server implements AutoCloseable {
     }
     if (!Files.isRegularFile(jar)) {
       throw new BeamsaveException(
-          "no S3 server to start: " + jar + " is missing (a release leaves it out; run the"
-              + " demo from a checkout, where 'mvn -B package' puts it there, or with --no-s3)");
+          "no S3 server to start: " + jar + " is missing (the release carries it in lib/, and"
+              + " 'mvn -B package' puts it beside the jar in a checkout)");
     }
     return jar;
   }
@@ -112,6 +119,11 @@ public final class LocalS3Server implements AutoCloseable {
 
   public String endpoint() {
     return "http://127.0.0.1:" + port;
+  }
+
+  /** Waits for the server's process to end, and returns its exit status. */
+  public int waitFor() throws InterruptedException {
+    return process.waitFor();
   }
 
   public int port() {

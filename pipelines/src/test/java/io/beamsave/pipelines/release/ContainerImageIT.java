@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.beamsave.pipelines.cli.BuildInfo;
+import io.beamsave.pipelines.runner.FlinkRunnerLine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +49,7 @@ class ContainerImageIT {
     JsonNode ref = index.at("/manifests/0");
     assertThat(ref.at("/mediaType").asText()).isEqualTo("application/vnd.oci.image.manifest.v1+json");
     assertThat(ref.at("/annotations/org.opencontainers.image.ref.name").asText())
-        .isEqualTo("beamsave:" + System.getProperty("project.version", "0.1.0-SNAPSHOT"));
+        .isEqualTo("beamsave:" + io.beamsave.pipelines.cli.BuildInfo.version());
     manifest = JSON.readTree(blob(ref.at("/digest").asText()).toFile());
     config = JSON.readTree(blob(manifest.at("/config/digest").asText()).toFile());
 
@@ -100,7 +102,10 @@ class ContainerImageIT {
     JsonNode c = config.get("config");
     List<String> entrypoint = strings(c.get("Entrypoint"));
     assertThat(entrypoint.get(0)).isEqualTo("/opt/java/bin/java");
-    assertThat(entrypoint).containsSubsequence("-jar", "/opt/beamsave/lib/beamsave.jar")
+    String line = FlinkRunnerLine.line(BuildInfo.flinkVersion());
+    assertThat(entrypoint).containsSubsequence("-cp",
+            "/opt/beamsave/lib/beamsave.jar:/opt/beamsave/lib/flink-" + line + "/*",
+            "io.beamsave.pipelines.cli.BeamsaveCommand")
         .contains("-XX:+UseSerialGC", "-Djava.io.tmpdir=/tmp", "@/opt/beamsave/lib/jvm-opens");
     String user = c.get("User").asText();
     assertThat(user).matches("[1-9][0-9]*:[1-9][0-9]*");
@@ -116,6 +121,14 @@ class ContainerImageIT {
     Path jar = rootfs.resolve("opt/beamsave/lib/beamsave.jar");
     assertThat(jar).isRegularFile();
     assertThat(Files.size(jar)).isEqualTo(Files.size(Path.of("target/beamsave.jar")));
+    // The Flink runner of the image's line, whole.
+    Path runner = Path.of(System.getProperty("beamsave.flink.lib"));
+    try (var built = Files.list(runner); var shipped = Files.list(
+        rootfs.resolve("opt/beamsave/lib").resolve(runner.getFileName()))) {
+      assertThat(shipped.map(p -> p.getFileName().toString()))
+          .containsExactlyInAnyOrderElementsOf(built.map(p -> p.getFileName().toString()).toList())
+          .anyMatch(n -> n.startsWith("beam-runners-flink"));
+    }
     assertThat(Files.readAllLines(rootfs.resolve("opt/beamsave/lib/jvm-opens")))
         .isEqualTo(Files.readAllLines(Path.of("../deploy/flink/jvm-opens")));
     assertThat(rootfs.resolve("opt/java/bin/java")).isExecutable();

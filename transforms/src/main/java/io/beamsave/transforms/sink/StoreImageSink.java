@@ -77,6 +77,12 @@ public final class StoreImageSink implements ImageSink {
   private final String runTag;
   /** The key of an encrypted image; null otherwise. */
   private final ImageKey imageKey;
+  /**
+   * What the image's key held when {@link #prepare} began the upload: {@link Store#ABSENT}, or
+   * the ETag of the image this run replaces ("" where the store gives none); the upload completes
+   * only if the key holds it still, so that no object written meanwhile is silently replaced.
+   */
+  private final String expect;
 
   /**
    * The image {@code image} ({@code s3://B/K}), its small shards staged under {@code staging}
@@ -87,7 +93,7 @@ public final class StoreImageSink implements ImageSink {
       ObjectUri image, ObjectUri staging, S3Settings settings, double linkMbps,
       int parallelParts) {
     this(image.toString(), staging.key().endsWith("/") ? staging.key() : staging.key() + "/",
-        settings, linkMbps, parallelParts, null, null, null);
+        settings, linkMbps, parallelParts, null, null, null, null);
     if (!image.bucket().equals(staging.bucket())) {
       throw new BeamsaveException("staging " + staging + " must be in the bucket of the image "
           + image + " (staged shards are kept beside the image they become part of)");
@@ -96,7 +102,7 @@ public final class StoreImageSink implements ImageSink {
 
   private StoreImageSink(
       String image, String staging, S3Settings settings, double linkMbps, int parallelParts,
-      String uploadId, String runTag, ImageKey key) {
+      String uploadId, String runTag, ImageKey key, String expect) {
     if (parallelParts < 1) {
       throw new IllegalArgumentException("parallel parts must be at least 1");
     }
@@ -108,6 +114,7 @@ public final class StoreImageSink implements ImageSink {
     this.uploadId = uploadId;
     this.runTag = runTag;
     this.imageKey = key;
+    this.expect = expect;
   }
 
   @Override
@@ -118,7 +125,7 @@ public final class StoreImageSink implements ImageSink {
   @Override
   public StoreImageSink encryptedWith(ImageKey newKey) {
     return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, uploadId, runTag,
-        newKey);
+        newKey, expect);
   }
 
   public ObjectUri uri() {
@@ -205,10 +212,11 @@ public final class StoreImageSink implements ImageSink {
   @Override
   public ImageSink prepare() {
     String tag = Long.toHexString(new java.security.SecureRandom().nextLong());
+    String there = store().stat(uri().key()).map(Store.Stat::etag).orElse(Store.ABSENT);
     String id = store().createMultipart(uri().key(), "application/octet-stream",
         Map.of(RUN_TAG, tag));
     return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id, tag,
-        imageKey);
+        imageKey, there);
   }
 
   /**
@@ -552,6 +560,22 @@ public final class StoreImageSink implements ImageSink {
     }
 
     /**
+     * Fails, as a conditional completion would, if the key no longer holds what {@link #prepare}
+     * found there: the check of a store that cannot make the completion conditional.
+     */
+    private void checkStillAsPrepared() {
+      Store.Stat now = store.stat(key).orElse(null);
+      boolean changed = Store.ABSENT.equals(expect) ? now != null
+          : now == null || !expect.isEmpty() && !expect.equals(now.etag());
+      if (changed) {
+        throw new StoreException(StoreException.Kind.CHANGED, store.where(key) + ": "
+            + (Store.ABSENT.equals(expect) ? "another object was written under this key meanwhile"
+                : "the object it was to replace was replaced or removed meanwhile")
+            + "; nothing was written over it");
+      }
+    }
+
+    /**
      * Completes the upload from the parts; returns what is wrong with the object made (null if
      * nothing): its length, its run, and where the store gives multipart ETags, its parts.
      */
@@ -563,11 +587,18 @@ public final class StoreImageSink implements ImageSink {
       done.sort(java.util.Comparator.comparingInt(Store.Part::number));
       String etag = "";
       try {
-        etag = store.complete(key, uploadId, done);
+        if (expect != null) {
+          // Also where the store ignores the condition (S3Proxy): only a race this narrow is
+          // left open there.
+          checkStillAsPrepared();
+        }
+        etag = store.complete(key, uploadId, done, expect);
       } catch (StoreException e) {
-        // A completion whose answer was lost is retried and then finds no such upload: the
-        // object, this run's or not, says whether the first attempt took effect.
-        if (e.kind() != StoreException.Kind.NOT_FOUND || !completedByThisRun(store)) {
+        // A completion whose answer was lost is retried and then finds no such upload, or (with
+        // its condition) the object it made: the object, this run's or not, says whether the
+        // first attempt took effect.
+        if (e.kind() != StoreException.Kind.NOT_FOUND && e.kind() != StoreException.Kind.CHANGED
+            || !completedByThisRun(store)) {
           throw e;
         }
       }

@@ -99,6 +99,12 @@ public final class LocalStore implements Store {
     }
   }
 
+  /** Checked just before the file is renamed into place: a narrow race is left open. */
+  @Override
+  public boolean conditionalWrites() {
+    return false;
+  }
+
   /** Local files have no ETags: {@code etag} is not checked (a reader holds its file open). */
   @Override
   public void read(String key, String etag, long offset, byte[] buf, int off, int len) {
@@ -370,7 +376,16 @@ public final class LocalStore implements Store {
   }
 
   @Override
-  public String complete(String key, String uploadId, List<Part> parts) {
+  public String complete(String key, String uploadId, List<Part> parts, String expect) {
+    if (expect != null) {
+      // Local files have no ETags: a file where none was is all this store can tell.
+      boolean there = stat(key).isPresent();
+      if (expect.equals(ABSENT) ? there : !there) {
+        throw new StoreException(StoreException.Kind.CHANGED, where(key) + ": "
+            + (there ? "another object was written under this key meanwhile"
+                : "the object it was to replace is gone") + "; nothing was written over it");
+      }
+    }
     int last = 0;
     List<Path> files = new ArrayList<>(parts.size());
     for (Part p : parts) {

@@ -161,8 +161,13 @@ public final class RetryingStore implements Store {
   }
 
   @Override
-  public String complete(String key, String uploadId, List<Part> parts) {
-    return call(() -> store.complete(key, uploadId, parts));
+  public String complete(String key, String uploadId, List<Part> parts, String expect) {
+    return call(() -> store.complete(key, uploadId, parts, expect));
+  }
+
+  @Override
+  public boolean conditionalWrites() {
+    return store.conditionalWrites();
   }
 
   @Override

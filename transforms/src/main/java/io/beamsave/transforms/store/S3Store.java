@@ -444,17 +444,39 @@ public final class S3Store implements Store {
   }
 
   @Override
-  public String complete(String key, String uploadId, List<Part> parts) {
+  public String complete(String key, String uploadId, List<Part> parts, String expect) {
     List<CompletedPart> completed = parts.stream()
         .map(p -> CompletedPart.builder().partNumber(p.number()).eTag(p.etag()).build())
         .toList();
-    return unquote(call(
-        where(key),
-        () ->
-            s3.completeMultipartUpload(
-                    r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
-                        .multipartUpload(m -> m.parts(completed)))
-                .eTag()));
+    String ifNoneMatch = ABSENT.equals(expect) ? "*" : null;
+    String ifMatch = expect == null || expect.isEmpty() || ABSENT.equals(expect) ? null
+        : "\"" + expect + "\"";
+    try {
+      return unquote(call(
+          where(key),
+          () ->
+              s3.completeMultipartUpload(
+                      r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
+                          .ifNoneMatch(ifNoneMatch).ifMatch(ifMatch)
+                          .multipartUpload(m -> m.parts(completed)))
+                  .eTag()));
+    } catch (StoreException e) {
+      if ((ifNoneMatch != null || ifMatch != null)
+          && (e.kind() == StoreException.Kind.CHANGED || conflict(e))) {
+        throw new StoreException(StoreException.Kind.CHANGED, false, where(key) + ": "
+            + (ABSENT.equals(expect) ? "another object was written under this key meanwhile"
+                : "the object it was to replace was replaced or removed meanwhile")
+            + " (" + (ifMatch == null ? "If-None-Match" : "If-Match") + " failed); nothing"
+            + " was written over it", e);
+      }
+      throw e;
+    }
+  }
+
+  /** S3's answer to two conditional writes of one key at once: 409 ConditionalRequestConflict. */
+  private static boolean conflict(StoreException e) {
+    return e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s
+        && s.statusCode() == 409;
   }
 
   @Override

@@ -95,7 +95,27 @@ public interface Store {
   List<Part> parts(String key, String uploadId);
 
   /** Makes the object from {@code parts} (in order); returns its ETag. */
-  String complete(String key, String uploadId, List<Part> parts);
+  default String complete(String key, String uploadId, List<Part> parts) {
+    return complete(key, uploadId, parts, null);
+  }
+
+  /** For {@link #complete(String, String, List, String)}: the key must hold no object. */
+  String ABSENT = "*";
+
+  /**
+   * Makes the object from {@code parts} (in order) only if the key holds what the caller saw
+   * there: nothing ({@link #ABSENT}, S3's {@code If-None-Match: *}), or an object with the ETag
+   * {@code expect} ({@code If-Match}); null makes it whatever is there. Fails with {@link
+   * StoreException.Kind#CHANGED}, completing nothing, when the condition does not hold. A store
+   * that cannot make the write conditional checks the key just before instead (a narrow race
+   * left open, said in {@link #conditionalWrites}). Returns the object's ETag.
+   */
+  String complete(String key, String uploadId, List<Part> parts, String expect);
+
+  /** Whether {@link #complete(String, String, List, String)} is atomic in this store. */
+  default boolean conditionalWrites() {
+    return true;
+  }
 
   /** Drops the upload and its parts. */
   void abort(String key, String uploadId);

@@ -3,6 +3,7 @@ package io.beamsave.transforms.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,21 +19,27 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** One contract, two stores: a local directory and a real S3 server (S3Proxy on loopback). */
+/**
+ * One contract, three stores: a local directory and two real S3 servers on loopback (S3Proxy, and
+ * S3Mock, which is stricter).
+ */
 class StoreContractTest {
   static final String BUCKET = "contract";
 
   @TempDir static Path dir;
   static S3TestServer server;
+  static S3MockServer strict;
 
   @BeforeAll
   static void start() throws Exception {
     server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")), BUCKET);
+    strict = S3MockServer.start(dir.resolve("s3mock"), BUCKET);
   }
 
   @AfterAll
   static void stop() throws Exception {
     server.close();
+    strict.close();
   }
 
   static int roots;
@@ -42,7 +49,12 @@ class StoreContractTest {
     int n = ++roots;
     return Stream.of(
         Stores.open(dir.resolve("local-" + n).toString(), null),
-        Stores.open("s3://" + BUCKET + "/under/prefix-" + n, server.settings()));
+        Stores.open("s3://" + BUCKET + "/under/prefix-" + n, server.settings()),
+        Stores.open("s3://" + BUCKET + "/under/prefix-" + n, strict.settings()));
+  }
+
+  static Stream<Store> storesButS3Mock() {
+    return stores().limit(2);
   }
 
   static byte[] bytes(int n, int seed) {
@@ -108,6 +120,68 @@ class StoreContractTest {
     assertThat(store.stat("m/never")).isEmpty();
     assertThat(store.list("m/")).extracting(Store.Item::key)
         .containsExactly("m/image", "m/staged");
+  }
+
+  /**
+   * An upload aborted leaves alone the object already at its key (the image a save replaces), as
+   * S3 does. Not S3Mock 5.2.0: its abort removes the object too (it keeps an upload's parts
+   * under the object's own directory), a defect of the mock, left out here.
+   */
+  @ParameterizedTest
+  @MethodSource("storesButS3Mock")
+  void anAbortedUploadLeavesTheObjectAlreadyAtItsKey(Store store) {
+    byte[] old = "the image a failed save was to replace".getBytes(StandardCharsets.UTF_8);
+    store.put("a/image", old, old.length, "application/octet-stream", null);
+    String id = store.createMultipart("a/image", "application/octet-stream", Map.of());
+    byte[] part = bytes(5 << 20, 5);
+    store.uploadPart("a/image", id, 1, part, part.length, Md5.of(part, 0, part.length), null);
+    store.abort("a/image", id);
+    assertThat(store.get("a/image")).isEqualTo(old);
+  }
+
+  /**
+   * A completion that expects the key empty, or holding a given object, makes nothing when
+   * another object was written there meanwhile. S3Proxy takes the condition and ignores it
+   * (StoreImageSink checks the key itself just before, for such servers); S3Mock and the local
+   * store refuse.
+   */
+  @Test
+  void aConditionalCompletionMakesNothingWhereAnotherObjectWasWrittenMeanwhile() {
+    int n = ++roots;
+    List<Store> refusing = List.of(Stores.open(dir.resolve("local-" + n).toString(), null),
+        Stores.open("s3://" + BUCKET + "/conditional-" + n, strict.settings()));
+    byte[] mine = bytes(5 << 20, 4);
+    byte[] theirs = "written meanwhile".getBytes(StandardCharsets.UTF_8);
+    for (Store store : refusing) {
+      String id = store.createMultipart("c/new", "application/octet-stream", Map.of());
+      String e1 = store.uploadPart("c/new", id, 1, mine, mine.length,
+          Md5.of(mine, 0, mine.length), null);
+      store.put("c/new", theirs, theirs.length, "text/plain", null);
+      List<Store.Part> parts = List.of(new Store.Part(1, e1, mine.length));
+      assertThatThrownBy(() -> store.complete("c/new", id, parts, Store.ABSENT))
+          .as(store.where("c/new"))
+          .isInstanceOfSatisfying(StoreException.class,
+              e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.CHANGED))
+          .hasMessageContaining("another object was written under this key meanwhile")
+          .hasMessageContaining("c/new");
+      assertThat(store.get("c/new")).as(store.where("c/new")).isEqualTo(theirs);
+
+      // Expecting the object seen, where it was replaced since: refused too.
+      String seen = store.stat("c/new").orElseThrow().etag();
+      byte[] third = "replaced again".getBytes(StandardCharsets.UTF_8);
+      store.put("c/new", third, third.length, "text/plain", null);
+      if (!seen.isEmpty()) {
+        assertThatThrownBy(() -> store.complete("c/new", id, parts, seen))
+            .isInstanceOfSatisfying(StoreException.class,
+                e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.CHANGED))
+            .hasMessageContaining("replaced or removed meanwhile");
+        assertThat(store.get("c/new")).isEqualTo(third);
+      }
+      // Expecting what is there now: made.
+      String now = store.stat("c/new").orElseThrow().etag();
+      store.complete("c/new", id, parts, now);
+      assertThat(store.get("c/new")).isEqualTo(mine);
+    }
   }
 
   @Test

@@ -1,0 +1,105 @@
+package io.beamsave.pipelines.runner;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * The Flink line a run's runner is built for, and whether the cluster it submits to runs the same
+ * one. A Flink client and the cluster it submits to must be of one line (1.20, 2.0, ...): the job
+ * graph is Java-serialised Flink classes. The runner is not in beamsave's jar: each line's lives
+ * in a directory of its own beside it (lib/flink-LINE/), which bin/beamsave adds to the class path
+ * of runs on Flink after asking the cluster's REST API which line it runs. This class checks that
+ * choice from inside, for runs started some other way (the container image, {@code java -cp}).
+ */
+public final class FlinkRunnerLine {
+  private FlinkRunnerLine() {}
+
+  static final String RUNNER_PACKAGE = "org.apache.beam.runners.flink";
+
+  /** Names the cluster's Flink version, as {@code --flink-version} does. */
+  public static final String ENVIRONMENT = "BEAMSAVE_FLINK_VERSION";
+
+  /** Throws, in one line, when no Flink runner is on the class path. */
+  static void requireRunner() {
+    try {
+      Class.forName(RUNNER_PACKAGE + ".FlinkRunner", false, FlinkRunnerLine.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw new IllegalArgumentException("the Flink runner is not on the class path: run beamsave"
+          + " through bin/beamsave, which adds lib/flink-LINE/ for runs on Flink, or add that"
+          + " directory's jars to the class path");
+    }
+  }
+
+  /** The Flink version the runner on the class path runs with, such as 1.20.5. */
+  static String runnerVersion() {
+    try {
+      Object v = Class.forName("org.apache.flink.runtime.util.EnvironmentInformation")
+          .getMethod("getVersion").invoke(null);
+      return String.valueOf(v);
+    } catch (ReflectiveOperationException | LinkageError e) {
+      throw new IllegalStateException("cannot tell the Flink runner's version", e);
+    }
+  }
+
+  /** The line of a Flink version: its first two numbers ({@code 1.20.5} is of 1.20). */
+  public static String line(String version) {
+    String[] parts = version.trim().split("\\.");
+    if (parts.length < 2 || !parts[0].matches("\\d+") || !parts[1].matches("\\d+")) {
+      throw new IllegalArgumentException("not a Flink version: '" + version + "' (such as 1.20)");
+    }
+    return parts[0] + "." + parts[1];
+  }
+
+  /**
+   * Refuses a run whose runner is of another line than the cluster's: {@code told} (from
+   * {@code --flink-version} or {@link #ENVIRONMENT}) when given, else what the cluster at {@code
+   * master} (HOST:PORT) says on its REST API. A cluster that does not answer is left to the
+   * submission to report.
+   */
+  static void checkCluster(String master, String told) {
+    String runner = line(runnerVersion());
+    if (told != null && !told.isBlank()) {
+      if (!line(told).equals(runner)) {
+        throw new IllegalArgumentException("the Flink version given (" + told + ", from"
+            + " --flink-version or $" + ENVIRONMENT + ") is of Flink " + line(told)
+            + ", but this run carries the runner for Flink " + runner + " (lib/flink-" + runner
+            + "); bin/beamsave picks the runner of the line named");
+      }
+      return;
+    }
+    String cluster = clusterVersion(master);
+    if (cluster != null && !line(cluster).equals(runner)) {
+      throw new IllegalArgumentException("the Flink cluster at " + master + " runs Flink " + cluster
+          + ", but this run carries the runner for Flink " + runner + " (lib/flink-" + runner
+          + "): run beamsave through bin/beamsave, which picks the runner of the cluster's line,"
+          + " or submit to a Flink " + runner + " cluster");
+    }
+  }
+
+  /** The Flink version the cluster's REST API reports at {@code /config}, or null if none. */
+  public static String clusterVersion(String master) {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    try {
+      HttpResponse<String> r = http.send(
+          HttpRequest.newBuilder(URI.create("http://" + master + "/config"))
+              .timeout(Duration.ofSeconds(10)).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() != 200) {
+        return null;
+      }
+      JsonNode v = new ObjectMapper().readTree(r.body()).path("flink-version");
+      return v.isTextual() ? v.asText() : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+}
