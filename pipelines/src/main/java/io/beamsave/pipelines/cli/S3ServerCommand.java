@@ -28,10 +28,10 @@ import picocli.CommandLine.Option;
     footer = {
       "%nExamples:",
       "  beamsave s3-server --dir /var/tmp/s3 --bucket backups &",
-      "  export AWS_ACCESS_KEY_ID=" + LocalS3Server.ACCESS_KEY
-          + " AWS_SECRET_ACCESS_KEY=" + LocalS3Server.SECRET_KEY,
-      "  beamsave save --library /srv/data --image s3://backups/data-{utc}.bsave"
-          + " --s3-endpoint http://127.0.0.1:9000"
+      "  export AWS_ACCESS_KEY_ID=" + LocalS3Server.ACCESS_KEY,
+      "  export AWS_SECRET_ACCESS_KEY=" + LocalS3Server.SECRET_KEY,
+      "  export AWS_ENDPOINT_URL=http://127.0.0.1:9000",
+      "  beamsave save --library /srv/data --image s3://backups/data.bsave"
     })
 final class S3ServerCommand implements Callable<Integer> {
   @Option(

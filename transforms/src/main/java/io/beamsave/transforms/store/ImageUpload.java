@@ -168,6 +168,7 @@ public final class ImageUpload {
       Begun begun = begin(size, chunk, existing);
       String uploadId = begun.uploadId();
       boolean resumed = begun.resumed();
+      expect = begun.expect();
       try {
         Sent sent = send(in, chunk, uploadId, existing);
         finish(uploadId, sent);
@@ -184,8 +185,15 @@ public final class ImageUpload {
     }
   }
 
-  /** The upload to send parts to, and whether it is an interrupted one being continued. */
-  private record Begun(String uploadId, boolean resumed) {}
+  /**
+   * The upload to send parts to, whether it is an interrupted one being continued, and what the
+   * key held when it began ({@link Store#ABSENT}, or
+   * the ETag of the object it replaces; null from a state an earlier version wrote).
+   */
+  private record Begun(String uploadId, boolean resumed, String expect) {}
+
+  /** What the key must still hold for the upload to complete: see {@link Begun#expect}. */
+  private String expect;
 
   private Begun begin(long size, long chunk, Map<Integer, Store.Part> existing) {
     ObjectUri stateUri = stateObject(to);
@@ -218,7 +226,7 @@ public final class ImageUpload {
         for (Store.Part p : parts) {
           existing.put(p.number(), p);
         }
-        return new Begun(id, true);
+        return new Begun(id, true, state.getProperty("expect"));
       }
     }
     if (state != null && !o.resume()) {
@@ -228,9 +236,11 @@ public final class ImageUpload {
     Map<String, String> meta = new HashMap<>();
     meta.put(META_CODEC, o.codec().spec());
     meta.put(META_RAW_LENGTH, Long.toString(size));
+    String there = store.stat(to.key()).map(Store.Stat::etag).orElse(Store.ABSENT);
     String id = store.createMultipart(to.key(), o.codec().contentType(), meta);
     Properties p = new Properties();
     p.setProperty("uploadId", id);
+    p.setProperty("expect", there);
     p.setProperty("codec", o.codec().spec());
     p.setProperty("partSize", Long.toString(chunk));
     p.setProperty("imageSize", Long.toString(size));
@@ -248,7 +258,7 @@ public final class ImageUpload {
       abortQuietly(id);
       throw e;
     }
-    return new Begun(id, false);
+    return new Begun(id, false, there);
   }
 
   /** The parts stored for upload {@code id}, or null when there is no such upload any more. */
@@ -441,11 +451,25 @@ public final class ImageUpload {
     String partCount = "-" + sent.md5s.size();
     String etag;
     try {
-      etag = store.complete(to.key(), uploadId, sent.parts);
+      if (expect != null) {
+        // Where the server ignores the condition, this look leaves only a narrow race.
+        Store.Stat now = store.stat(to.key()).orElse(null);
+        if (Store.ABSENT.equals(expect) ? now != null
+            : now == null || !expect.isEmpty() && !expect.equals(now.etag())) {
+          throw new StoreException(StoreException.Kind.CHANGED, to + ": "
+              + (Store.ABSENT.equals(expect) ? "another object was written under this key"
+                  : "the object it was to replace was replaced or removed")
+              + " while the upload ran; nothing was written over it");
+        }
+      }
+      etag = store.complete(to.key(), uploadId, sent.parts, expect);
     } catch (StoreException e) {
-      // A completion whose answer was lost is retried and then finds no such upload: the
-      // object itself says whether the first attempt took effect; the checks below decide.
-      if (e.kind() != StoreException.Kind.NOT_FOUND || store.stat(to.key()).isEmpty()) {
+      // A completion whose answer was lost is retried and then finds no such upload (or, with
+      // its condition, the object it made): the object itself says whether the first attempt
+      // took effect; the checks below decide.
+      boolean retried = e.kind() == StoreException.Kind.NOT_FOUND
+          || e.kind() == StoreException.Kind.CHANGED && e.attempts() > 1;
+      if (!retried || store.stat(to.key()).isEmpty()) {
         throw e;
       }
       etag = "";

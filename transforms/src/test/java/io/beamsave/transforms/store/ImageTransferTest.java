@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.luben.zstd.ZstdInputStream;
 import io.beamsave.testing.FaultProxy;
+import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.BeamsaveException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.AfterAll;
@@ -167,6 +169,46 @@ class ImageTransferTest {
     assertThat(Files.readAllBytes(server.file(BUCKET, to.key()))).isEqualTo(all);
     assertThat(raw.uploadsInProgress(to.key())).isEmpty();
     assertThat(store.stat(ImageUpload.stateObject(to).key())).isEmpty();
+  }
+
+  /**
+   * An upload interrupted while its key was empty, resumed after another writer put an object
+   * there, is refused rather than replacing that object; on S3Mock, which enforces the
+   * completion's If-None-Match, and on S3Proxy, which the look before completing covers.
+   */
+  @Test
+  void aResumedUploadDoesNotReplaceAnObjectWrittenWhileItWasInterrupted() throws Exception {
+    try (S3MockServer strict = S3MockServer.start(dir.resolve("s3mock"), BUCKET)) {
+      for (Store at : List.of(store,
+          Stores.bucketOf(new ObjectUri(BUCKET, ""), strict.settings()))) {
+        ObjectUri to = new ObjectUri(BUCKET, "appeared.bsave");
+        String id = at.createMultipart(to.key(), "application/octet-stream",
+            java.util.Map.of(ImageUpload.META_CODEC, "none"));
+        byte[] all = Files.readAllBytes(image);
+        java.util.Properties state = new java.util.Properties();
+        state.setProperty("uploadId", id);
+        state.setProperty("codec", "none");
+        state.setProperty("partSize", Long.toString(PART));
+        state.setProperty("imageSize", Long.toString(all.length));
+        state.setProperty("expect", Store.ABSENT);
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        state.store(b, null);
+        at.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain", null);
+        byte[] theirs = "another writer's".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        at.put(to.key(), theirs, theirs.length, "application/octet-stream", null);
+
+        assertThatThrownBy(() -> ImageUpload.upload(at, image, to, options("none", true), null))
+            .hasMessageContaining("s3://" + BUCKET + "/appeared.bsave: another object was"
+                + " written under this key while the upload ran; nothing was written over it");
+        if (at == store) {
+          // (S3Mock's abort removes the object as well: a defect of the mock.)
+          assertThat(at.get(to.key())).isEqualTo(theirs);
+        }
+        // A fresh upload means to replace what is there, and does.
+        ImageUpload.upload(at, image, to, options("none", false), null);
+        assertThat(at.get(to.key())).isEqualTo(all);
+      }
+    }
   }
 
   @Test
