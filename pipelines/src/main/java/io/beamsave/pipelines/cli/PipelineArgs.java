@@ -45,7 +45,7 @@ final class PipelineArgs {
   }
 
   PipelineOptions options() {
-    return BeamOptions.parse(beamArgs(), flinkVersion);
+    return BeamOptions.forRun(beamArgs(), flinkVersion);
   }
 
   /** Where progress goes: to {@code err}, as JSON lines to {@code out} with --json, or nowhere. */

@@ -39,14 +39,19 @@ public final class BeamOptions {
       "org.apache.beam.sdk.util.construction.ExternalTranslationOptions");
 
   public static PipelineOptions parse(List<String> beamArgs) {
-    return parse(beamArgs, null);
+    return parse(beamArgs, false, null);
   }
 
   /**
-   * As {@link #parse(List)}, with the cluster's Flink version as the operator told it ({@code
-   * --flink-version}, or null to ask the cluster).
+   * As {@link #parse(List)} for a run: a session cluster's Flink line is checked against the
+   * runner's ({@link FlinkRunnerLine}), by the version the operator told ({@code
+   * --flink-version}), else by asking the cluster.
    */
-  public static PipelineOptions parse(List<String> beamArgs, String flinkVersion) {
+  public static PipelineOptions forRun(List<String> beamArgs, String flinkVersion) {
+    return parse(beamArgs, true, flinkVersion);
+  }
+
+  private static PipelineOptions parse(List<String> beamArgs, boolean run, String flinkVersion) {
     List<String> args = new ArrayList<>(beamArgs);
     defaultTo(args, "enforceImmutability", "false");
     defaultTo(args, "enforceEncodability", "false");
@@ -67,9 +72,11 @@ public final class BeamOptions {
         // job's own strategy only from the ExecutionConfig calls Beam makes for DataStream jobs.
         defaultTo(args, "useDataStreamForBatch", "true");
       }
-      if (!embeddedFlink(args)) {
+      if (!embeddedFlink(args) && run) {
         FlinkRunnerLine.checkCluster(master(args), flinkVersion != null ? flinkVersion
             : System.getenv(FlinkRunnerLine.ENVIRONMENT));
+      }
+      if (!embeddedFlink(args)) {
         // Job.run polls a cluster's job itself, faster than Flink's client would.
         defaultTo(args, "attachedMode", "false");
       } else if (!has(args, "flinkConfDir")) {

@@ -59,8 +59,9 @@ public final class FlinkRunnerLine {
   /**
    * Refuses a run whose runner is of another line than the cluster's: {@code told} (from
    * {@code --flink-version} or {@link #ENVIRONMENT}) when given, else what the cluster at {@code
-   * master} (HOST:PORT) says on its REST API. A cluster that does not answer is left to the
-   * submission to report.
+   * master} (HOST:PORT) says on its REST API. A cluster that cannot be reached, or a server that
+   * is no Flink REST API, is refused too, in one line and within seconds (Flink's client would
+   * take a minute and say "Channel became inactive").
    */
   static void checkCluster(String master, String told) {
     String runner = line(runnerVersion());
@@ -73,8 +74,20 @@ public final class FlinkRunnerLine {
       }
       return;
     }
-    String cluster = clusterVersion(master);
-    if (cluster != null && !line(cluster).equals(runner)) {
+    String cluster;
+    try {
+      cluster = askVersion(master);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("no Flink cluster answers at " + master + ": "
+          + reason(e) + " (check --flinkMaster; --flink-version " + runner
+          + " skips this question)");
+    }
+    if (cluster == null) {
+      throw new IllegalArgumentException("what answers at " + master + " is not a Flink REST API"
+          + " (its GET /config names no flink-version; check --flinkMaster, or give"
+          + " --flink-version " + runner + " to submit anyway)");
+    }
+    if (!line(cluster).equals(runner)) {
       throw new IllegalArgumentException("the Flink cluster at " + master + " runs Flink " + cluster
           + ", but this run carries the runner for Flink " + runner + " (lib/flink-" + runner
           + "): run beamsave through bin/beamsave, which picks the runner of the cluster's line,"
@@ -84,22 +97,57 @@ public final class FlinkRunnerLine {
 
   /** The Flink version the cluster's REST API reports at {@code /config}, or null if none. */
   public static String clusterVersion(String master) {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     try {
-      HttpResponse<String> r = http.send(
-          HttpRequest.newBuilder(URI.create("http://" + master + "/config"))
+      return askVersion(master);
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /**
+   * The Flink version at {@code /config}; null when the answer holds none (not a Flink REST
+   * API, say); throws when nothing answers.
+   */
+  private static String askVersion(String master) throws IOException {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    HttpResponse<String> r;
+    try {
+      r = http.send(HttpRequest.newBuilder(URI.create("http://" + master + "/config"))
               .timeout(Duration.ofSeconds(10)).GET().build(),
           HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 200) {
-        return null;
-      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("not HOST:PORT", e);
+    }
+    if (r.statusCode() != 200) {
+      return null;
+    }
+    try {
       JsonNode v = new ObjectMapper().readTree(r.body()).path("flink-version");
       return v.isTextual() ? v.asText() : null;
     } catch (IOException | RuntimeException e) {
       return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
     }
+  }
+
+  private static String reason(IOException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.nio.channels.UnresolvedAddressException
+          || t instanceof java.net.UnknownHostException) {
+        return "unknown host";
+      }
+    }
+    if (e instanceof java.net.ConnectException) {
+      return "connection refused";
+    }
+    if (e instanceof java.net.http.HttpConnectTimeoutException) {
+      return "no connection within 5 s";
+    }
+    if (e instanceof java.net.http.HttpTimeoutException) {
+      return "no answer within 10 s";
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 }

@@ -54,8 +54,8 @@ class FlinkRunnerLineTest {
           .hasMessageContaining("runner for Flink " + runner)
           .hasMessageNotContaining("\n");
       // Through the options a run parses, before anything is submitted.
-      assertThatThrownBy(() -> BeamOptions.parse(java.util.List.of("--runner=FlinkRunner",
-              "--flinkMaster=" + master(other))))
+      assertThatThrownBy(() -> BeamOptions.forRun(java.util.List.of("--runner=FlinkRunner",
+              "--flinkMaster=" + master(other)), null))
           .hasMessageContaining("runs Flink 2.1.1");
     } finally {
       other.stop(0);
@@ -63,15 +63,36 @@ class FlinkRunnerLineTest {
   }
 
   @Test
-  void aClusterOfTheRunnersLineOrNoneAnsweringIsLetThrough() throws IOException {
+  void aClusterOfTheRunnersLineIsLetThroughAndNoneAnsweringIsRefusedAtOnce() throws IOException {
     HttpServer same = cluster(FlinkRunnerLine.runnerVersion().replaceAll("\\.\\d+$", ".0"));
     try {
       FlinkRunnerLine.checkCluster(master(same), null);
     } finally {
       same.stop(0);
     }
-    // Nothing listens there: the submission reports that, not this check.
-    FlinkRunnerLine.checkCluster(master(same), null);
+    // Nothing listens there now: one line, not Flink's client waiting a minute.
+    assertThatThrownBy(() -> FlinkRunnerLine.checkCluster(master(same), null))
+        .hasMessage("no Flink cluster answers at " + master(same) + ": connection refused"
+            + " (check --flinkMaster; --flink-version "
+            + FlinkRunnerLine.line(FlinkRunnerLine.runnerVersion()) + " skips this question)");
+    assertThatThrownBy(() -> FlinkRunnerLine.checkCluster("no-such-host.invalid:8081", null))
+        .hasMessageContaining("unknown host");
+    // A web server that is no Flink REST API.
+    HttpServer web = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    web.createContext("/", x -> {
+      x.sendResponseHeaders(404, -1);
+      x.close();
+    });
+    web.start();
+    try {
+      assertThatThrownBy(() -> FlinkRunnerLine.checkCluster(master(web), null))
+          .hasMessageContaining("what answers at " + master(web) + " is not a Flink REST API");
+    } finally {
+      web.stop(0);
+    }
+    // Parsing alone (as the deployment manifests' tests do) asks no cluster.
+    BeamOptions.parse(java.util.List.of("--runner=FlinkRunner",
+        "--flinkMaster=" + master(same)));
   }
 
   @Test
