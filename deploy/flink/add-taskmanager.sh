@@ -13,11 +13,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cp=$(cat "$dir/classpath")
 [ -f "$dir/extra-classpath" ] && cp="$cp:$(cat "$dir/extra-classpath")"
 rest_port=$(sed -n 's/^rest.port: *//p' "$dir/conf/config.yaml")
-overview() { (curl -fsS "http://127.0.0.1:$rest_port/overview" 2>/dev/null || true) \
-  | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p'; }
-before=$(overview)
 # shellcheck source=deploy/flink/processes.sh
 . "$here/processes.sh"
+overview() { rest_get /overview | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p'; }
+before=$(overview)
 n=$(($(ls "$dir"/log/taskmanager-*.log 2>/dev/null | wc -l) + 1))
 start "taskmanager-$n" org.apache.flink.runtime.taskexecutor.TaskManagerRunner \
   GET_TM_RESOURCE_PARAMS

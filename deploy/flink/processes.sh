@@ -27,3 +27,14 @@ start() { # NAME MAIN-CLASS RESOURCE-QUERY ARGS...
   echo $! >>"$dir/pids"
 }
 
+# GET http://127.0.0.1:$rest_port$1 from the cluster's REST API: with curl where there is one,
+# else with bash's /dev/tcp (a release needs nothing but Java); empty when it does not answer.
+rest_get() {
+  if command -v curl >/dev/null; then
+    curl -fsS --max-time 5 "http://127.0.0.1:$rest_port$1" 2>/dev/null || true
+  else
+    timeout 5 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" \
+        && printf "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" "$1" >&3 \
+        && head -c 65536 <&3' "$rest_port" "$1" 2>/dev/null | sed '1,/^\r\{0,1\}$/d' || true
+  fi
+}

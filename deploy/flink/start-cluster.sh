@@ -53,8 +53,15 @@ done
 if [ -n "$shipped" ]; then
   ls "$shipped"/*.jar | tr '\n' ':' | sed 's/:$//' >"$dir/classpath"
 elif [ ! -f "$here/../../pom.xml" ] || ! command -v mvn >/dev/null; then
-  echo "start-cluster: no jars of Flink $version here: unpack beamsave-flink-cluster-*.tar.gz" \
-    "over the release (it adds cluster/flink-$line/), or run this from a clone with Maven" >&2
+  have=$( (ls "$here"/../../cluster/flink-*/flink-runtime-*.jar 2>/dev/null || true) \
+    | sed -n 's:.*/flink-runtime-\(.*\)\.jar$:\1:p' | tr '\n' ' ')
+  if [ -n "$have" ]; then
+    echo "start-cluster: no jars of Flink $version here: the release carries Flink ${have% }" \
+      "(unset FLINK_VERSION, or run this from a clone with Maven for another version)" >&2
+  else
+    echo "start-cluster: no jars of Flink $version here: unpack beamsave-flink-cluster-*.tar.gz" \
+      "over the release (it adds cluster/flink-$line/), or run this from a clone with Maven" >&2
+  fi
   exit 1
 elif [ ! -s "$dir/classpath" ] || [ "$here/pom.xml" -nt "$dir/classpath" ] \
     || [ "$(cat "$dir/flink-version" 2>/dev/null)" != "$version" ]; then
@@ -132,8 +139,7 @@ done
 
 # Ready when every TaskManager has registered with the JobManager.
 for _ in $(seq 1 180); do
-  registered=$( (curl -fsS "http://127.0.0.1:$rest_port/overview" 2>/dev/null || true) \
-    | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p')
+  registered=$(rest_get /overview | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p')
   if [ "${registered:-0}" -ge "$taskmanagers" ]; then
     echo "Flink session cluster up: 1 JobManager, $taskmanagers TaskManagers, REST and job" \
       "submission at 127.0.0.1:$rest_port (logs in $dir/log)"

@@ -62,12 +62,22 @@ final class S3ServerCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
+    if (port < 0 || port > 65535) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--port " + port + ": give 0 to 65535");
+    }
     for (String b : buckets) {
-      // S3's own rule for bucket names, which also keeps a name inside --dir.
-      if (!b.matches("[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]") || b.contains("..")) {
+      // S3's own rule for bucket names, which also keeps a name inside --dir; the server's own
+      // files lie there too.
+      if (!b.matches("[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]") || b.contains("..")
+          || b.matches("\\d+\\.\\d+\\.\\d+\\.\\d+") || b.startsWith("s3proxy.")) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--bucket " + b
-            + ": not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)");
+            + ": not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens, not"
+            + " an IP address, not s3proxy.*)");
       }
+    }
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      throw new BeamsaveException("--dir " + dir + ": not a directory");
     }
     Files.createDirectories(dir);
     LocalS3Server server = LocalS3Server.start(dir.toRealPath(), port, buckets.toArray(String[]::new));

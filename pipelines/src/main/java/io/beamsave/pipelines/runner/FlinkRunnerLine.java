@@ -87,12 +87,34 @@ public final class FlinkRunnerLine {
           + " (its GET /config names no flink-version; check --flinkMaster, or give"
           + " --flink-version " + runner + " to submit anyway)");
     }
+    if (!cluster.matches("\\d+\\.\\d+.*")) {
+      throw new IllegalArgumentException("the Flink cluster at " + master + " reports version '"
+          + io.beamsave.transforms.Printable.text(cluster) + "', which is no Flink version; give --flink-version to say"
+          + " which it runs");
+    }
     if (!line(cluster).equals(runner)) {
       throw new IllegalArgumentException("the Flink cluster at " + master + " runs Flink " + cluster
           + ", but this run carries the runner for Flink " + runner + " (lib/flink-" + runner
-          + "): run beamsave through bin/beamsave, which picks the runner of the cluster's line,"
-          + " or submit to a Flink " + runner + " cluster");
+          + "); bin/beamsave --flink-version " + line(cluster) + " picks that line's runner"
+          + " where this beamsave carries one");
     }
+  }
+
+  /**
+   * The REST address of {@code --flinkMaster} as Flink's client reads it: HOST:PORT, HOST (port
+   * 8081) or http(s)://HOST[:PORT].
+   */
+  static URI rest(String master) {
+    String m = master.trim();
+    if (!m.matches("(?i)https?://.*")) {
+      m = "http://" + m;
+    }
+    URI u = URI.create(m);
+    if (u.getHost() == null) {
+      throw new IllegalArgumentException("--flinkMaster " + master + ": not HOST:PORT");
+    }
+    return u.getPort() < 0
+        ? URI.create(u.getScheme() + "://" + u.getRawAuthority() + ":8081") : u;
   }
 
   /** The Flink version the cluster's REST API reports at {@code /config}, or null if none. */
@@ -110,22 +132,28 @@ public final class FlinkRunnerLine {
    */
   private static String askVersion(String master) throws IOException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    HttpResponse<String> r;
+    HttpResponse<java.io.InputStream> r;
+    URI config;
     try {
-      r = http.send(HttpRequest.newBuilder(URI.create("http://" + master + "/config"))
-              .timeout(Duration.ofSeconds(10)).GET().build(),
-          HttpResponse.BodyHandlers.ofString());
+      config = rest(master).resolve("/config");
+      r = http.send(HttpRequest.newBuilder(config).timeout(Duration.ofSeconds(10)).GET().build(),
+          HttpResponse.BodyHandlers.ofInputStream());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted", e);
     } catch (IllegalArgumentException e) {
       throw new IOException("not HOST:PORT", e);
     }
+    // A Flink's answer is a few hundred bytes: read no more than 64 KiB of whatever answers.
+    byte[] body;
+    try (java.io.InputStream in = r.body()) {
+      body = in.readNBytes(64 << 10);
+    }
     if (r.statusCode() != 200) {
       return null;
     }
     try {
-      JsonNode v = new ObjectMapper().readTree(r.body()).path("flink-version");
+      JsonNode v = new ObjectMapper().readTree(body).path("flink-version");
       return v.isTextual() ? v.asText() : null;
     } catch (IOException | RuntimeException e) {
       return null;

@@ -96,6 +96,40 @@ class FlinkRunnerLineTest {
   }
 
   @Test
+  void theMasterIsReadAsFlinksClientReadsIt() {
+    assertThat(FlinkRunnerLine.rest("flink:8081")).hasToString("http://flink:8081");
+    assertThat(FlinkRunnerLine.rest("flink")).hasToString("http://flink:8081");
+    assertThat(FlinkRunnerLine.rest("http://flink:9000")).hasToString("http://flink:9000");
+    assertThat(FlinkRunnerLine.rest("[::1]:8081")).hasToString("http://[::1]:8081");
+  }
+
+  /** An answer without end is read no further than 64 KiB. */
+  @Test
+  void anEndlessAnswerIsNotReadToTheEnd() throws IOException {
+    HttpServer endless = HttpServer.create(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    endless.createContext("/config", x -> {
+      x.sendResponseHeaders(200, 0);
+      byte[] junk = new byte[1 << 16];
+      java.util.Arrays.fill(junk, (byte) 'x');
+      try (var out = x.getResponseBody()) {
+        for (int i = 0; i < 1 << 16; i++) { // 4 GiB, were it read
+          out.write(junk);
+        }
+      } catch (IOException closed) {
+        // The reader stopped reading: as it should.
+      }
+    });
+    endless.start();
+    try {
+      assertThatThrownBy(() -> FlinkRunnerLine.checkCluster(master(endless), null))
+          .hasMessageContaining("is not a Flink REST API");
+    } finally {
+      endless.stop(0);
+    }
+  }
+
+  @Test
   void aVersionTheOperatorNamesWinsOverTheClusterAndMustMatchTheRunner() throws IOException {
     String runner = FlinkRunnerLine.runnerVersion();
     HttpServer other = cluster("2.0.0");
