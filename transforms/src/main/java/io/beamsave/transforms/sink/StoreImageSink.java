@@ -560,22 +560,6 @@ public final class StoreImageSink implements ImageSink {
     }
 
     /**
-     * Fails, as a conditional completion would, if the key no longer holds what {@link #prepare}
-     * found there: the check of a store that cannot make the completion conditional.
-     */
-    private void checkStillAsPrepared() {
-      Store.Stat now = store.stat(key).orElse(null);
-      boolean changed = Store.ABSENT.equals(expect) ? now != null
-          : now == null || !expect.isEmpty() && !expect.equals(now.etag());
-      if (changed) {
-        throw new StoreException(StoreException.Kind.CHANGED, store.where(key) + ": "
-            + (Store.ABSENT.equals(expect) ? "another object was written under this key meanwhile"
-                : "the object it was to replace was replaced or removed meanwhile")
-            + "; nothing was written over it");
-      }
-    }
-
-    /**
      * Completes the upload from the parts; returns what is wrong with the object made (null if
      * nothing): its length, its run, and where the store gives multipart ETags, its parts.
      */
@@ -587,11 +571,9 @@ public final class StoreImageSink implements ImageSink {
       done.sort(java.util.Comparator.comparingInt(Store.Part::number));
       String etag = "";
       try {
-        if (expect != null) {
-          // Also where the store ignores the condition (S3Proxy): only a race this narrow is
-          // left open there.
-          checkStillAsPrepared();
-        }
+        // Also where the store ignores the condition (S3Proxy): only a race this narrow is
+        // left open there.
+        store.checkHolds(key, expect);
         etag = store.complete(key, uploadId, done, expect);
       } catch (StoreException e) {
         // A completion whose answer was lost is retried and then finds no such upload, or (with

@@ -451,17 +451,8 @@ public final class ImageUpload {
     String partCount = "-" + sent.md5s.size();
     String etag;
     try {
-      if (expect != null) {
-        // Where the server ignores the condition, this look leaves only a narrow race.
-        Store.Stat now = store.stat(to.key()).orElse(null);
-        if (Store.ABSENT.equals(expect) ? now != null
-            : now == null || !expect.isEmpty() && !expect.equals(now.etag())) {
-          throw new StoreException(StoreException.Kind.CHANGED, to + ": "
-              + (Store.ABSENT.equals(expect) ? "another object was written under this key"
-                  : "the object it was to replace was replaced or removed")
-              + " while the upload ran; nothing was written over it");
-        }
-      }
+      // Where the server ignores the condition, this look leaves only a narrow race.
+      store.checkHolds(to.key(), expect);
       etag = store.complete(to.key(), uploadId, sent.parts, expect);
     } catch (StoreException e) {
       // A completion whose answer was lost is retried and then finds no such upload (or, with

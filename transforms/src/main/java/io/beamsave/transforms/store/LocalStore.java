@@ -377,15 +377,8 @@ public final class LocalStore implements Store {
 
   @Override
   public String complete(String key, String uploadId, List<Part> parts, String expect) {
-    if (expect != null) {
-      // Local files have no ETags: a file where none was is all this store can tell.
-      boolean there = stat(key).isPresent();
-      if (expect.equals(ABSENT) ? there : !there) {
-        throw new StoreException(StoreException.Kind.CHANGED, where(key) + ": "
-            + (there ? "another object was written under this key meanwhile"
-                : "the object it was to replace is gone") + "; nothing was written over it");
-      }
-    }
+    // Local files have no ETags ("" below): a file where none was is all this store can tell.
+    checkHolds(key, expect == null || ABSENT.equals(expect) ? expect : "");
     int last = 0;
     List<Path> files = new ArrayList<>(parts.size());
     for (Part p : parts) {

@@ -112,6 +112,26 @@ public interface Store {
    */
   String complete(String key, String uploadId, List<Part> parts, String expect);
 
+  /**
+   * Fails as a conditional completion would ({@link StoreException.Kind#CHANGED}) unless the key
+   * holds what {@code expect} says (see {@link #complete(String, String, List, String)}; "" is
+   * any object): the look a writer takes just before completing, where a store ignores the
+   * condition or cannot make the write conditional.
+   */
+  default void checkHolds(String key, String expect) {
+    if (expect == null) {
+      return;
+    }
+    Stat now = stat(key).orElse(null);
+    boolean absent = ABSENT.equals(expect);
+    if (absent ? now != null : now == null || !expect.isEmpty() && !expect.equals(now.etag())) {
+      throw new StoreException(StoreException.Kind.CHANGED, where(key) + ": "
+          + (absent ? "another object was written under this key meanwhile"
+              : "the object it was to replace was replaced or removed meanwhile")
+          + "; nothing was written over it");
+    }
+  }
+
   /** Whether {@link #complete(String, String, List, String)} is atomic in this store. */
   default boolean conditionalWrites() {
     return true;

@@ -199,7 +199,7 @@ class ImageTransferTest {
 
         assertThatThrownBy(() -> ImageUpload.upload(at, image, to, options("none", true), null))
             .hasMessageContaining("s3://" + BUCKET + "/appeared.bsave: another object was"
-                + " written under this key while the upload ran; nothing was written over it");
+                + " written under this key meanwhile; nothing was written over it");
         if (at == store) {
           // (S3Mock's abort removes the object as well: a defect of the mock.)
           assertThat(at.get(to.key())).isEqualTo(theirs);
