@@ -119,11 +119,12 @@ final class FlinkProgressPrinter {
    * one the port its configuration fixes (see {@link BeamOptions}); null when there is none.
    */
   static URI restAddress(String master, String confDir) {
-    if (master != null && master.matches("[^\\[\\]/]+:\\d+")) {
-      return URI.create("http://" + master);
-    }
-    if (master != null && master.startsWith("http")) {
-      return URI.create(master);
+    if (master != null && !master.isBlank() && !master.matches("\\[(local|auto)]")) {
+      try {
+        return FlinkRunnerLine.rest(master);
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
     }
     if (confDir == null) {
       return null;

@@ -2,6 +2,7 @@ package io.beamsave.pipelines.runner;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.beamsave.transforms.Printable;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -89,8 +90,8 @@ public final class FlinkRunnerLine {
     }
     if (!cluster.matches("\\d+\\.\\d+.*")) {
       throw new IllegalArgumentException("the Flink cluster at " + master + " reports version '"
-          + io.beamsave.transforms.Printable.text(cluster) + "', which is no Flink version; give --flink-version to say"
-          + " which it runs");
+          + Printable.text(cluster) + "', which is no Flink version; give --flink-version to"
+          + " say which it runs");
     }
     if (!line(cluster).equals(runner)) {
       throw new IllegalArgumentException("the Flink cluster at " + master + " runs Flink " + cluster
@@ -101,8 +102,9 @@ public final class FlinkRunnerLine {
   }
 
   /**
-   * The REST address of {@code --flinkMaster} as Flink's client reads it: HOST:PORT, HOST (port
-   * 8081) or http(s)://HOST[:PORT].
+   * The REST address of a session cluster's {@code --flinkMaster} as Flink's client reads it:
+   * HOST:PORT, HOST (port 8081) or http(s)://HOST[:PORT]; the one reading of it, for the line
+   * check and for progress ({@link FlinkProgressPrinter}).
    */
   static URI rest(String master) {
     String m = master.trim();
@@ -115,15 +117,6 @@ public final class FlinkRunnerLine {
     }
     return u.getPort() < 0
         ? URI.create(u.getScheme() + "://" + u.getRawAuthority() + ":8081") : u;
-  }
-
-  /** The Flink version the cluster's REST API reports at {@code /config}, or null if none. */
-  public static String clusterVersion(String master) {
-    try {
-      return askVersion(master);
-    } catch (IOException e) {
-      return null;
-    }
   }
 
   /**
