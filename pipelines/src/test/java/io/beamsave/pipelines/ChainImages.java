@@ -1,10 +1,10 @@
 package io.beamsave.pipelines;
 
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.PathBytes;

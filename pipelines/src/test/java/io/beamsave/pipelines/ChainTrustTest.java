@@ -21,8 +21,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.zip.CRC32C;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -207,7 +207,7 @@ class ChainTrustTest {
     }
     Catalog crafted = new Catalog(base.library(), base.codecSpec(), base.createdMillis() + 1,
         base.blockSize(), base.shardSize(), base.root(), entries, List.of())
-        .withIdentity(io.beamsave.transforms.image.ImageId.random(), null, 1,
+        .withIdentity(io.beamsave.transforms.format.ImageId.random(), null, 1,
             List.of(base.asBase(c.full().toString())));
     Path image = dir.resolve("shared/crafted.bsave");
     try (ImageWriter w = ImageWriter.open(image)) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageReader;
-import io.beamsave.transforms.io.Excludes;
+import io.beamsave.transforms.select.Excludes;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

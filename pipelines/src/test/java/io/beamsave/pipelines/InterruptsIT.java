@@ -148,7 +148,7 @@ class InterruptsIT {
               + ": " + said).isEmpty();
         }
         Files.deleteIfExists(image);
-        io.beamsave.transforms.io.AssembleImage.deleteTree(image.resolveSibling("beamsave-ledger"));
+        io.beamsave.transforms.save.AssembleImage.deleteTree(image.resolveSibling("beamsave-ledger"));
       }
     } finally {
       loading.set(false);

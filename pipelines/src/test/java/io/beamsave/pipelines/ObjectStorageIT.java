@@ -3,10 +3,10 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.transfer.LocalS3Server;
-import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.S3Store;
+import io.beamsave.transforms.transfer.ImageUpload;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

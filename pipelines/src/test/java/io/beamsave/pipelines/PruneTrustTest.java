@@ -3,8 +3,8 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.FileImageSource;
-import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import java.io.IOException;

@@ -1,8 +1,8 @@
 package io.beamsave.testing;
 
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.BlockEncoder;
-import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ImageWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -6,8 +6,8 @@ import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.io.ConsolidatePlan;
-import io.beamsave.transforms.io.ConsolidateTask.Kind;
+import io.beamsave.transforms.consolidate.ConsolidatePlan;
+import io.beamsave.transforms.consolidate.ConsolidateTask.Kind;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -15,10 +15,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave consolidate}: an incremental image and its bases into one full image. */
 @Command(

@@ -2,29 +2,29 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.TreeSnapshot;
-import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.LocalS3Server;
-import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.pipelines.verify.VerifyPipeline;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
-import io.beamsave.transforms.store.TransferCodec;
-import io.beamsave.pipelines.transfer.ImageRef;
-import io.beamsave.pipelines.verify.VerifyPipeline;
-import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.io.AssembleImage;
+import io.beamsave.transforms.transfer.ImageUpload;
+import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code beamsave demo}: the whole cycle on a directory every machine has (the running JDK):

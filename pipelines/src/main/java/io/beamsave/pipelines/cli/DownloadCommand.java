@@ -1,22 +1,22 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.pipelines.runs.ImageLock;
+import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.store.ImageDownload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.transfer.ImageDownload;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave download}: an image from object storage to a file. */
 @Command(

@@ -4,15 +4,15 @@ import io.beamsave.pipelines.compare.Experiments;
 import io.beamsave.pipelines.compare.Measurement;
 import io.beamsave.pipelines.compare.Report;
 import io.beamsave.pipelines.compare.ReportHeader;
-import io.beamsave.transforms.io.AssembleImage;
+import io.beamsave.transforms.save.AssembleImage;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptions;
-import picocli.CommandLine;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** What {@code bench} and {@code compare} share: the library, the runs, the report's place. */
 final class ExperimentArgs {

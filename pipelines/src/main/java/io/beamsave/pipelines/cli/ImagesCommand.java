@@ -6,9 +6,9 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.Leftovers;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
+import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -22,10 +22,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave images}: what a directory or prefix of scheduled saves holds. */
 @Command(

@@ -1,13 +1,13 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.retention.PrunePlan;
-import io.beamsave.pipelines.runs.Leases;
-import io.beamsave.pipelines.runs.RunLease;
-import io.beamsave.transforms.image.ImageId;
 import io.beamsave.pipelines.retention.Retention;
 import io.beamsave.pipelines.retention.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.runs.Leases;
+import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageId;
 import java.io.PrintWriter;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -15,10 +15,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave prune}: retention for scheduled saves. */
 @Command(

@@ -1,39 +1,39 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.transfer.Ledger;
-import io.beamsave.transforms.io.ListLibrary;
-import java.time.Instant;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SaveKeys;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
+import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.io.ImageSummary;
-import io.beamsave.transforms.io.Excludes;
-import io.beamsave.transforms.io.FilesFrom;
-import io.beamsave.transforms.io.Unreadable;
-import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.crypt.Recipient;
+import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.io.SaveSpec;
-import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.run.StageMetrics;
+import io.beamsave.transforms.save.ImageSummary;
+import io.beamsave.transforms.save.ListLibrary;
+import io.beamsave.transforms.save.SaveSpec;
+import io.beamsave.transforms.save.Unreadable;
+import io.beamsave.transforms.select.Excludes;
+import io.beamsave.transforms.select.FilesFrom;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.transfer.ImageUpload;
+import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.beam.sdk.options.PipelineOptions;
-import io.beamsave.transforms.codec.Codecs;
-import io.beamsave.transforms.store.ImageUpload;
-import io.beamsave.transforms.store.ObjectUri;
-import io.beamsave.transforms.store.TransferCodec;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
+import org.apache.beam.sdk.options.PipelineOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave save}: libraries into images. */
 @Command(
@@ -325,7 +325,7 @@ final class SaveCommand implements Callable<Integer> {
               + " supported; write only what to leave out (a leading '!' in a name: '\\!')");
         }
         try {
-          io.beamsave.transforms.image.Glob.compile(p, where);
+          io.beamsave.transforms.select.Glob.compile(p, where);
         } catch (IllegalArgumentException e) {
           throw new BeamsaveException(e.getMessage());
         }

@@ -1,17 +1,17 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.transfer.Ledger;
-import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.pipelines.runs.RunNames;
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.CatalogCodec;
-import io.beamsave.transforms.store.ImageUpload;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
-import io.beamsave.transforms.store.TransferCodec;
+import io.beamsave.transforms.transfer.ImageUpload;
+import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -20,10 +20,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave upload}: an image to object storage. */
 @Command(

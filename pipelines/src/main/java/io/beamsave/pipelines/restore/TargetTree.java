@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.restore;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
@@ -9,10 +10,9 @@ import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.io.ReadTask;
-import io.beamsave.transforms.io.RestoreTarget;
+import io.beamsave.transforms.read.ReadTask;
+import io.beamsave.transforms.read.RestoreTarget;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

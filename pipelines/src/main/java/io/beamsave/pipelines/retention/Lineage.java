@@ -1,8 +1,8 @@
 package io.beamsave.pipelines.retention;
 
 import io.beamsave.transforms.crypt.Envelope;
+import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.ImageId;
 import java.time.Instant;
 import java.util.List;
 

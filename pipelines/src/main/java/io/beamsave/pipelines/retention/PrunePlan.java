@@ -1,8 +1,8 @@
 package io.beamsave.pipelines.retention;
 
 import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
 import java.time.Instant;

@@ -2,9 +2,9 @@ package io.beamsave.pipelines.runner;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.image.ImageException;
-import io.beamsave.transforms.io.LiveProgress;
-import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.run.LiveProgress;
+import io.beamsave.transforms.run.StageMetrics;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import org.apache.beam.sdk.Pipeline;

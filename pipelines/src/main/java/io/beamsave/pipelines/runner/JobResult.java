@@ -1,6 +1,6 @@
 package io.beamsave.pipelines.runner;
 
-import io.beamsave.transforms.io.StageMetrics;
+import io.beamsave.transforms.run.StageMetrics;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.beam.sdk.PipelineResult;

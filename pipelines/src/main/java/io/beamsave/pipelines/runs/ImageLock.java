@@ -1,11 +1,11 @@
 package io.beamsave.pipelines.runs;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.io.AssembleImage;
+import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

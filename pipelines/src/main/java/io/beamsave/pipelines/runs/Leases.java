@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.runs;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.ImageId;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;

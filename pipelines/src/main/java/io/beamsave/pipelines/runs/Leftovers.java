@@ -1,16 +1,16 @@
 package io.beamsave.pipelines.runs;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.io.AssembleImage;
-import io.beamsave.transforms.store.ImageUpload;
+import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;

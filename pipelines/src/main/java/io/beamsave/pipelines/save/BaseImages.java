@@ -6,11 +6,11 @@ import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.io.PlanShards;
-import io.beamsave.transforms.io.SaveSpec;
-import io.beamsave.transforms.store.ImageChain;
+import io.beamsave.transforms.read.ImageChain;
+import io.beamsave.transforms.read.ImageSources;
+import io.beamsave.transforms.save.PlanShards;
+import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.store.ImageLocation;
-import io.beamsave.transforms.store.ImageSources;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
@@ -117,12 +117,12 @@ public final class BaseImages {
         }
       }
     }
-    List<Catalog.Base> absent = io.beamsave.transforms.store.ImageChain.absentBases(
+    List<Catalog.Base> absent = io.beamsave.transforms.read.ImageChain.absentBases(
         location, c, s3);
     if (!absent.isEmpty()) {
       // An image referencing it would not restore either.
       throw new BeamsaveException("--base " + location + " cannot be restored: its base "
-          + io.beamsave.transforms.store.ImageChain.describe(absent.get(0)) + " is missing");
+          + io.beamsave.transforms.read.ImageChain.describe(absent.get(0)) + " is missing");
     }
     if (fullEvery > 0 && c.depth() + 1 >= fullEvery) {
       note.accept(lib.name() + ": saved whole: --full-every " + fullEvery + " (" + location

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.save;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.io.ImageSummary;
+import io.beamsave.transforms.save.ImageSummary;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -55,9 +55,9 @@ public final class SaveMetrics {
         files.labelValues(s.library()).set(s.files());
       }
       gauge(registry, "beamsave_save_files_changed", "Files that changed while being saved")
-          .set(report.counter(io.beamsave.transforms.io.StageMetrics.FILES_CHANGED));
+          .set(report.counter(io.beamsave.transforms.run.StageMetrics.FILES_CHANGED));
       gauge(registry, "beamsave_save_blocks_stored_raw", "Blocks that did not compress")
-          .set(report.counter(io.beamsave.transforms.io.StageMetrics.BLOCKS_STORED_RAW));
+          .set(report.counter(io.beamsave.transforms.run.StageMetrics.BLOCKS_STORED_RAW));
     }
     Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
     try {

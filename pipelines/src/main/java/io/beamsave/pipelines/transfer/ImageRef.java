@@ -5,11 +5,11 @@ import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.store.ImageDownload;
-import io.beamsave.transforms.store.ImageSources;
+import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.transfer.ImageDownload;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -158,9 +158,9 @@ public final class ImageRef implements AutoCloseable {
    * The image as a chain's first member: where it is, its catalog ({@link #readCatalog}), and
    * the tag of what was read, which workers reading it then expect.
    */
-  public io.beamsave.transforms.store.ImageChain.Member member() {
+  public io.beamsave.transforms.read.ImageChain.Member member() {
     Catalog c = readCatalog();
-    return new io.beamsave.transforms.store.ImageChain.Member(location, c, tag);
+    return new io.beamsave.transforms.read.ImageChain.Member(location, c, tag);
   }
 
   @Override

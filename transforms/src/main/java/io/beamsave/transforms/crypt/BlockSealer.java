@@ -1,13 +1,13 @@
 package io.beamsave.transforms.crypt;
 
-import io.beamsave.transforms.image.ImageException;
+import io.beamsave.transforms.format.ImageException;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
+import java.util.zip.CRC32C;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
-import java.util.zip.CRC32C;
 
 /**
  * Seals blocks into frames and opens them (docs/image-format.md, "Frames"): a frame is the

@@ -1,8 +1,8 @@
 package io.beamsave.transforms.crypt;
 
-import io.beamsave.transforms.image.ImageException;
-import io.beamsave.transforms.image.ImageFormat;
-import io.beamsave.transforms.image.ImageId;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.format.ImageId;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.ArrayList;

@@ -36,7 +36,7 @@ public final class Identity {
   }
 
   /** The data key in {@code s}, or null if {@code s} is not for this identity. */
-  byte[] open(Stanza s, io.beamsave.transforms.image.ImageId image) {
+  byte[] open(Stanza s, io.beamsave.transforms.format.ImageId image) {
     Recipient.PublicKey me = publicKey;
     if (!me.owns(s)) {
       return null;

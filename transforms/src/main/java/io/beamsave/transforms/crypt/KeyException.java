@@ -1,6 +1,6 @@
 package io.beamsave.transforms.crypt;
 
-import io.beamsave.transforms.image.ImageException;
+import io.beamsave.transforms.format.ImageException;
 
 /**
  * An encrypted image none of the keys given opens (none given, or none it is for): not damage.

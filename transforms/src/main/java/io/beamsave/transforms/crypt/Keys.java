@@ -1,6 +1,6 @@
 package io.beamsave.transforms.crypt;
 
-import io.beamsave.transforms.image.ImageException;
+import io.beamsave.transforms.format.ImageException;
 import java.util.ArrayList;
 import java.util.List;
 

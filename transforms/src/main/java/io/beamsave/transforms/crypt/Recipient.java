@@ -1,7 +1,7 @@
 package io.beamsave.transforms.crypt;
 
-import io.beamsave.transforms.image.ImageException;
-import io.beamsave.transforms.image.ImageId;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageId;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HexFormat;

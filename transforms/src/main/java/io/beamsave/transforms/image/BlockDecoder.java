@@ -3,6 +3,8 @@ package io.beamsave.transforms.image;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;

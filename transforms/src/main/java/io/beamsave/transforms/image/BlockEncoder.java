@@ -4,6 +4,7 @@ import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.CodecId;
 import io.beamsave.transforms.codec.Compressor;
 import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.zip.CRC32C;

@@ -1,6 +1,7 @@
 package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.format.ImageId;
 import java.util.List;
 
 /**

@@ -2,6 +2,9 @@ package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.format.ImageId;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInput;
 import java.io.DataOutputStream;

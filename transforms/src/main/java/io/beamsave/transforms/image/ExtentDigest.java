@@ -1,5 +1,6 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.format.ImageFormat;
 import net.jpountz.xxhash.StreamingXXHash64;
 import net.jpountz.xxhash.XXHashFactory;
 

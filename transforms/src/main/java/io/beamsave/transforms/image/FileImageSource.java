@@ -1,5 +1,6 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.format.ImageException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

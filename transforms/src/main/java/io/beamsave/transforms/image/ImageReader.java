@@ -4,6 +4,8 @@ import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.Envelope;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -2,6 +2,7 @@ package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -2,6 +2,8 @@ package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.LinkedHashSet;

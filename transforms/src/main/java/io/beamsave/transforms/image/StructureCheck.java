@@ -1,6 +1,8 @@
 package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.crypt.BlockSealer;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.function.LongConsumer;

@@ -2,8 +2,8 @@ package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.ImageFormat;
 import io.beamsave.transforms.image.ShardInfo;
 import java.io.IOException;
 import java.io.Serializable;

@@ -9,7 +9,7 @@ import java.util.List;
 public final class Md5 {
   private Md5() {}
 
-  static MessageDigest digest() {
+  public static MessageDigest digest() {
     try {
       return MessageDigest.getInstance("MD5");
     } catch (NoSuchAlgorithmException e) {
@@ -23,17 +23,17 @@ public final class Md5 {
     return d.digest();
   }
 
-  static String hex(byte[] md5) {
+  public static String hex(byte[] md5) {
     return HexFormat.of().formatHex(md5);
   }
 
   /** An ETag that is the plain MD5 of the body (single-part uploads on most servers). */
-  static boolean isPlainMd5(String etag) {
+  public static boolean isPlainMd5(String etag) {
     return etag.matches("[0-9a-fA-F]{32}");
   }
 
   /** The ETag S3 gives a multipart object: MD5 of the parts' binary MD5s, dash, part count. */
-  static String multipartEtag(List<byte[]> partMd5s) {
+  public static String multipartEtag(List<byte[]> partMd5s) {
     MessageDigest d = digest();
     partMd5s.forEach(d::update);
     return hex(d.digest()) + "-" + partMd5s.size();

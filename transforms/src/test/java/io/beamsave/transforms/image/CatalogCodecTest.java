@@ -1,12 +1,14 @@
 package io.beamsave.transforms.image;
 
+import static io.beamsave.testing.Entries.dir;
+import static io.beamsave.testing.Entries.file;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import static io.beamsave.testing.Entries.dir;
-import static io.beamsave.testing.Entries.file;
-
 import io.beamsave.testing.Entries;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.format.ImageId;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;

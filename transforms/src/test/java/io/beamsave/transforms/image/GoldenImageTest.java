@@ -3,6 +3,8 @@ package io.beamsave.transforms.image;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.format.ImageId;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -153,7 +155,7 @@ class GoldenImageTest {
     });
     Catalog c = ImageReader.readCatalog(crafted);
     org.assertj.core.api.Assertions.assertThatThrownBy(() ->
-            io.beamsave.transforms.store.ImageChain.resolve(crafted.toString(), c, c.entries(),
+            io.beamsave.transforms.read.ImageChain.resolve(crafted.toString(), c, c.entries(),
                 null))
         .hasMessageContaining("file hello.txt references bytes base image " + v2
             + " does not hold");
@@ -175,12 +177,12 @@ class GoldenImageTest {
     assertThat(c.bases().get(0).catalogDigest()).isEqualTo(base.digest());
     assertThat(c.bases().get(0).location()).isEqualTo("v2.bsave");
     // Recorded as a relative name: found beside the image, not in the working directory.
-    io.beamsave.transforms.store.ImageChain chain =
-        io.beamsave.transforms.store.ImageChain.resolve(v3.toString(), c, c.entries(), null);
+    io.beamsave.transforms.read.ImageChain chain =
+        io.beamsave.transforms.read.ImageChain.resolve(v3.toString(), c, c.entries(), null);
     assertThat(chain.member(1).location()).isEqualTo(v2.toString());
     List<String> back = new ArrayList<>();
-    for (io.beamsave.transforms.io.ReadTask t :
-        io.beamsave.transforms.io.ReadTask.forEntries(chain, c.entries())) {
+    for (io.beamsave.transforms.read.ReadTask t :
+        io.beamsave.transforms.read.ReadTask.forEntries(chain, c.entries())) {
       try (ImageSource src = FileImageSource.open(Path.of(t.image()));
           ShardReader r = new ShardReader(t.blockSize())) {
         r.read(src, t.image(), t.shard(), t.info(), t.pieces(),

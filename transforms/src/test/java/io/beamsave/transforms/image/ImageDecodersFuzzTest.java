@@ -1,7 +1,9 @@
 package io.beamsave.transforms.image;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.beamsave.transforms.io.ReadTask;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.read.ReadTask;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -64,7 +66,7 @@ class ImageDecodersFuzzTest {
           .toList();
       try (ShardReader r = new ShardReader(c.blockSize())) {
         for (ReadTask t : ReadTask.forEntries(
-            io.beamsave.transforms.store.ImageChain.of("fuzz", c), files)) {
+            io.beamsave.transforms.read.ImageChain.of("fuzz", c), files)) {
           r.read(src, "fuzz", c.key(), t.shard(), t.info(), t.pieces(),
               (p, pos, buf, off, len, zero) -> java.util.Objects.checkFromIndexSize(off, len,
                   buf.length));

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.read.ImageSources;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

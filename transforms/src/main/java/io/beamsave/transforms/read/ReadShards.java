@@ -1,0 +1,297 @@
+package io.beamsave.transforms.read;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.run.LiveProgress;
+import io.beamsave.transforms.run.StageMetrics;
+import io.beamsave.transforms.store.S3Settings;
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.util.Map;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.PCollection;
+
+/**
+ * Reads shards of an image, checking every block checksum and every extent digest on the way,
+ * and either only checks them (verify) or writes the pieces into files under a target directory
+ * (restore). Emits the raw bytes checked per task.
+ *
+ * <p>A restore writes only under temporary names ({@link RestoreTarget#temporaryName}), each
+ * reached through directory handles from the target without following a link, so that nothing
+ * is written outside the target even if its directories are swapped for links meanwhile: into
+ * the files the caller created beforehand, checked to be the very file created (its inode),
+ * which the caller renames afterwards; and, for a piece that is its whole file ({@link
+ * ShardReader.Whole}), into a file it creates exclusively, gives its metadata through its
+ * handle once the digest matched, renames into place and checks is still that file. Zero
+ * blocks are skipped, leaving holes.
+ *
+ * <p>Counters: {@code bytesChecked}, {@code mtimesClamped}.
+ */
+public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollection<Long>> {
+  private final RestoreTarget target;
+  private final S3Settings store;
+  private final Map<String, ImageKey> keys;
+  private final Map<String, String> tags;
+
+  private ReadShards(RestoreTarget target, S3Settings store, Map<String, ImageKey> keys,
+      Map<String, String> tags) {
+    this.target = target;
+    this.store = store;
+    this.keys = Map.copyOf(keys);
+    this.tags = Map.copyOf(tags);
+  }
+
+  /**
+   * Checks the pieces of each task's image (a path, or {@code s3://} read with {@code store})
+   * and writes nothing.
+   */
+  public static ReadShards verify(S3Settings store) {
+    return new ReadShards(null, store, Map.of(), Map.of());
+  }
+
+  /** Restores the pieces of each task's image into their files under {@code target}. */
+  public static ReadShards restoreTo(RestoreTarget target, S3Settings store) {
+    return new ReadShards(target, store, Map.of(), Map.of());
+  }
+
+  /**
+   * The same, reading the encrypted images among the tasks' with these keys, by location (as
+   * {@link io.beamsave.transforms.read.ImageChain#keys} gives them).
+   */
+  public ReadShards withKeys(Map<String, ImageKey> imageKeys) {
+    return new ReadShards(target, store, imageKeys, tags);
+  }
+
+  /**
+   * The same, each image read only if it still is the one the driver read ({@link
+   * io.beamsave.transforms.read.ImageChain#tags}): one replaced meanwhile fails as replaced.
+   */
+  public ReadShards withTags(Map<String, String> imageTags) {
+    return new ReadShards(target, store, keys, imageTags);
+  }
+
+  @Override
+  public PCollection<Long> expand(PCollection<ReadTask> tasks) {
+    return tasks
+        .apply(target == null ? "Verify" : "Restore", ParDo.of(new ReadShardFn(this)))
+        .setCoder(VarLongCoder.of());
+  }
+
+  static final class ReadShardFn extends DoFn<ReadTask, Long> {
+    private final RestoreTarget target;
+    private final S3Settings store;
+    private final Map<String, ImageKey> keys;
+    private final Map<String, String> tags;
+    private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
+    private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
+    private final StageMetrics stage;
+
+    /** A chain's images are read by the same workers. */
+    private transient ChainReaders images;
+
+    ReadShardFn(ReadShards spec) {
+      this.target = spec.target;
+      this.store = spec.store;
+      this.keys = spec.keys;
+      this.tags = spec.tags;
+      this.stage = StageMetrics.of(target == null ? "verify" : "restore");
+    }
+
+    @Setup
+    public void setup() {
+      images = new ChainReaders(store, tags, s -> s);
+    }
+
+    @Teardown
+    public void teardown() throws IOException {
+      if (images != null) {
+        images.close();
+      }
+    }
+
+    @ProcessElement
+    public void process(@Element ReadTask task, OutputReceiver<Long> out,
+        org.apache.beam.sdk.options.PipelineOptions options) throws IOException {
+      stage.started();
+      java.util.concurrent.atomic.LongAdder live =
+          LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_CHECKED);
+      long[] checked = {0};
+      try (TargetFiles files = target == null ? null : new TargetFiles(target)) {
+        images.reader(task.blockSize()).read(
+            images.source(task.image()),
+            task.image(),
+            keys.get(task.image()),
+            task.shard(),
+            task.info(),
+            task.pieces(),
+            new ShardReader.Sink() {
+              @Override
+              public void write(ShardReader.Piece piece, long fileOffset, byte[] buf, int off,
+                  int len, boolean zero) {
+                checked[0] += len;
+                bytesChecked.inc(len);
+                live.add(len);
+                if (files != null && !zero) {
+                  files.write(piece, fileOffset, buf, off, len);
+                }
+              }
+
+              @Override
+              public void pieceDone(ShardReader.Piece piece) {
+                if (files != null) {
+                  files.pieceDone(piece);
+                }
+              }
+            });
+        if (files != null) {
+          mtimesClamped.inc(files.clamped);
+        }
+      }
+      out.output(checked[0]);
+      stage.finished();
+    }
+  }
+
+  /**
+   * Writes the files of a restore, keeping the last one and its directory open: into the files
+   * the restore created for pieces with a file id, and, for a piece that is its whole file,
+   * creating the file, writing it, giving it its metadata and moving it into place.
+   */
+  private static final class TargetFiles implements AutoCloseable {
+    private final RestoreTarget target;
+    private final Beneath tree;
+    private final boolean asRoot = Dir.effectiveUid() == 0;
+    private PathBytes openPath;
+    private OpenFile open;
+    /** The end of the last bytes written into {@link #open}. */
+    private long openEnd;
+    /** Files whose mtime the filesystem did not keep as given. */
+    long clamped;
+
+    TargetFiles(RestoreTarget target) {
+      this.target = target;
+      this.tree = new Beneath(target.openRoot());
+    }
+
+    void write(ShardReader.Piece piece, long offset, byte[] buf, int off, int len) {
+      try {
+        openFor(piece).write(offset, buf, off, len);
+        openEnd = Math.max(openEnd, offset + len);
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot write", show(piece.path()), e);
+      }
+    }
+
+    /** Finishes the file of a piece that is all of it, now that it is written and checked. */
+    void pieceDone(ShardReader.Piece piece) {
+      ShardReader.Whole w = piece.whole();
+      if (w == null) {
+        return;
+      }
+      PathBytes path = piece.path();
+      try {
+        // A file of zero blocks only has had nothing written: it is made here.
+        OpenFile f = openFor(piece);
+        if (openEnd < w.size()) {
+          // Zero blocks at its end were not written: they stay a hole (sparse files).
+          f.truncate(w.size());
+        }
+        FileStat s = RestoreTarget.setMetadata(f, w.uid(), w.gid(), w.mode(),
+            w.mtimeSeconds(), w.mtimeNanos(), asRoot);
+        if (s.mtimeSeconds() != w.mtimeSeconds() || s.mtimeNanos() != w.mtimeNanos()) {
+          clamped++;
+        }
+        closeFile();
+        Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
+        dir.rename(target.temporaryName(path), path.fileName());
+        FileStat there = dir.stat(path.fileName());
+        if (!there.isRegularFile() || !there.sameFile(s)) {
+          throw new BeamsaveException("refusing to finish " + show(path) + ": the file written"
+              + " for it was replaced during the restore");
+        }
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot restore", show(path), e);
+      }
+    }
+
+    private OpenFile openFor(ShardReader.Piece piece) throws IOException {
+      PathBytes path = piece.path();
+      if (path.equals(openPath)) {
+        return open;
+      }
+      closeFile();
+      Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
+      byte[] temp = target.temporaryName(path);
+      OpenFile f;
+      if (piece.whole() != null) {
+        f = createOrReopen(dir, temp, path, piece.whole().uid());
+      } else {
+        f = dir.openWrite(temp);
+        FileStat s = f.stat();
+        if (!s.isRegularFile() || s.inode() != piece.fileId()) {
+          f.close();
+          throw new BeamsaveException("refusing to write " + show(path) + ": the file created"
+              + " for it was replaced during the restore");
+        }
+      }
+      open = f;
+      openPath = path;
+      openEnd = 0;
+      return f;
+    }
+
+    /**
+     * Creates the temporary file of {@code path}. One an earlier run of this task left (a runner
+     * may run a task again) is removed first if it is plainly that: a regular file with one link,
+     * of this user or, as root, of the owner the file is restored to. Anything else by that name
+     * (a hard link to a file elsewhere, someone else's file) is refused and left alone.
+     */
+    private OpenFile createOrReopen(Dir dir, byte[] temp, PathBytes path, int owner)
+        throws IOException {
+      try {
+        return dir.create(temp, 0600);
+      } catch (FileAlreadyExistsException exists) {
+        FileStat s = dir.stat(temp);
+        boolean ours = s.uid() == Dir.effectiveUid() || asRoot && s.uid() == owner;
+        if (!s.isRegularFile() || s.links() != 1 || !ours) {
+          throw new BeamsaveException("refusing to write " + show(path) + ": its temporary"
+              + " file was made by someone else");
+        }
+        dir.delete(temp);
+        return dir.create(temp, 0600);
+      }
+    }
+
+    private String show(PathBytes path) {
+      return target.path() + "/" + path;
+    }
+
+    private void closeFile() throws IOException {
+      if (open != null) {
+        open.close();
+        open = null;
+        openPath = null;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      try {
+        closeFile();
+        tree.close();
+      } finally {
+        tree.root().close();
+      }
+    }
+  }
+}

@@ -1,0 +1,287 @@
+package io.beamsave.transforms.save;
+
+import io.beamsave.transforms.codec.Codec;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.select.Excludes;
+import io.beamsave.transforms.select.FilesFrom;
+import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.Stores;
+import java.io.Serializable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What one save run does: which libraries go to which images (each through the {@link
+ * ImageSink} chosen for it when the save was planned), with which codec, shard and block size,
+ * and where the run keeps its working files (each library's listing and summary). Immutable;
+ * every save transform is configured with it. The defaults live here.
+ */
+public final class SaveSpec implements Serializable {
+  private static final long serialVersionUID = 5L;
+
+  /**
+   * One library and where its image goes; {@code name} keys it through the pipeline. {@code
+   * root} is the library directory, as a {@code file:} URI (which keeps every byte of a path that
+   * is not UTF-8) or a plain path. {@code base}, when set, is the image an incremental save
+   * references unchanged files in, {@code baseKey} its key if it is encrypted, and {@code
+   * baseTag} what told it apart when it was read ({@link
+   * io.beamsave.transforms.image.ImageSource#tag}; empty if unknown), checked again before the
+   * image is made.
+   */
+  public record Library(String name, String root, ImageSink sink, Catalog.Base base,
+      ImageKey baseKey, String baseTag) implements Serializable {
+    /** A library saved whole (no base image). */
+    public Library(String name, String root, ImageSink sink) {
+      this(name, root, sink, null, null, "");
+    }
+
+    /** Where the finished image ends up. */
+    public String destination() {
+      return sink.location();
+    }
+
+    /** The library directory. */
+    public java.nio.file.Path rootPath() {
+      return root.startsWith("file:")
+          ? java.nio.file.Path.of(java.net.URI.create(root))
+          : java.nio.file.Path.of(root);
+    }
+  }
+
+  public static final long DEFAULT_SHARD_SIZE = 64L << 20;
+  /**
+   * Shards of an image in object storage are smaller: each is sent the moment it is
+   * compressed, so smaller ones reach the link sooner. At 24 MiB most compress to at least 5
+   * MiB and go straight into the image's upload as parts (smaller ones are staged and sent
+   * again at the end), and an incompressible one stays one request within what stores cap
+   * (S3Proxy at 32 MiB).
+   */
+  public static final long DEFAULT_OBJECT_SHARD_SIZE = 24L << 20;
+  /** Each worker holds one compressed shard in memory until the sink has it. */
+  public static final long MAX_SHARD_SIZE = 1L << 30;
+  public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
+  public static final Codec DEFAULT_CODEC = Codecs.parse("zstd:" + Codecs.DEFAULT_ZSTD_LEVEL);
+
+  private final Map<String, Library> libraries;
+  private final Codec codec;
+  private final long shardSize;
+  private final int blockSize;
+  private final String staging;
+  private final boolean allowChanging;
+  private final S3Settings store;
+  private final Excludes excludes;
+  private final boolean skipUnreadable;
+  /** Per library name, what {@code --files-from} selects; a library absent is saved whole. */
+  private final Map<String, FilesFrom> filesFrom;
+
+  private SaveSpec(
+      Map<String, Library> libraries,
+      Codec codec,
+      long shardSize,
+      int blockSize,
+      String staging,
+      boolean allowChanging,
+      S3Settings store,
+      Excludes excludes,
+      boolean skipUnreadable,
+      Map<String, FilesFrom> filesFrom) {
+    this.libraries = libraries;
+    this.codec = codec;
+    this.shardSize = shardSize;
+    this.blockSize = blockSize;
+    this.staging = staging;
+    this.allowChanging = allowChanging;
+    this.store = store;
+    this.excludes = excludes;
+    this.skipUnreadable = skipUnreadable;
+    this.filesFrom = filesFrom;
+  }
+
+  /**
+   * A spec with the defaults (zstd:3, 64 MiB shards, 1 MiB blocks, changing files fail) whose
+   * working files go to {@code staging}: a directory every worker reaches, or an {@code s3://}
+   * prefix.
+   */
+  public static SaveSpec of(String staging) {
+    return new SaveSpec(
+        new LinkedHashMap<>(), DEFAULT_CODEC, DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE, staging,
+        false, null, Excludes.NONE, false, Map.of());
+  }
+
+  /** Adds a library whose image goes to {@code sink}. */
+  public SaveSpec withLibrary(String name, String root, ImageSink sink) {
+    if (libraries.containsKey(name)) {
+      throw new IllegalArgumentException(
+          "two libraries are named '" + name + "'; each library needs its own image name");
+    }
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, root, sink));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+        skipUnreadable, filesFrom);
+  }
+
+  /** The same save with library {@code name}'s image going to {@code sink} instead. */
+  public SaveSpec withSink(String name, ImageSink sink) {
+    Library lib = library(name);
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
+        lib.baseTag()));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+        skipUnreadable, filesFrom);
+  }
+
+  /** The same save with library {@code name} saved incrementally against {@code base}. */
+  public SaveSpec withBase(String name, Catalog.Base base) {
+    return withBase(name, base, null);
+  }
+
+  /** Like {@link #withBase(String, Catalog.Base)}, the base encrypted with {@code baseKey}. */
+  public SaveSpec withBase(String name, Catalog.Base base, ImageKey baseKey) {
+    return withBase(name, base, baseKey, "");
+  }
+
+  /** Like {@link #withBase(String, Catalog.Base, ImageKey)}, the base known by {@code tag}. */
+  public SaveSpec withBase(String name, Catalog.Base base, ImageKey baseKey, String tag) {
+    Library lib = library(name);
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+        skipUnreadable, filesFrom);
+  }
+
+  /** How to reach object storage, for staging or images there. */
+  public SaveSpec withStore(S3Settings settings) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings,
+        excludes, skipUnreadable, filesFrom);
+  }
+
+  public S3Settings store() {
+    return store;
+  }
+
+  /** {@code spec} as {@link Codecs#parse} reads it. */
+  public SaveSpec withCodec(String spec) {
+    return withCodec(Codecs.parse(spec));
+  }
+
+  public SaveSpec withCodec(Codec codec) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes, skipUnreadable, filesFrom);
+  }
+
+  public SaveSpec withShardSize(long bytes) {
+    return withSizes(bytes, blockSize);
+  }
+
+  public SaveSpec withBlockSize(long bytes) {
+    return withSizes(shardSize, bytes);
+  }
+
+  /** Both sizes at once, checked together, so the order they are given in does not matter. */
+  public SaveSpec withSizes(long shard, long block) {
+    if (block < ImageFormat.MIN_BLOCK_SIZE || block > ImageFormat.MAX_BLOCK_SIZE) {
+      throw new IllegalArgumentException(
+          "block size " + block + " must be between 4 KiB and 64 MiB");
+    }
+    if (shard < block || shard > MAX_SHARD_SIZE) {
+      throw new IllegalArgumentException(
+          "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
+    }
+    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, store,
+        excludes, skipUnreadable, filesFrom);
+  }
+
+  /** What the walk leaves out of every library. */
+  public SaveSpec withExcludes(Excludes excludes) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes, skipUnreadable, filesFrom);
+  }
+
+  public Excludes excludes() {
+    return excludes;
+  }
+
+  /**
+   * Whether an entry the save cannot read (a file it may not open or that fails to read, a
+   * directory it may not list) is skipped, flagged {@link
+   * io.beamsave.transforms.image.Entry#FLAG_UNREADABLE} and reported, instead of failing the
+   * save.
+   */
+  public SaveSpec withSkipUnreadable(boolean skip) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes, skip, filesFrom);
+  }
+
+  public boolean skipUnreadable() {
+    return skipUnreadable;
+  }
+
+  /** Saves only what {@code selection} lists of each library it names (see {@link FilesFrom}). */
+  public SaveSpec withFilesFrom(Map<String, FilesFrom> selection) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+        excludes, skipUnreadable, Map.copyOf(selection));
+  }
+
+  /** What {@code --files-from} selects of library {@code name}, or null to save it whole. */
+  public FilesFrom filesFrom(String name) {
+    FilesFrom f = filesFrom.get(name);
+    return f == null || f.all() ? null : f;
+  }
+
+  public SaveSpec withAllowChanging(boolean allow) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store, excludes,
+        skipUnreadable, filesFrom);
+  }
+
+  public Map<String, Library> libraries() {
+    return java.util.Collections.unmodifiableMap(libraries);
+  }
+
+  public Library library(String name) {
+    Library lib = libraries.get(name);
+    if (lib == null) {
+      throw new IllegalStateException("unknown library " + name);
+    }
+    return lib;
+  }
+
+  public Codec codec() {
+    return codec;
+  }
+
+  public long shardSize() {
+    return shardSize;
+  }
+
+  public int blockSize() {
+    return blockSize;
+  }
+
+  public String staging() {
+    return staging;
+  }
+
+  public boolean allowChanging() {
+    return allowChanging;
+  }
+
+  /** The store that holds the run's working files. */
+  public Store stagingStore() {
+    return Stores.open(staging, store);
+  }
+
+  /** The staged name of the sorted listing of {@code library}, which waits for assembly. */
+  public static String listingName(String library) {
+    return library + "/listing";
+  }
+
+  /** The staged name of the {@link ImageSummary} {@link AssembleImage} leaves for the report. */
+  public static String summaryName(String library) {
+    return library + ".summary";
+  }
+}

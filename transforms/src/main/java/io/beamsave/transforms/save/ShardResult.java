@@ -1,0 +1,102 @@
+package io.beamsave.transforms.save;
+
+import io.beamsave.transforms.beam.DataCoder;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.sink.ImageSink;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What compressing a shard produced: where the sink put this copy (as {@link
+ * ImageSink#writeShard} returned it; null for a library without file data), its raw and stored
+ * lengths, each block's stored length, one digest per piece (in the task's order), the files
+ * seen changing while being read, and those that could not be read (when the save skips them).
+ * In an encrypted image, {@code sealedKey} is the key this copy is sealed under, wrapped by the
+ * image's key: never the key itself, which would cross the shuffle in the clear.
+ */
+public record ShardResult(
+    int shard,
+    ImageSink.Copy copy,
+    long rawLength,
+    long storedLength,
+    int[] blockLengths,
+    List<byte[]> digests,
+    List<PathBytes> changedPaths,
+    List<Unreadable> unreadable,
+    byte[] sealedKey) {
+
+  /** The result of a shard of an image that is not encrypted. */
+  public ShardResult(int shard, ImageSink.Copy copy, long rawLength, long storedLength,
+      int[] blockLengths, List<byte[]> digests, List<PathBytes> changedPaths,
+      List<Unreadable> unreadable) {
+    this(shard, copy, rawLength, storedLength, blockLengths, digests, changedPaths, unreadable,
+        null);
+  }
+
+  /** This copy as the sink is told of it when the image is finished. */
+  public ImageSink.WrittenShard written() {
+    return new ImageSink.WrittenShard(shard, copy, storedLength, rawLength, blockLengths,
+        sealedKey);
+  }
+
+  public static final DataCoder<ShardResult> CODER =
+      new DataCoder<>() {
+        @Override
+        public void write(ShardResult r, DataOutputStream out) throws IOException {
+          out.writeInt(r.shard);
+          out.writeBoolean(r.copy != null);
+          if (r.copy != null) {
+            out.writeLong(r.copy.where());
+            out.writeUTF(r.copy.tag());
+          }
+          out.writeLong(r.rawLength);
+          out.writeLong(r.storedLength);
+          out.writeInt(r.blockLengths.length);
+          for (int len : r.blockLengths) {
+            out.writeInt(len);
+          }
+          out.writeInt(r.digests.size());
+          for (byte[] d : r.digests) {
+            out.writeShort(d.length);
+            out.write(d);
+          }
+          out.writeInt(r.changedPaths.size());
+          for (PathBytes p : r.changedPaths) {
+            writeBytes(out, p);
+          }
+          Unreadable.writeAll(out, r.unreadable);
+          writeOptional(out, r.sealedKey);
+        }
+
+        @Override
+        public ShardResult read(DataInputStream in) throws IOException {
+          int shard = in.readInt();
+          ImageSink.Copy copy = in.readBoolean()
+              ? new ImageSink.Copy(in.readLong(), in.readUTF()) : null;
+          long raw = in.readLong();
+          long stored = in.readLong();
+          int[] blocks = new int[in.readInt()];
+          for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = in.readInt();
+          }
+          int n = in.readInt();
+          List<byte[]> digests = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            byte[] d = new byte[in.readUnsignedShort()];
+            in.readFully(d);
+            digests.add(d);
+          }
+          int c = in.readInt();
+          List<PathBytes> changed = new ArrayList<>(c);
+          for (int i = 0; i < c; i++) {
+            changed.add(readBytes(in));
+          }
+          List<Unreadable> unreadable = Unreadable.readAll(in);
+          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed, unreadable,
+              readOptional(in));
+        }
+      };
+}

@@ -1,0 +1,106 @@
+package io.beamsave.transforms.select;
+
+import io.beamsave.transforms.image.PathBytes;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a save leaves out of a library: entries matching an {@code --exclude} {@link Glob}
+ * (gitignore's rules: a pattern without a {@code /} matches at any depth, a trailing {@code /}
+ * only directories, and a directory left out takes everything under it), the contents of
+ * directories tagged as caches ({@code CACHEDIR.TAG}, kept itself, as GNU tar and restic do), and
+ * beamsave's own files when the image is written inside the library, given as patterns anchored
+ * at the library's root.
+ */
+public final class Excludes implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** The tag a cache directory holds, and how its content begins (bford.info/cachedir). */
+  public static final String CACHE_TAG = "CACHEDIR.TAG";
+  public static final String CACHE_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55";
+
+  public static final Excludes NONE = new Excludes(List.of(), false, List.of());
+
+  private final List<String> patterns;
+  private final boolean caches;
+  /** Patterns, anchored at the library root, of beamsave's own files inside it. */
+  private final List<String> own;
+  private transient List<Glob> globs;
+
+  private Excludes(List<String> patterns, boolean caches, List<String> own) {
+    this.patterns = List.copyOf(patterns);
+    this.caches = caches;
+    this.own = List.copyOf(own);
+  }
+
+  /**
+   * The operator's {@code patterns} and whether cache directories are left out; a pattern that
+   * does not compile is an {@link IllegalArgumentException} naming it.
+   */
+  public static Excludes of(List<String> patterns, boolean caches) {
+    Excludes e = new Excludes(patterns, caches, List.of());
+    e.globs();
+    return e;
+  }
+
+  /** These, and also what matches {@code ownPatterns} (anchored, quoted as globs). */
+  public Excludes withOwn(List<String> ownPatterns) {
+    List<String> all = new ArrayList<>(own);
+    all.addAll(ownPatterns);
+    return new Excludes(patterns, caches, all);
+  }
+
+  public List<String> patterns() {
+    return patterns;
+  }
+
+  public boolean caches() {
+    return caches;
+  }
+
+  private List<Glob> globs() {
+    if (globs == null) {
+      List<Glob> g = new ArrayList<>();
+      for (String p : patterns) {
+        g.add(Glob.compile(p, "--exclude"));
+      }
+      for (String p : own) {
+        g.add(Glob.compile(p, "beamsave's own files"));
+      }
+      globs = g;
+    }
+    return globs;
+  }
+
+  /** Whether the entry at {@code rel} is left out, with all under it if a directory. */
+  public boolean excludes(PathBytes rel, boolean isDirectory) {
+    return match(rel, isDirectory) >= 0;
+  }
+
+  /**
+   * Which pattern leaves out the entry at {@code rel}: the index of the operator's in {@link
+   * #patterns}, at least that many for one of beamsave's own, or -1 for none.
+   */
+  public int match(PathBytes rel, boolean isDirectory) {
+    List<Glob> all = globs();
+    for (int i = 0; i < all.size(); i++) {
+      if (all.get(i).matches(rel, isDirectory)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** {@code text} as a glob that matches only itself. */
+  public static String quote(String text) {
+    StringBuilder b = new StringBuilder(text.length() + 8);
+    text.codePoints().forEach(cp -> {
+      if ("*?[]{},\\".indexOf(cp) >= 0) {
+        b.append('\\');
+      }
+      b.appendCodePoint(cp);
+    });
+    return b.toString();
+  }
+}

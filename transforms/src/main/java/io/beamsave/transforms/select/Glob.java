@@ -1,0 +1,361 @@
+package io.beamsave.transforms.select;
+
+import io.beamsave.transforms.image.PathBytes;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An {@code --include} or {@code --exclude} pattern, matched against a library-relative path's
+ * bytes, with gitignore's rules of where it applies:
+ *
+ * <ul>
+ *   <li>a pattern with no {@code /} but a trailing one matches a name at any depth ({@code
+ *       *.conf} is {@code **}{@code /*.conf}); one with a {@code /} at its start or in its middle
+ *       is anchored at the library's root ({@code /build}, {@code etc/*.conf});
+ *   <li>a trailing {@code /} matches directories only ({@code cache/});
+ *   <li>a match of a directory takes in everything under it.
+ * </ul>
+ *
+ * <p>The syntax is the glob of Java's {@code PathMatcher}: {@code *} matches within a name,
+ * {@code **} as a whole component any number of directories ({@code a/**}{@code /b} also
+ * matches {@code a/b}; elsewhere it is {@code *}, as in git), {@code ?} one character, {@code
+ * [abc]} / {@code [!a-z]} one of a set (ASCII ranges), {@code {a,b}} either; a backslash quotes
+ * the next character. Beyond Java's, {@code \xNN} matches the byte NN, which is how a name that
+ * is not UTF-8 is written, the way {@code list} prints it ({@link
+ * io.beamsave.transforms.Printable}).
+ *
+ * <p>Names are anyone's to choose, so matching never backtracks: the pattern is a sequence of
+ * tokens run over the path's bytes once, keeping the set of positions reached (time bounded by
+ * the pattern's length times the path's).
+ */
+public final class Glob {
+  /** At most this many sequences a pattern's {@code {a,b}} groups may expand to. */
+  private static final int MAX_ALTERNATIVES = 256;
+
+  private sealed interface Token {}
+
+  /** One byte, exactly. */
+  private record ByteToken(int value) implements Token {}
+
+  /** {@code ?}: one character (a UTF-8 sequence, or one byte that begins none), not {@code /}. */
+  private record AnyChar() implements Token {}
+
+  /** {@code [...]}: one ASCII byte of the set, or with {@code !} one character not in it. */
+  private record SetToken(boolean[] ascii, boolean negate) implements Token {}
+
+  /** {@code *}: any bytes but {@code /}. */
+  private record Star() implements Token {}
+
+  /** {@code **} at the end, as a whole component: any bytes. */
+  private record Anything() implements Token {}
+
+  /** {@code **}{@code /} as a whole component: no directory, or any number of whole ones. */
+  private record Directories() implements Token {}
+
+  private final List<Token[]> alternatives;
+  private final boolean anchored;
+  private final boolean directoriesOnly;
+
+  private Glob(List<Token[]> alternatives, boolean anchored, boolean directoriesOnly) {
+    this.alternatives = alternatives;
+    this.anchored = anchored;
+    this.directoriesOnly = directoriesOnly;
+  }
+
+  /** Compiles {@code pattern}, given as {@code option} (named in errors). */
+  public static Glob compile(String pattern, String option) {
+    try {
+      return compile(pattern);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(option + " '" + pattern + "': " + e.getMessage());
+    }
+  }
+
+  private static Glob compile(String pattern) {
+    String glob = pattern;
+    boolean directoriesOnly = false;
+    while (glob.length() > 1 && glob.endsWith("/") && !glob.endsWith("\\/")) {
+      glob = glob.substring(0, glob.length() - 1);
+      directoriesOnly = true;
+    }
+    boolean anchored = glob.indexOf('/') >= 0;
+    if (glob.startsWith("/")) {
+      glob = glob.substring(1);
+    }
+    if (glob.isEmpty()) {
+      throw new IllegalArgumentException("names no path");
+    }
+    List<List<Token>> alts = new ArrayList<>();
+    alts.add(new ArrayList<>());
+    int i = 0;
+    while (i < glob.length()) {
+      char c = glob.charAt(i);
+      if (c == '{') {
+        List<List<Token>> branches = new ArrayList<>();
+        List<Token> branch = new ArrayList<>();
+        i++;
+        while (true) {
+          if (i >= glob.length()) {
+            throw new IllegalArgumentException("'{' without '}'");
+          }
+          char d = glob.charAt(i);
+          if (d == '{') {
+            throw new IllegalArgumentException("groups cannot nest");
+          } else if (d == ',' || d == '}') {
+            branches.add(branch);
+            branch = new ArrayList<>();
+            i++;
+            if (d == '}') {
+              break;
+            }
+          } else {
+            i = token(glob, i, branch);
+          }
+        }
+        List<List<Token>> crossed = new ArrayList<>();
+        for (List<Token> a : alts) {
+          for (List<Token> b : branches) {
+            List<Token> ab = new ArrayList<>(a);
+            ab.addAll(b);
+            crossed.add(ab);
+          }
+        }
+        if (crossed.size() > MAX_ALTERNATIVES) {
+          throw new IllegalArgumentException("its {..} groups make more than "
+              + MAX_ALTERNATIVES + " patterns");
+        }
+        alts = crossed;
+      } else if (c == '}') {
+        throw new IllegalArgumentException("'}' without '{'");
+      } else {
+        List<Token> one = new ArrayList<>(4);
+        i = token(glob, i, one);
+        alts.forEach(a -> a.addAll(one));
+      }
+    }
+    return new Glob(alts.stream().map(a -> a.toArray(Token[]::new)).toList(), anchored,
+        directoriesOnly);
+  }
+
+  /** Parses the token at {@code glob[i]} into {@code out}; returns the index after it. */
+  private static int token(String glob, int i, List<Token> out) {
+    char c = glob.charAt(i++);
+    switch (c) {
+      case '*' -> {
+        if (i < glob.length() && glob.charAt(i) == '*') {
+          boolean startsComponent = i == 1 || glob.charAt(i - 2) == '/';
+          i++;
+          if (startsComponent && i < glob.length() && glob.charAt(i) == '/') {
+            out.add(new Directories());
+            i++;
+          } else if (startsComponent && i == glob.length()) {
+            out.add(new Anything());
+          } else {
+            out.add(new Star());
+          }
+        } else {
+          out.add(new Star());
+        }
+      }
+      case '?' -> out.add(new AnyChar());
+      case '[' -> i = charClass(glob, i, out);
+      case '\\' -> {
+        if (i >= glob.length()) {
+          throw new IllegalArgumentException("ends with a backslash");
+        }
+        if (glob.charAt(i) == 'x' && hex(glob, i + 1)) {
+          out.add(new ByteToken(Integer.parseInt(glob.substring(i + 1, i + 3), 16)));
+          i += 3;
+        } else {
+          int cp = glob.codePointAt(i);
+          literal(out, cp);
+          i += Character.charCount(cp);
+        }
+      }
+      default -> {
+        int cp = glob.codePointAt(i - 1);
+        literal(out, cp);
+        i += Character.charCount(cp) - 1;
+      }
+    }
+    return i;
+  }
+
+  private static boolean hex(String s, int at) {
+    return at + 2 <= s.length()
+        && Character.digit(s.charAt(at), 16) >= 0
+        && Character.digit(s.charAt(at + 1), 16) >= 0;
+  }
+
+  /** Parses {@code [...]} from just after the bracket; returns the index after it. */
+  private static int charClass(String glob, int i, List<Token> out) {
+    boolean[] set = new boolean[128];
+    boolean negate = i < glob.length() && glob.charAt(i) == '!';
+    if (negate) {
+      i++;
+    }
+    boolean first = true;
+    while (true) {
+      if (i >= glob.length()) {
+        throw new IllegalArgumentException("'[' without ']'");
+      }
+      char c = glob.charAt(i++);
+      if (c == ']' && !first) {
+        break;
+      }
+      first = false;
+      if (c == '\\' && i < glob.length()) {
+        c = glob.charAt(i++);
+      }
+      char to = c;
+      if (i + 1 < glob.length() && glob.charAt(i) == '-' && glob.charAt(i + 1) != ']') {
+        to = glob.charAt(i + 1);
+        i += 2;
+        if (to < c) {
+          throw new IllegalArgumentException("invalid range " + c + "-" + to);
+        }
+      }
+      if (to >= 0x80 || c <= '/' && to >= '/') {
+        throw new IllegalArgumentException("a [set] may hold ASCII characters only, never '/'");
+      }
+      for (char x = c; x <= to; x++) {
+        set[x] = true;
+      }
+    }
+    out.add(new SetToken(set, negate));
+    return i;
+  }
+
+  private static void literal(List<Token> out, int cp) {
+    for (byte b : new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8)) {
+      out.add(new ByteToken(b & 0xff));
+    }
+  }
+
+  /** Whether {@code path}, a directory or not, matches. */
+  public boolean matches(PathBytes path, boolean isDirectory) {
+    if (directoriesOnly && !isDirectory) {
+      return false;
+    }
+    byte[] p = path.bytes();
+    for (Token[] tokens : alternatives) {
+      if (reach(tokens, p)[p.length]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether {@code path}, or a directory above it, matches. */
+  public boolean matchesSelfOrParent(PathBytes path, boolean isDirectory) {
+    byte[] p = path.bytes();
+    for (Token[] tokens : alternatives) {
+      boolean[] r = reach(tokens, p);
+      if (r[p.length] && (isDirectory || !directoriesOnly)) {
+        return true;
+      }
+      for (int k = 1; k < p.length; k++) {
+        if (p[k] == '/' && r[k]) {
+          return true; // The prefix before k, a directory, matches.
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Runs {@code tokens} over {@code p}: element k of the result says whether the tokens can
+   * consume exactly {@code p[0, k)} (from the start, or from any component's start when the
+   * pattern is not anchored).
+   */
+  private boolean[] reach(Token[] tokens, byte[] p) {
+    int m = p.length;
+    boolean[] at = new boolean[m + 1];
+    at[0] = true;
+    if (!anchored) {
+      for (int i = 0; i < m; i++) {
+        if (p[i] == '/') {
+          at[i + 1] = true;
+        }
+      }
+    }
+    for (Token t : tokens) {
+      boolean[] next = new boolean[m + 1];
+      if (t instanceof ByteToken b) {
+        for (int i = 0; i < m; i++) {
+          next[i + 1] = at[i] && (p[i] & 0xff) == b.value();
+        }
+      } else if (t instanceof AnyChar) {
+        for (int i = 0; i < m; i++) {
+          if (at[i] && p[i] != '/') {
+            next[i + charLength(p, i)] = true;
+          }
+        }
+      } else if (t instanceof SetToken s) {
+        for (int i = 0; i < m; i++) {
+          if (!at[i] || p[i] == '/') {
+            continue;
+          }
+          boolean inSet = p[i] >= 0 && s.ascii()[p[i]];
+          if (!s.negate() && inSet) {
+            next[i + 1] = true;
+          } else if (s.negate() && !inSet) {
+            next[i + charLength(p, i)] = true;
+          }
+        }
+      } else if (t instanceof Star) {
+        boolean run = false;
+        for (int i = 0; i <= m; i++) {
+          run |= at[i];
+          next[i] = run;
+          if (i < m && p[i] == '/') {
+            run = false;
+          }
+        }
+      } else if (t instanceof Anything) {
+        boolean run = false;
+        for (int i = 0; i <= m; i++) {
+          run |= at[i];
+          next[i] = run;
+        }
+      } else {
+        // Directories: stay, or move past any '/' after a position reached.
+        boolean seen = false;
+        for (int i = 0; i <= m; i++) {
+          next[i] = at[i] || seen && p[i - 1] == '/';
+          seen |= at[i];
+        }
+      }
+      at = next;
+      if (!any(at)) {
+        return at; // No position is reached: the rest of the pattern cannot match (most paths).
+      }
+    }
+    return at;
+  }
+
+  private static boolean any(boolean[] reached) {
+    for (boolean r : reached) {
+      if (r) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The length of the character at {@code p[i]}: a whole UTF-8 sequence, or one byte. */
+  private static int charLength(byte[] p, int i) {
+    int lead = p[i] & 0xff;
+    int n = lead >= 0xf5 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 1;
+    if (n == 1 || i + n > p.length) {
+      return 1;
+    }
+    for (int k = 1; k < n; k++) {
+      if ((p[i + k] & 0xc0) != 0x80) {
+        return 1;
+      }
+    }
+    return n;
+  }
+}

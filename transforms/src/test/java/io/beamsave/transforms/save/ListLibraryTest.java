@@ -1,0 +1,129 @@
+package io.beamsave.transforms.save;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.beamsave.testing.Entries;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.sink.FileImageSink;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+public class ListLibraryTest {
+  @Rule public final transient TestPipeline pipeline = TestPipeline.create();
+  @Rule public final transient TemporaryFolder tmp = new TemporaryFolder();
+
+  @Test
+  public void listsFilesDirectoriesAndLinksWithoutFollowingLinks() throws Exception {
+    Path root = tmp.newFolder("lib").toPath();
+    Files.createDirectories(root.resolve("empty"));
+    Files.createDirectories(root.resolve("many"));
+    for (int i = 0; i < 5000; i++) {
+      Files.writeString(root.resolve("many/f" + i), "x".repeat(i % 7));
+    }
+    Files.createSymbolicLink(root.resolve("link"), Path.of("/usr"));
+    Path other = tmp.newFolder("other").toPath();
+    Files.writeString(other.resolve("only"), "1");
+
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging")
+            .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")))
+            .withLibrary("other", other.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/other.bsave")));
+    PCollection<KV<String, Listing>> listing = pipeline.apply(ListLibrary.of(spec));
+
+    PAssert.that(listing)
+        .satisfies(
+            listings -> {
+              Map<String, List<Entry>> byLib = new TreeMap<>();
+              for (KV<String, Listing> kv : listings) {
+                assertThat(byLib.put(kv.getKey(), kv.getValue().entries()))
+                    .as("one listing per library")
+                    .isNull();
+              }
+              List<Entry> lib = byLib.get("lib");
+              assertThat(lib).hasSize(5000 + 3);
+              Entry link = find(lib, "link");
+              assertThat(link.type()).isEqualTo(EntryType.SYMLINK);
+              assertThat(link.linkTarget()).isEqualTo(PathBytes.of("/usr"));
+              Entry empty = find(lib, "empty");
+              assertThat(empty.type()).isEqualTo(EntryType.DIRECTORY);
+              Entry f6 = find(lib, "many/f6");
+              assertThat(f6.size()).isEqualTo(6);
+              assertThat(Entries.paths(byLib.get("other"))).containsExactly("only");
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+  }
+
+  static Entry find(List<Entry> entries, String path) {
+    return entries.stream().filter(e -> e.path().equals(PathBytes.of(path))).findFirst().get();
+  }
+
+  @Test
+  public void anEmptyLibraryStillYieldsAListing() throws Exception {
+    Path root = tmp.newFolder("nothing").toPath();
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging")
+            .withLibrary("nothing", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/n.bsave")));
+    PAssert.that(pipeline.apply(ListLibrary.of(spec)))
+        .satisfies(
+            listings -> {
+              KV<String, Listing> only = listings.iterator().next();
+              assertThat(only.getKey()).isEqualTo("nothing");
+              assertThat(only.getValue().entries()).isEmpty();
+              assertThat(only.getValue().root().type()).isEqualTo(EntryType.DIRECTORY);
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void aWalkBegunAheadIsTakenByThePipeline() throws Exception {
+    Path root = tmp.newFolder("ahead").toPath();
+    Files.createDirectories(root.resolve("d"));
+    Files.writeString(root.resolve("d/f"), "abc");
+    SaveSpec spec =
+        SaveSpec.of(tmp.getRoot() + "/staging-ahead")
+            .withLibrary("ahead", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/a.bsave")));
+    ListLibrary.WalkedAhead walked = ListLibrary.walkAhead(spec);
+    walked.join();
+    // Gone before the pipeline runs: its listing is what the pipeline had been given.
+    Files.delete(root.resolve("d/f"));
+    Files.delete(root.resolve("d"));
+    PAssert.that(pipeline.apply(ListLibrary.of(spec).withWalkedAhead(walked)))
+        .satisfies(
+            listings -> {
+              KV<String, Listing> only = listings.iterator().next();
+              assertThat(Entries.paths(only.getValue().entries()))
+                  .containsExactlyInAnyOrder("d", "d/f");
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void aWalkOfOtherLibrariesIsRefusedWhenThePipelineIsBuilt() throws Exception {
+    Path root = tmp.newFolder("one").toPath();
+    SaveSpec one = SaveSpec.of(tmp.getRoot() + "/staging-one")
+        .withLibrary("one", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/1.bsave")));
+    SaveSpec two = one.withLibrary("two", root.toString(),
+        new FileImageSink(Path.of(tmp.getRoot() + "/2.bsave")));
+    ListLibrary.WalkedAhead walked = ListLibrary.walkAhead(one);
+    assertThatThrownBy(() -> pipeline.apply(ListLibrary.of(two).withWalkedAhead(walked)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("[one]");
+    pipeline.enableAbandonedNodeEnforcement(false);
+  }
+}

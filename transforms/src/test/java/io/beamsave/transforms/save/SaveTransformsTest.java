@@ -1,0 +1,138 @@
+package io.beamsave.transforms.save;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.sink.FileImageSink;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.List;
+import java.util.Random;
+import net.jpountz.xxhash.XXHashFactory;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.Reshuffle;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+public class SaveTransformsTest {
+  @Rule public final transient TestPipeline pipeline = TestPipeline.create();
+  @Rule public final transient TemporaryFolder tmp = new TemporaryFolder();
+
+  private Path library() throws IOException {
+    Path root = tmp.newFolder("lib").toPath();
+    Files.createDirectories(root.resolve("a/b"));
+    byte[] big = new byte[300_000];
+    new Random(5).nextBytes(big);
+    Files.write(root.resolve("a/b/big.bin"), big);
+    Files.writeString(root.resolve("a/small.txt"), "hello ".repeat(1000));
+    Files.writeString(root.resolve("z.txt"), "z");
+    return root;
+  }
+
+  private SaveSpec spec(Path root) {
+    return SaveSpec.of(tmp.getRoot() + "/staging")
+        .withBlockSize(4096)
+        .withShardSize(100_000)
+        .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")));
+  }
+
+  @Test
+  public void plansShardsOfTheConfiguredSize() throws Exception {
+    SaveSpec spec = spec(library());
+    PCollection<ShardTask> tasks =
+        pipeline.apply(ListLibrary.of(spec)).apply(PlanShards.of(spec));
+    PAssert.that(tasks)
+        .satisfies(
+            all -> {
+              long total = 0;
+              int count = 0;
+              for (ShardTask t : all) {
+                count++;
+                total += t.rawBytes();
+                assertThat(t.rawBytes()).isLessThanOrEqualTo(100_000);
+              }
+              assertThat(total).isEqualTo(300_000 + 6000 + 1);
+              assertThat(count).isEqualTo(4);
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void compressesShardsIntoStagingAndAssemblesAVerifiedImage() throws Exception {
+    Path root = library();
+    SaveSpec spec = spec(root);
+    PCollection<KV<String, String>> images =
+        pipeline
+            .apply("List", ListLibrary.of(spec))
+            .apply("Plan", PlanShards.of(spec))
+            .apply(Reshuffle.viaRandomKey())
+            .apply("Compress", CompressShards.of(spec))
+            .apply("Assemble", AssembleImage.of(spec));
+    PAssert.that(images).containsInAnyOrder(KV.of("lib", tmp.getRoot() + "/lib.bsave"));
+    pipeline.run().waitUntilFinish();
+
+    Catalog c = ImageReader.readCatalog(tmp.getRoot().toPath().resolve("lib.bsave"));
+    assertThat(io.beamsave.testing.Entries.paths(c.entries()))
+        .containsExactly("a", "a/b", "a/b/big.bin", "a/small.txt", "z.txt");
+    assertThat(c.shards()).hasSize(4);
+    Entry big = c.entries().get(2);
+    assertThat(big.extents()).hasSize(3);
+    // The digest of each extent is the XXH64 of that piece of the file (checked here with
+    // lz4-java's pure-Java implementation, not the native one the transform uses).
+    byte[] content = Files.readAllBytes(root.resolve("a/b/big.bin"));
+    long expected =
+        XXHashFactory.safeInstance().hash64().hash(content, 0, (int) big.extents().get(0).length(), 0);
+    assertThat(ByteBuffer.wrap(big.extents().get(0).digest()).getLong()).isEqualTo(expected);
+    assertThat(Path.of(spec.staging(), "lib")).doesNotExist();
+  }
+
+  @Test
+  public void aFileChangedSinceListingFailsTheShardNamingIt() throws Exception {
+    Path root = library();
+    SaveSpec spec = spec(root);
+    Path changed = root.resolve("z.txt");
+    ShardTask task =
+        new ShardTask("lib", 0, List.of(new ShardTask.Piece(PathBytes.of("z.txt"), 0, 1, 1, 1, 0, 0, 0, 0)));
+    Files.setLastModifiedTime(changed, FileTime.fromMillis(5_000));
+    pipeline.apply(Create.of(task).withCoder(ShardTask.CODER)).apply(CompressShards.of(spec));
+    assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
+        .hasRootCauseInstanceOf(BeamsaveException.class)
+        .rootCause()
+        .hasMessageContaining("file changed while it was being saved: " + changed);
+  }
+
+  @Test
+  public void withAllowChangingTheFileIsKeptAndReportedChanged() throws Exception {
+    Path root = library();
+    SaveSpec spec = spec(root).withAllowChanging(true);
+    // The listing saw 10 bytes; the file now has 1, so 9 bytes are padded with zeros.
+    ShardTask task =
+        new ShardTask("lib", 0, List.of(new ShardTask.Piece(PathBytes.of("z.txt"), 0, 10, 10, 1, 0, 0, 0, 0)));
+    PCollection<KV<String, ShardResult>> out =
+        pipeline.apply(Create.of(task).withCoder(ShardTask.CODER)).apply(CompressShards.of(spec));
+    PAssert.that(out)
+        .satisfies(
+            results -> {
+              ShardResult r = results.iterator().next().getValue();
+              assertThat(r.changedPaths()).containsExactly(PathBytes.of("z.txt"));
+              assertThat(r.rawLength()).isEqualTo(10);
+              return null;
+            });
+    pipeline.run().waitUntilFinish();
+  }
+
+}
