@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.testing.TestS3;
@@ -50,10 +51,10 @@ class ConsolidateTest {
   static String save(Path lib, String out, boolean first, Object... more) {
     // Each run needs an image of its own, named by its second.
     long deadline = System.nanoTime() + 3_000_000_000L;
-    while (SavePipeline.utcStamp().equals(lastStamp) && System.nanoTime() < deadline) {
+    while (SaveSpecs.utcStamp().equals(lastStamp) && System.nanoTime() < deadline) {
       Thread.onSpinWait();
     }
-    lastStamp = SavePipeline.utcStamp();
+    lastStamp = SaveSpecs.utcStamp();
     Object[] a = {"save", "--library", lib, "--image", out + "/{library}-{utc}.bsave"};
     if (!first) {
       a = args(a, "--base", "latest");

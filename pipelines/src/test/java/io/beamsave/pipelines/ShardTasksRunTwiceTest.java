@@ -3,7 +3,9 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
@@ -91,7 +93,7 @@ class ShardTasksRunTwiceTest {
   @Test
   void anImageFileWhoseShardsWereWrittenTwiceVerifiesAndRestoresIdentical() throws Exception {
     Path image = dir.resolve("file/lib.bsave");
-    SaveSpec spec = SavePipeline.spec(List.of(library), image, null)
+    SaveSpec spec = SaveSpecs.toFiles(List.of(library), image, null)
         .withCodec("auto").withShardSize(2L << 20);
     saveTwice(spec);
     Catalog c = ImageReader.readCatalog(image);
@@ -106,8 +108,8 @@ class ShardTasksRunTwiceTest {
   void anImageInTheStoreWhoseShardsWereStagedTwiceVerifiesAndRestoresIdentical()
       throws Exception {
     String image = "s3://" + BUCKET + "/store/lib.bsave";
-    SaveSpec spec = SavePipeline.spec(List.of(library), image, dir.resolve("staging").toString(),
-            server.settings(), true, ImageUpload.Options.defaults())
+    SaveSpec spec = SaveSpecs.of(List.of(library), image, dir.resolve("staging").toString(),
+            server.settings(), Workers.THIS_JVM, ImageUpload.Options.defaults())
         .withCodec("auto").withShardSize(6L << 20);
     saveTwice(spec);
     S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));

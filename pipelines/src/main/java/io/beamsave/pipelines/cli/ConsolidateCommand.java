@@ -3,6 +3,7 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.consolidate.ConsolidatePipeline;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.Printable;
@@ -101,7 +102,7 @@ final class ConsolidateCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr(), json);
-    String target = to.replace(SavePipeline.UTC, SavePipeline.utcStamp());
+    String target = to.replace(SaveSpecs.UTC, SaveSpecs.utcStamp());
     Instant start = Instant.now();
     ConsolidatePipeline.Outcome o;
     try (ImageRef ref = image.open(progress).readCatalogAhead()) {

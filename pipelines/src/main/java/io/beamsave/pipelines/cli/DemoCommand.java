@@ -5,6 +5,7 @@ import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
+import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.LocalS3Server;
 import io.beamsave.pipelines.verify.VerifyPipeline;
@@ -92,7 +93,7 @@ final class DemoCommand implements Callable<Integer> {
       Path image = images.resolve(codec.replaceAll("[^A-Za-z0-9]+", "-") + ".bsave");
       SavePipeline.Outcome o =
           SavePipeline.run(
-              SavePipeline.spec(List.of(source), image, null).withCodec(codec),
+              SaveSpecs.toFiles(List.of(source), image, null).withCodec(codec),
               pipeline.options(),
               progress);
       new SaveReport(o).rows().forEach(out::println);
@@ -105,14 +106,17 @@ final class DemoCommand implements Callable<Integer> {
     String from = last.toString();
     S3Settings settings = null;
     LocalS3Server server = null;
+    String[] credentials = null;
     try {
       if (!noS3) {
         Path root = work.resolve("s3");
         AssembleImage.deleteTree(root);
         server = LocalS3Server.start(root, "demo");
-        // The SDK's default chain reads these, as it would read the environment.
-        System.setProperty("aws.accessKeyId", LocalS3Server.ACCESS_KEY);
-        System.setProperty("aws.secretAccessKey", LocalS3Server.SECRET_KEY);
+        // The SDK's default chain reads these, as it would read the environment; S3Settings
+        // carries no credentials, since it travels to workers. Put back when the demo ends.
+        credentials = new String[] {
+            System.setProperty("aws.accessKeyId", LocalS3Server.ACCESS_KEY),
+            System.setProperty("aws.secretAccessKey", LocalS3Server.SECRET_KEY)};
         settings = S3Settings.resolve(server.endpoint(), true, null);
         out.println("started S3Proxy on " + server.endpoint() + " (objects under " + root + ")");
         from = upload(out, settings, last, "none");
@@ -131,6 +135,10 @@ final class DemoCommand implements Callable<Integer> {
     } finally {
       if (server != null) {
         server.close();
+      }
+      if (credentials != null) {
+        restore("aws.accessKeyId", credentials[0]);
+        restore("aws.secretAccessKey", credentials[1]);
       }
     }
     String diff = TreeSnapshot.of(source).diff(TreeSnapshot.of(restored));
@@ -163,5 +171,13 @@ final class DemoCommand implements Callable<Integer> {
         image.getFileName(), to, codec, Sizes.human(r.storedBytes()), r.seconds());
     out.flush();
     return to.toString();
+  }
+
+  private static void restore(String property, String was) {
+    if (was == null) {
+      System.clearProperty(property);
+    } else {
+      System.setProperty(property, was);
+    }
   }
 }

@@ -9,9 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave s3-server}: a local S3 server for trials, with nothing else installed. */
 @Command(
@@ -81,7 +81,7 @@ final class S3ServerCommand implements Callable<Integer> {
     }
     Files.createDirectories(dir);
     LocalS3Server server = LocalS3Server.start(dir.toRealPath(), port, buckets.toArray(String[]::new));
-    try (Interrupts.Registration stop = Interrupts.onInterrupt(server::close)) {
+    try (Interrupts.Registration stop = Interrupts.onInterrupt("s3-server " + server.endpoint(), server::close)) {
       PrintWriter out = spec.commandLine().getOut();
       out.println("S3 server (S3Proxy) at " + server.endpoint() + ", buckets " + buckets
           + ", objects under " + dir.toRealPath() + " (log: " + dir.resolve("s3proxy.log") + ")");

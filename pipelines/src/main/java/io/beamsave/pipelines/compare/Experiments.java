@@ -2,7 +2,9 @@ package io.beamsave.pipelines.compare;
 
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.TreeSnapshot;
+import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
@@ -167,7 +169,7 @@ public final class Experiments {
       Store store, ObjectUri prefix, List<Integer> linksMbps, S3Settings s3) throws IOException {
     // Elsewhere the workers send the shards to the store themselves, beyond the link emulation,
     // which throttles this process only: that strategy could not be measured at a link speed.
-    boolean overlapped = SavePipeline.runsInThisJvm(options);
+    boolean overlapped = Workers.of(options).inThisJvm();
     if (!overlapped) {
       say("%s is measured on the DirectRunner only: on %s the workers send the shards to the"
           + " store themselves, where the emulated link does not reach", Strategy.OVERLAPPED.label(),
@@ -279,8 +281,8 @@ public final class Experiments {
   private SavePipeline.Outcome saveWhileUploading(
       S3Settings s3, ObjectUri to, String codec, int link) {
     return SavePipeline.run(
-        SavePipeline.spec(List.of(library), to.toString(), work.toString(), s3,
-                SavePipeline.runsInThisJvm(options),
+        SaveSpecs.of(List.of(library), to.toString(), work.toString(), s3,
+                Workers.of(options),
                 new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link,
                     false))
             .withCodec(codec)
@@ -319,7 +321,7 @@ public final class Experiments {
     ProcessUsage before = ProcessUsage.now();
     SavePipeline.Outcome o =
         SavePipeline.run(
-            SavePipeline.spec(List.of(library), image, null).withCodec(codec), options, null);
+            SaveSpecs.toFiles(List.of(library), image, null).withCodec(codec), options, null);
     ProcessUsage usage = ProcessUsage.now().since(before);
     ImageSummary s = o.images().get(0);
     return new Saved(codec, image, o.job().seconds(), s.rawBytes(), s.imageBytes(), start,

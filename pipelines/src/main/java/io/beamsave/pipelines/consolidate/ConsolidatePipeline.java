@@ -141,6 +141,7 @@ public final class ConsolidatePipeline {
     AtomicReference<ImageLock> lock = new AtomicReference<>();
     AtomicReference<RunLease> lease = new AtomicReference<>();
     try (Interrupts.Registration undo = Interrupts.onInterrupt(
+        "consolidate " + to,
         () -> stop(running.get(), lock.get(), lease.get()).forEach(left -> System.err.println(
             "beamsave: warning: could not remove " + left + "; 'beamsave cleanup' removes it")))) {
       // As a save: one run writes an image at a time, and what a killed one left goes first.

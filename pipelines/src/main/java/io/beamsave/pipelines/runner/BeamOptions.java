@@ -57,7 +57,10 @@ public final class BeamOptions {
     defaultTo(args, "enforceEncodability", "false");
     defaultTo(args, "targetParallelism", String.valueOf(Runtime.getRuntime().availableProcessors()));
     defaultTo(args, "blockOnRun", "false");
-    if (args.stream().anyMatch(BeamOptions::namesFlink)) {
+    // The one place that decides where the workers run; the options carry it (Workers.of).
+    Workers workers = !args.stream().anyMatch(BeamOptions::namesFlink) ? Workers.THIS_JVM
+        : embeddedFlink(args) ? Workers.EMBEDDED_FLINK : Workers.FLINK_CLUSTER;
+    if (workers.flink()) {
       FlinkRunnerLine.requireRunner();
       // The jar registers only the default and DirectRunner options (see its pom).
       for (String name : FLINK_OPTIONS) {
@@ -72,11 +75,11 @@ public final class BeamOptions {
         // job's own strategy only from the ExecutionConfig calls Beam makes for DataStream jobs.
         defaultTo(args, "useDataStreamForBatch", "true");
       }
-      if (!embeddedFlink(args) && run) {
+      if (workers == Workers.FLINK_CLUSTER && run) {
         FlinkRunnerLine.checkCluster(master(args), flinkVersion != null ? flinkVersion
             : System.getenv(FlinkRunnerLine.ENVIRONMENT));
       }
-      if (!embeddedFlink(args)) {
+      if (workers == Workers.FLINK_CLUSTER) {
         // Job.run polls a cluster's job itself, faster than Flink's client would.
         defaultTo(args, "attachedMode", "false");
       } else if (!has(args, "flinkConfDir")) {
@@ -86,7 +89,7 @@ public final class BeamOptions {
           && !has(args, "filesToStage")) {
         // Flink needs a jar to submit; an empty one makes every class come from the cluster's.
         args.add("--filesToStage=" + emptyJar());
-      } else if (!embeddedFlink(args) && !has(args, "filesToStage")) {
+      } else if (workers == Workers.FLINK_CLUSTER && !has(args, "filesToStage")) {
         String stage = jarsToStage();
         if (!stage.isEmpty()) {
           args.add("--filesToStage=" + stage);
@@ -95,10 +98,13 @@ public final class BeamOptions {
     }
     PipelineOptionsFactory.register(DirectOptions.class);
     PipelineOptionsFactory.register(ClusterJarOptions.class);
+    PipelineOptionsFactory.register(Workers.Choice.class);
     try {
-      return PipelineOptionsFactory.fromArgs(args.toArray(String[]::new))
+      PipelineOptions options = PipelineOptionsFactory.fromArgs(args.toArray(String[]::new))
           .withValidation()
           .create();
+      options.as(Workers.Choice.class).setWorkers(workers);
+      return options;
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bad Beam option: " + e.getMessage(), e);
     }

@@ -99,7 +99,7 @@ final class FlinkProgressPrinter {
   /** Starts printing if the job runs on Flink with a REST API to ask, else returns null. */
   static FlinkProgressPrinter start(PipelineOptions options, Job.Progress progress, PrintWriter err) {
     if (progress == null || err == null
-        || !options.getRunner().getSimpleName().equals("FlinkRunner")) {
+        || !Workers.of(options).flink()) {
       return null;
     }
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);

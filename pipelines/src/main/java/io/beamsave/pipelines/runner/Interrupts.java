@@ -1,8 +1,7 @@
 package io.beamsave.pipelines.runner;
 
+import io.beamsave.transforms.run.RunState;
 import java.io.PrintStream;
-import java.util.Deque;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import sun.misc.Signal;
 
 /**
@@ -15,26 +14,33 @@ import sun.misc.Signal;
 public final class Interrupts {
   private Interrupts() {}
 
-  private static final Deque<Runnable> CLEANUPS = new ConcurrentLinkedDeque<>();
+  /** The signal that ended the command, once one has: a process gets signals as a whole. */
   private static volatile int signal;
 
   /** Something to undo should the command be interrupted; closing it withdraws it. */
   public static final class Registration implements AutoCloseable {
-    private final Runnable cleanup;
+    private final AutoCloseable registered;
 
-    private Registration(Runnable cleanup) {
-      this.cleanup = cleanup;
+    private Registration(AutoCloseable registered) {
+      this.registered = registered;
     }
 
     @Override
     public void close() {
-      CLEANUPS.remove(cleanup);
+      try {
+        registered.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
     }
   }
 
-  public static Registration onInterrupt(Runnable cleanup) {
-    CLEANUPS.push(cleanup);
-    return new Registration(cleanup);
+  /**
+   * Registers {@code cleanup}, something run {@code run} (a name unique to it) must undo should
+   * the command be interrupted, with the run's state ({@link RunState}).
+   */
+  public static Registration onInterrupt(String run, Runnable cleanup) {
+    return new Registration(RunState.of(run).onInterrupt(cleanup));
   }
 
   /** Whether a signal has ended the command: its failure is then not worth reporting. */
@@ -59,7 +65,7 @@ public final class Interrupts {
     err.println("beamsave: interrupted");
     err.flush();
     // Taken now: cancelling the job lets the command's thread unwind and withdraw the rest.
-    java.util.List<Runnable> todo = new java.util.ArrayList<>(CLEANUPS);
+    java.util.List<Runnable> todo = RunState.interruptCleanups();
     for (Runnable cleanup : todo) {
       try {
         cleanup.run();

@@ -43,7 +43,7 @@ public final class Job {
     try {
       result = p.run();
       PipelineResult running = result;
-      cancel = Interrupts.onInterrupt(() -> {
+      cancel = Interrupts.onInterrupt(p.getOptions().getJobName(), () -> {
         try {
           running.cancel();
         } catch (java.io.IOException | RuntimeException e) {
@@ -54,7 +54,7 @@ public final class Job {
       long every = err instanceof ProgressOutput po ? (long) (po.intervalSeconds() * 1e9)
           : tty ? 1_000_000_000L : 10_000_000_000L;
       // The runner's classes are loaded only on runs that use it (lib/flink-LINE/).
-      boolean detachedFlink = p.getOptions().getRunner().getSimpleName().equals("FlinkRunner")
+      boolean detachedFlink = Workers.of(p.getOptions()).flink()
           && DetachedFlinkJob.is(result);
       long lastPrint = System.nanoTime();
       if (flink == null && progress != null && err instanceof ProgressOutput po

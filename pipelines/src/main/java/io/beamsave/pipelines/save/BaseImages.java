@@ -8,13 +8,13 @@ import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
-import io.beamsave.transforms.save.PlanShards;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.store.ImageLocation;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -31,17 +31,15 @@ public final class BaseImages {
   private BaseImages() {}
 
   /**
-   * {@code spec} with each library's base set, where it gets one; {@code chosen} receives each
-   * base's catalog by library. An encrypted base is read with {@code keys}, and must be
-   * encrypted exactly when the new image is ({@code encrypted}): an encrypted image on a plain
-   * base would leave its unchanged files in the clear, a plain one on an encrypted base would
-   * list them in the clear.
+   * The base of each library of {@code spec} that gets one, as {@code request} asks. An
+   * encrypted base is read with the request's keys, and must be encrypted exactly when the new
+   * image is: an encrypted image on a plain base would leave its unchanged files in the clear,
+   * a plain one on an encrypted base would list them in the clear.
    */
-  public static SaveSpec apply(SaveSpec spec, String base, boolean optional, int fullEvery,
-      S3Settings s3, Keys keys, boolean encrypted, Map<String, Catalog> chosen,
-      Consumer<String> note, boolean workersInThisJvm) {
+  public static BasePlan choose(SaveSpec spec, SaveRequest request, Consumer<String> note) {
+    String base = request.base();
     if (base == null) {
-      return spec;
+      return BasePlan.NONE;
     }
     boolean latest = StoredImages.LATEST.equals(base);
     if (!latest && spec.libraries().size() > 1) {
@@ -49,33 +47,28 @@ public final class BaseImages {
           spec.libraries().size() + " libraries are saved: use --base latest, which finds each"
           + " library's own");
     }
+    Map<String, BasePlan.Base> chosen = new LinkedHashMap<>();
     for (SaveSpec.Library lib : spec.libraries().values()) {
-      Chosen c;
+      BasePlan.Base c;
       try {
-        c = choose(lib, latest ? null : base, fullEvery, s3, keys, encrypted, note,
-            workersInThisJvm);
+        c = choose(lib, latest ? null : base, request.fullEvery(), request.s3(), request.keys(),
+            request.encrypted(), note);
       } catch (BeamsaveException e) {
-        if (!optional) {
+        if (!request.baseOptional()) {
           throw e;
         }
         note.accept(lib.name() + ": saved whole: " + e.getMessage());
         continue;
       }
       if (c != null) {
-        chosen.put(lib.name(), c.catalog());
-        spec = spec.withBase(lib.name(), c.catalog().asBase(c.location()), c.catalog().key(),
-            c.tag());
+        chosen.put(lib.name(), c);
       }
     }
-    return spec;
+    return new BasePlan(chosen);
   }
 
-  /** A base image: its catalog, where it is, and its tag when it was read. */
-  private record Chosen(Catalog catalog, String location, String tag) {}
-
-  private static Chosen choose(SaveSpec.Library lib, String given, int fullEvery,
-      S3Settings s3, Keys keys, boolean encrypted, Consumer<String> note,
-      boolean workersInThisJvm) {
+  private static BasePlan.Base choose(SaveSpec.Library lib, String given, int fullEvery,
+      S3Settings s3, Keys keys, boolean encrypted, Consumer<String> note) {
     String destination = lib.destination();
     String location = given != null ? absolute(StoredImages.resolveLatest(given, s3))
         : latestOf(destination, s3);
@@ -129,11 +122,7 @@ public final class BaseImages {
           + " is save " + (c.depth() + 1) + " of its chain)");
       return null;
     }
-    if (workersInThisJvm) {
-      // Planning needs it again, and a catalog of a million entries takes seconds to read.
-      PlanShards.offerBase(location, c);
-    }
-    return new Chosen(c, location, tag);
+    return new BasePlan.Base(c, location, tag);
   }
 
   /** The newest readable image of the series {@code destination} joins. */

@@ -7,7 +7,6 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.save.SaveSpec;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The key of each image an encrypted save writes: a data key of its own per image, wrapped for
@@ -19,16 +18,15 @@ public final class SaveKeys {
 
   /**
    * {@code spec} with each library's image encrypted for {@code recipients} (as it is if there
-   * are none); {@code bases} holds the catalog of each library's base image, if it has one.
+   * are none), referencing at most its base in {@code bases} and the images that one references.
    */
-  public static SaveSpec apply(SaveSpec spec, List<Recipient> recipients,
-      Map<String, Catalog> bases) {
+  static SaveSpec apply(SaveSpec spec, List<Recipient> recipients, BasePlan bases) {
     if (recipients.isEmpty()) {
       return spec;
     }
     long created = System.currentTimeMillis();
     for (SaveSpec.Library lib : spec.libraries().values()) {
-      Catalog base = bases.get(lib.name());
+      Catalog base = bases.catalog(lib.name());
       // What the image may reference: its base, and the images its base references.
       List<ImageId> mayReference = new ArrayList<>();
       if (base != null) {

@@ -3,10 +3,12 @@ package io.beamsave.pipelines.save;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.Unreadable;
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -176,6 +178,23 @@ public final class SaveReport {
     outcome.job().stageSeconds(STAGES)
         .forEach((k, v) -> b.append(String.format(Locale.ROOT, " %s %.2fs", k, v)));
     return b.toString();
+  }
+
+  /** The report as {@code save} prints it: the table, the stages, then each image. */
+  public void print(PrintWriter out) {
+    out.println(header());
+    rows().forEach(out::println);
+    out.println(stagesLine());
+    for (ImageSummary s : outcome.images()) {
+      out.println("image: " + Printable.text(s.image()));
+      if (!s.base().isEmpty()) {
+        out.println("incremental: " + Sizes.human(s.referencedBytes()) + " of unchanged files"
+            + " referenced in " + Printable.text(s.base()));
+      }
+    }
+    if (unreadableLine() != null) {
+      out.println(unreadableLine());
+    }
   }
 
   private static double round(double v) {

@@ -39,4 +39,21 @@ class BeamOptionsTest {
         "--useDataStreamForBatch=false").getUseDataStreamForBatch())
         .as("the operator's choice stands").isFalse();
   }
+
+  @Test
+  void whereTheWorkersRunIsDecidedOnceAndCarriedByTheOptions() {
+    assertThat(Workers.of(BeamOptions.parse(List.of()))).isEqualTo(Workers.THIS_JVM);
+    assertThat(Workers.of(BeamOptions.parse(List.of("--runner=DirectRunner"))))
+        .isEqualTo(Workers.THIS_JVM);
+    assertThat(Workers.of(BeamOptions.parse(List.of("--runner=FlinkRunner"))))
+        .isEqualTo(Workers.EMBEDDED_FLINK);
+    assertThat(Workers.of(BeamOptions.parse(
+        List.of("--runner=flink", "--flinkMaster=[local]")))).isEqualTo(Workers.EMBEDDED_FLINK);
+    assertThat(Workers.of(BeamOptions.parse(
+        List.of("--runner=FlinkRunner", "--flinkMaster=127.0.0.1:8081"))))
+        .isEqualTo(Workers.FLINK_CLUSTER);
+    assertThat(Workers.THIS_JVM.inThisJvm()).isTrue();
+    assertThat(Workers.FLINK_CLUSTER.inThisJvm()).isFalse();
+    assertThat(Workers.EMBEDDED_FLINK.flink()).isTrue();
+  }
 }

@@ -1,8 +1,8 @@
 package io.beamsave.transforms.crypt;
 
 import io.beamsave.transforms.format.ImageException;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.bouncycastle.crypto.generators.Argon2BytesGenerator;
 import org.bouncycastle.crypto.params.Argon2Parameters;
 
@@ -28,7 +28,21 @@ record Argon2(int memoryKiB, int iterations, int parallelism) {
   static final int MAX_ITERATIONS = 10;
   static final int MAX_PARALLELISM = 16;
 
-  private static final Map<String, byte[]> DERIVED = new ConcurrentHashMap<>();
+  /**
+   * Keys derived in this JVM, by a digest of password, salt and cost: a chain's images and a
+   * run's workers open the same password's images many times, and each derivation costs tenths
+   * of a second and tens of MiB. A JVM-wide cache since workers of one run deserialize their
+   * own copies of the keys; bounded to the {@value #CACHED} most recently used.
+   */
+  private static final int CACHED = 16;
+
+  private static final Map<String, byte[]> DERIVED =
+      new LinkedHashMap<>(CACHED * 2, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, byte[]> eldest) {
+          return size() > CACHED;
+        }
+      };
 
   /** Whether a reader may run this cost: within the bounds above and Argon2's own. */
   boolean acceptable() {
@@ -46,12 +60,8 @@ record Argon2(int memoryKiB, int iterations, int parallelism) {
   byte[] derive(byte[] password, byte[] salt) throws ImageException {
     String memo = java.util.HexFormat.of().formatHex(
         Primitives.sha256(password, salt, Primitives.ascii(toString())));
-    byte[] known = DERIVED.get(memo);
-    if (known != null) {
-      return known.clone();
-    }
     synchronized (DERIVED) {
-      known = DERIVED.get(memo);
+      byte[] known = DERIVED.get(memo);
       return known != null ? known.clone() : deriveNow(password, salt, memo);
     }
   }

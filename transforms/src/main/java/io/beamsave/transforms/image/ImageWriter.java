@@ -3,6 +3,7 @@ package io.beamsave.transforms.image;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.run.RunState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -14,8 +15,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
@@ -28,9 +27,6 @@ import java.util.zip.CRC32C;
  * complete-looking image is therefore always complete.
  */
 public final class ImageWriter implements AutoCloseable {
-  /** One monitor per partial image: a FileLock guards other processes, not other threads. */
-  private static final ConcurrentHashMap<Path, Object> APPENDING = new ConcurrentHashMap<>();
-
   /**
    * Flushes appended shards to disk in the background while workers go on compressing, so the
    * final force in {@link #finish} has little left to write (it took ~0.7 s for a 900 MB image
@@ -44,16 +40,22 @@ public final class ImageWriter implements AutoCloseable {
             return t;
           });
 
-  private static final Set<Path> FLUSH_PENDING = ConcurrentHashMap.newKeySet();
-
   /**
-   * Runs that were stopped, by partial image and run ({@link #key}): no worker of theirs may
-   * create or extend the partial image again, while a later run of the same image may.
+   * What a run's writers of one partial image share in this JVM: one monitor (a FileLock guards
+   * other processes, not other threads), whether the run was stopped (no worker of it may create
+   * or extend the partial image again, while a later run of the same image may), and whether a
+   * flush is pending.
    */
-  private static final Set<String> ABANDONED = ConcurrentHashMap.newKeySet();
+  private static RunState state(Path partial, String run) {
+    return RunState.of(run + "\n" + partial);
+  }
 
-  private static String key(Path partial, String run) {
-    return partial + "\n" + run;
+  private static Object appending(Path partial, String run) {
+    return state(partial, run).monitor("append");
+  }
+
+  private static boolean stopped(Path partial, String run) {
+    return state(partial, run).stopped() != null;
   }
 
   private final Path target;
@@ -69,8 +71,8 @@ public final class ImageWriter implements AutoCloseable {
     this.run = run;
     this.headerLength = header.length;
     Path key = partial.toAbsolutePath().normalize();
-    synchronized (APPENDING.computeIfAbsent(key, p -> new Object())) {
-      if (ABANDONED.contains(key(key, run))) {
+    synchronized (appending(key, run)) {
+      if (stopped(key, run)) {
         throw new IOException("the save was stopped");
       }
       this.channel =
@@ -126,8 +128,8 @@ public final class ImageWriter implements AutoCloseable {
   public static long appendShard(Path target, String run, byte[] header, byte[] blocks, int len)
       throws IOException {
     Path partial = partialPath(target).toAbsolutePath().normalize();
-    synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
-      if (ABANDONED.contains(key(partial, run))) {
+    synchronized (appending(partial, run)) {
+      if (stopped(partial, run)) {
         throw new IOException("the save was interrupted");
       }
       try (FileChannel ch =
@@ -143,7 +145,7 @@ public final class ImageWriter implements AutoCloseable {
         for (int off = 0; off < len; off += 1 << 20) {
           writeFully(ch, ByteBuffer.wrap(blocks, off, Math.min(1 << 20, len - off)), end + off);
         }
-        flushSoon(partial);
+        flushSoon(partial, run);
         return end;
       }
     }
@@ -156,24 +158,25 @@ public final class ImageWriter implements AutoCloseable {
    */
   public static void abandon(Path target, String run) throws IOException {
     Path partial = partialPath(target).toAbsolutePath().normalize();
-    synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
-      ABANDONED.add(key(partial, run));
+    synchronized (appending(partial, run)) {
+      state(partial, run).stop("the save was stopped", true, 0);
       Files.deleteIfExists(partial);
     }
   }
 
   /** Whether run {@code run} of {@code target} was abandoned in this process. */
   public static boolean abandoned(Path target, String run) {
-    return ABANDONED.contains(key(partialPath(target).toAbsolutePath().normalize(), run));
+    return stopped(partialPath(target).toAbsolutePath().normalize(), run);
   }
 
-  private static void flushSoon(Path partial) {
-    if (!FLUSH_PENDING.add(partial)) {
+  private static void flushSoon(Path partial, String run) {
+    java.util.concurrent.atomic.AtomicInteger pending = state(partial, run).inFlight("flush");
+    if (!pending.compareAndSet(0, 1)) {
       return;
     }
     FLUSHER.execute(
         () -> {
-          FLUSH_PENDING.remove(partial);
+          pending.set(0);
           FileChannel ch = null;
           try {
             ch = FileChannel.open(partial, StandardOpenOption.WRITE);
@@ -181,7 +184,7 @@ public final class ImageWriter implements AutoCloseable {
           } catch (IOException gone) {
             // The run failed and removed the file, or finish() renamed it: nothing to flush.
           } finally {
-            closeBetweenAppends(partial, ch);
+            closeBetweenAppends(partial, run, ch);
           }
         });
   }
@@ -192,11 +195,11 @@ public final class ImageWriter implements AutoCloseable {
    * locks), and a dropped lock let another process's worker append over a shard still being
    * written: two TaskManagers on one host produced an image with overlapping shards.
    */
-  private static void closeBetweenAppends(Path partial, FileChannel ch) {
+  private static void closeBetweenAppends(Path partial, String run, FileChannel ch) {
     if (ch == null) {
       return;
     }
-    synchronized (APPENDING.computeIfAbsent(partial, p -> new Object())) {
+    synchronized (appending(partial, run)) {
       try {
         ch.close();
       } catch (IOException ignored) {
@@ -263,11 +266,11 @@ public final class ImageWriter implements AutoCloseable {
     Path monitor = partial.toAbsolutePath().normalize();
     // Under the monitor abandon() takes: a save stopped meanwhile leaves no image, and one
     // renamed into place is whole.
-    synchronized (APPENDING.computeIfAbsent(monitor, p -> new Object())) {
-      if (ABANDONED.contains(key(monitor, run))) {
+    synchronized (appending(monitor, run)) {
+      if (stopped(monitor, run)) {
         throw new IOException("the save was stopped");
       }
-      closeBetweenAppends(monitor, channel);
+      closeBetweenAppends(monitor, run, channel);
       Files.move(
           partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }

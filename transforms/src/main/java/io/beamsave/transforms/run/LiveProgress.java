@@ -1,7 +1,5 @@
 package io.beamsave.transforms.run;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -16,25 +14,21 @@ public final class LiveProgress {
   /** Files whose last byte a save has read, or a restore or verify has checked. */
   public static final String FILES_DONE = "filesDone";
 
-  private static final Map<String, Map<String, LongAdder>> BY_JOB = new ConcurrentHashMap<>();
-
   private LiveProgress() {}
 
   /** The counter {@code name} of job {@code job} (Beam's job name, unique per run). */
   public static LongAdder counter(String job, String name) {
-    return BY_JOB.computeIfAbsent(job, k -> new ConcurrentHashMap<>())
-        .computeIfAbsent(name, k -> new LongAdder());
+    return RunState.of(job).counter(name);
   }
 
   /** The counter's value, or -1 if no worker in this JVM has counted it. */
   public static long read(String job, String name) {
-    Map<String, LongAdder> counters = BY_JOB.get(job);
-    LongAdder a = counters == null ? null : counters.get(name);
-    return a == null ? -1 : a.sum();
+    RunState run = RunState.find(job);
+    return run == null ? -1 : run.read(name);
   }
 
   /** Drops the job's counters once it has ended. */
   public static void forget(String job) {
-    BY_JOB.remove(job);
+    RunState.end(job);
   }
 }

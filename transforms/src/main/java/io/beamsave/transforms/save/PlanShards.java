@@ -35,31 +35,44 @@ import org.apache.beam.sdk.values.PCollection;
 public final class PlanShards
     extends PTransform<PCollection<KV<String, Listing>>, PCollection<ShardTask>> {
   private final SaveSpec spec;
+  private final BaseCatalogs baseCatalogs;
 
-  private PlanShards(SaveSpec spec) {
+  private PlanShards(SaveSpec spec, BaseCatalogs baseCatalogs) {
     this.spec = spec;
+    this.baseCatalogs = baseCatalogs;
   }
 
   public static PlanShards of(SaveSpec spec) {
-    return new PlanShards(spec);
+    return new PlanShards(spec, BaseCatalogs.NONE);
+  }
+
+  /**
+   * Plans against these base catalogs, which the launcher has just read and checked, where the
+   * workers run in its JVM, instead of reading them again. Each is used only if it is still
+   * the catalog the spec's base names; other bases are read from their images.
+   */
+  public PlanShards withBaseCatalogs(BaseCatalogs catalogs) {
+    return new PlanShards(spec, catalogs);
   }
 
   @Override
   public PCollection<ShardTask> expand(PCollection<KV<String, Listing>> listing) {
     return listing
-        .apply("Plan", ParDo.of(new PlanShardsFn(spec)))
+        .apply("Plan", ParDo.of(new PlanShardsFn(spec, baseCatalogs)))
         .setCoder(ShardTask.CODER);
   }
 
   static final class PlanShardsFn extends DoFn<KV<String, Listing>, ShardTask> {
     private final SaveSpec spec;
+    private final BaseCatalogs baseCatalogs;
     private final Counter bytesPlanned = StageMetrics.counter(StageMetrics.BYTES_PLANNED);
     private final Counter bytesReferenced =
         StageMetrics.counter(StageMetrics.BYTES_REFERENCED);
     private final StageMetrics stage = StageMetrics.of("plan");
 
-    PlanShardsFn(SaveSpec spec) {
+    PlanShardsFn(SaveSpec spec, BaseCatalogs baseCatalogs) {
       this.spec = spec;
+      this.baseCatalogs = baseCatalogs;
     }
 
     @ProcessElement
@@ -71,7 +84,8 @@ public final class PlanShards
       SaveSpec.Library lib = spec.library(listing.getKey());
       if (lib.base() != null) {
         IncrementalPlan.Result inc = IncrementalPlan.against(
-            listed.entries(), readBase(lib.base(), lib.baseKey(), spec),
+            listed.entries(),
+            readBase(lib.base(), lib.baseKey(), baseCatalogs.get(lib.name()), spec),
             lib.base().location());
         listed = listed.withBases(inc.entries(), inc.bases(), inc.depth());
         bytesReferenced.inc(inc.referencedBytes());
@@ -108,25 +122,14 @@ public final class PlanShards
     }
   }
 
-  /** Base catalogs the launcher read, for planning in the same JVM: taken once, by location. */
-  private static final java.util.concurrent.ConcurrentHashMap<String, Catalog> OFFERED =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  /**
-   * Hands planning the catalog of base image {@code location} that the launcher has just read
-   * and checked, so that a runner whose workers run in this JVM does not read it again.
-   */
-  public static void offerBase(String location, Catalog catalog) {
-    OFFERED.put(location, catalog);
-  }
-
   /**
    * The base image's catalog, checked to be the image the save was planned against: one put in
-   * its place meanwhile would have the new image reference bytes it does not hold.
+   * its place meanwhile would have the new image reference bytes it does not hold. {@code
+   * known} is the catalog the launcher read, if it handed one over.
    */
-  static Catalog readBase(Catalog.Base base, ImageKey baseKey, SaveSpec spec)
+  static Catalog readBase(Catalog.Base base, ImageKey baseKey, Catalog known, SaveSpec spec)
       throws IOException {
-    Catalog offered = OFFERED.remove(base.location());
+    Catalog offered = known;
     if (offered != null && offered.id().equals(base.id())
         && java.util.Arrays.equals(offered.digest(), base.catalogDigest())) {
       return offered;

@@ -2,6 +2,7 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.run.RunState;
 import io.beamsave.transforms.store.Store;
 
 /**
@@ -13,13 +14,14 @@ import io.beamsave.transforms.store.Store;
 public final class Staging {
   private Staging() {}
 
-  /** Staging of runs that were stopped, in this JVM: nothing more is written there. */
-  private static final java.util.Set<String> ABANDONED =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-  /** One monitor per staging: a write and the run's abandonment never interleave. */
-  private static final java.util.Map<String, Object> WRITING =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  /**
+   * The run's state in this JVM, by its staging (unique to the run): one monitor, so that a
+   * write and the run's abandonment never interleave, and whether it was stopped, after which
+   * nothing more is written there.
+   */
+  private static RunState state(SaveSpec spec) {
+    return RunState.of("staging " + spec.staging());
+  }
 
   /**
    * Writes {@code data[0, len)} as {@code name}, a working file of {@code library}: sealed
@@ -32,8 +34,9 @@ public final class Staging {
       data = key.wrap(java.util.Arrays.copyOf(data, len), context(name));
       len = data.length;
     }
-    synchronized (WRITING.computeIfAbsent(spec.staging(), s -> new Object())) {
-      if (ABANDONED.contains(spec.staging())) {
+    RunState run = state(spec);
+    synchronized (run.monitor("staging")) {
+      if (run.stopped() != null) {
         throw new BeamsaveException("the save was stopped");
       }
       spec.stagingStore().put(name, data, len, "application/octet-stream", null);
@@ -61,8 +64,9 @@ public final class Staging {
 
   /** Removes the run's staging for good: an interrupted run's workers write no more there. */
   public static void abandon(SaveSpec spec) {
-    synchronized (WRITING.computeIfAbsent(spec.staging(), s -> new Object())) {
-      ABANDONED.add(spec.staging());
+    RunState run = state(spec);
+    synchronized (run.monitor("staging")) {
+      run.stop("the save was stopped", true, 0);
     }
     remove(spec, "");
   }

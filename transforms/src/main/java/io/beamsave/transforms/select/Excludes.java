@@ -92,6 +92,22 @@ public final class Excludes implements Serializable {
     return -1;
   }
 
+  /** What {@code pattern}, which matched nothing, may have been meant to say. */
+  public static String hint(String pattern) {
+    String p = pattern.replaceAll("/+$", "");
+    if (p.startsWith("/")) {
+      return "a pattern starting with '/' is matched from the library's top only";
+    }
+    if (p.contains("/")) {
+      return "a pattern with a '/' is matched from the library's top ('**/" + p
+          + "' matches at any depth)";
+    }
+    if (p.startsWith("*")) {
+      return "no name in the library matches it";
+    }
+    return "a pattern matches whole names ('*" + p + "' matches names ending so)";
+  }
+
   /** {@code text} as a glob that matches only itself. */
   public static String quote(String text) {
     StringBuilder b = new StringBuilder(text.length() + 8);

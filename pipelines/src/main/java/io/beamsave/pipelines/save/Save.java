@@ -1,0 +1,232 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.pipelines.runner.Workers;
+import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.run.StageMetrics;
+import io.beamsave.transforms.save.ImageSummary;
+import io.beamsave.transforms.save.ListLibrary;
+import io.beamsave.transforms.save.SaveSpec;
+import io.beamsave.transforms.save.Unreadable;
+import io.beamsave.transforms.select.Excludes;
+import io.beamsave.transforms.select.FilesFrom;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.transfer.ImageUpload;
+import io.beamsave.transforms.transfer.TransferCodec;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * A save, from the operator's request to its record: the one entry point of the save path, as
+ * {@code RestorePipeline.run} is of restore. In order: where each image goes ({@link
+ * SaveSpecs}), which files ({@code --exclude}, {@code --files-from}), a walk begun ahead for
+ * workers in this JVM, the bases ({@link BaseImages}), the keys ({@link SaveKeys}), the run
+ * with its lock, lease and sinks ({@link SavePipeline}), and then the report, the metrics file
+ * and the ledger beside each image.
+ */
+public final class Save {
+  /** Where the save speaks: notes and warnings as they come, progress while it runs. */
+  public record Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress) {}
+
+  /**
+   * What a save produced.
+   *
+   * @param outcome the run: its spec, a summary per image and the job's figures
+   * @param report the report over it
+   * @param partial whether an image is partial ({@code --skip-unreadable} skipped entries, or
+   *     {@code --files-from} listed paths the library lacks), each said in a warning
+   */
+  public record Result(
+      SavePipeline.Outcome outcome, SaveReport report, boolean partial, Instant start,
+      Instant end) {}
+
+  private final SaveRequest request;
+  private final Output output;
+  /** The lines of the --files-from list, kept to name them in warnings. */
+  private List<FilesFrom.Line> listed = List.of();
+
+  private Save(SaveRequest request, Output output) {
+    this.request = request;
+    this.output = output;
+  }
+
+  /**
+   * Runs {@code request} to its end. On failure no unfinished image or staging is left (see
+   * {@link SavePipeline#run}), and a metrics file, if asked for, says the save failed.
+   */
+  public static Result run(SaveRequest request, PipelineOptions options, Output output)
+      throws IOException {
+    Instant began = Instant.now();
+    try {
+      return new Save(request, output).run(options);
+    } catch (RuntimeException | IOException e) {
+      if (request.metricsFile() != null) {
+        // A failure is news for the monitoring too; what it was is on stderr.
+        try {
+          SaveMetrics.write(request.metricsFile(), null, began, Instant.now());
+        } catch (RuntimeException unwritable) {
+          e.addSuppressed(unwritable);
+        }
+      }
+      throw e;
+    }
+  }
+
+  private Result run(PipelineOptions options) throws IOException {
+    checkMetricsFile();
+    Workers workers = Workers.of(options);
+    SaveSpec save = spec(workers);
+    // The walk overlaps reading the base images' catalogs and the start-up of Beam and its
+    // runner, where the runner's workers run here.
+    ListLibrary.WalkedAhead walked = workers.inThisJvm() ? ListLibrary.walkAhead(save) : null;
+    BasePlan bases = BaseImages.choose(save, request, output.note());
+    save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
+    Instant start = Instant.now();
+    SavePipeline.Outcome outcome =
+        SavePipeline.run(save, options, output.progress(), walked, bases);
+    Instant end = Instant.now();
+    SaveReport report = new SaveReport(outcome);
+    if (request.metricsFile() != null) {
+      SaveMetrics.write(request.metricsFile(), report, start, end);
+    }
+    warnUnmatchedExcludes(save, outcome);
+    long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
+    if (changed > 0) {
+      output.warning().accept(changed + " file(s) changed while being saved; marked in the image");
+    }
+    boolean partial = warnPartial(save, outcome);
+    if (request.reportJson() != null) {
+      report.writeJson(request.reportJson());
+    }
+    record(save, outcome, start, end);
+    return new Result(outcome, report, partial, start, end);
+  }
+
+  /** Found out before the save, not after a good one. */
+  private void checkMetricsFile() {
+    Path file = request.metricsFile();
+    if (file == null) {
+      return;
+    }
+    Path dir = file.toAbsolutePath().getParent();
+    if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
+      throw new BeamsaveException("--metrics-file " + file + ": " + dir
+          + (Files.isDirectory(dir) ? " is not writable" : " is no directory"));
+    }
+  }
+
+  /** The spec of what the request asks, before bases and keys. */
+  private SaveSpec spec(Workers workers) {
+    try {
+      ImageUpload.Options upload = new ImageUpload.Options(
+          TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, request.linkMbps(), false);
+      SaveRequest.Selection select = request.select();
+      SaveSpec save = SaveSpecs.of(request.libraries(), request.image(), request.staging(),
+              request.s3(), workers, upload)
+          .withCodec(Codecs.forLink(request.codec(), request.linkMbps()))
+          .withSizes(request.shardSize() != null ? request.shardSize()
+              : SaveSpecs.defaultShardSize(request.image()), request.blockSize())
+          .withAllowChanging(request.allowChanging())
+          .withExcludes(Excludes.of(select.excludes(), select.excludeCaches()))
+          .withSkipUnreadable(request.skipUnreadable());
+      return withFilesFrom(save);
+    } catch (IllegalArgumentException e) {
+      throw new BeamsaveException(e.getMessage());
+    }
+  }
+
+  /** {@code save} restricted to what --files-from lists, if given. */
+  private SaveSpec withFilesFrom(SaveSpec save) {
+    String filesFrom = request.select().filesFrom();
+    if (filesFrom == null) {
+      return save;
+    }
+    byte[] content;
+    try {
+      content = filesFrom.equals("-") ? System.in.readAllBytes()
+          : Files.readAllBytes(Path.of(filesFrom));
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read --files-from", filesFrom, e);
+    }
+    listed = FilesFrom.lines(content, request.select().from0());
+    // An absolute line may name the library as given or as resolved (the spec holds that).
+    Map<String, List<byte[]>> roots = new LinkedHashMap<>();
+    int i = 0;
+    for (SaveSpec.Library lib : save.libraries().values()) {
+      roots.put(lib.name(), List.of(Dir.bytesOf(lib.rootPath()),
+          Dir.bytesOf(request.libraries().get(i++).toAbsolutePath().normalize())));
+    }
+    return save.withFilesFrom(FilesFrom.select("--files-from " + filesFrom, listed, roots));
+  }
+
+  private void warnUnmatchedExcludes(SaveSpec save, SavePipeline.Outcome outcome) {
+    List<String> patterns = save.excludes().patterns();
+    for (int i = 0; i < patterns.size(); i++) {
+      if (outcome.job().counter(StageMetrics.excludedBy(i)) == 0) {
+        String p = patterns.get(i);
+        output.warning().accept("--exclude '" + p + "' matched nothing; " + Excludes.hint(p));
+      }
+    }
+  }
+
+  /**
+   * Warns about each entry the save skipped and each listed path no library held; returns
+   * whether there was any, which makes the image partial.
+   */
+  private boolean warnPartial(SaveSpec save, SavePipeline.Outcome outcome) {
+    boolean partial = false;
+    Map<Integer, Integer> missingIn = new HashMap<>();
+    for (ImageSummary s : outcome.images()) {
+      String root = Printable.bytes(Dir.bytesOf(save.library(s.library()).rootPath()));
+      for (Unreadable u : s.unreadable()) {
+        output.warning().accept("cannot read " + root + (u.path().isEmpty() ? "" : "/")
+            + u.path() + ": " + u.reason() + "; skipped");
+        partial = true;
+      }
+      FilesFrom only = save.filesFrom(s.library());
+      for (PathBytes p : s.missing()) {
+        missingIn.merge(only.line(p), 1, Integer::sum);
+      }
+    }
+    for (FilesFrom.Line line : listed) {
+      // A relative line is looked for in every library, an absolute one in its own.
+      int lookedIn = line.path()[0] == '/' ? 1 : outcome.images().size();
+      if (missingIn.getOrDefault(line.number(), 0) >= lookedIn) {
+        output.warning().accept("--files-from " + request.select().filesFrom() + " line "
+            + line.number() + ": '" + Printable.bytes(line.path()) + "' is not in "
+            + (lookedIn == 1 && outcome.images().size() == 1 ? "the library" : "any library")
+            + "; skipped");
+        partial = true;
+      }
+    }
+    return partial;
+  }
+
+  /** Appends each image's record to the ledger beside it. */
+  private void record(SaveSpec save, SavePipeline.Outcome outcome, Instant start, Instant end) {
+    for (ImageSummary s : outcome.images()) {
+      // An image in object storage was uploaded while it was saved.
+      String kind = ObjectUri.isObject(s.image()) ? "save-upload" : "save";
+      String codec = save.codec().spec();
+      Ledger.Record record = new Ledger.Record(
+          kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
+          outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image(),
+          s.base().isEmpty() ? null : s.base(), s.referencedBytes());
+      Ledger.append(Ledger.besideImage(s.image()), save.store(),
+          request.encrypted() ? record.encrypted() : record);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.crypt.Recipient;
+import io.beamsave.transforms.store.S3Settings;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * What a save is asked to do, as the operator said it: what to save, where, how, against which
+ * base, for whom, and where its report goes. Checked once, here, for what can be checked
+ * without touching a file; {@link Save#run} does the rest. The command line only fills it in.
+ *
+ * @param libraries the libraries (directories) to save
+ * @param image the image's path or {@code s3://} key, with {@code {utc}} and {@code {library}}
+ * @param staging where the run keeps its working files, or null for the default
+ * @param codec the codec's spec ({@code zstd:3}, {@code auto:100}, a DTACPR name)
+ * @param shardSize raw bytes per shard, or null for the default of the image's kind
+ * @param blockSize raw bytes per block
+ * @param linkMbps the link the image will cross (tunes {@code auto}, throttles uploads); 0: none
+ * @param select which files: exclude patterns, caches, {@code --files-from}
+ * @param allowChanging keep files that change while read, marked, instead of failing
+ * @param skipUnreadable skip what cannot be read, recorded, instead of failing
+ * @param base the base image of an incremental save ({@code latest} or a location), or null
+ * @param baseOptional save whole a library without a usable base instead of failing
+ * @param fullEvery every Nth save of a chain is full; 0: never
+ * @param recipients those each image is encrypted for; empty: not encrypted
+ * @param keys what opens an encrypted base
+ * @param s3 object storage's settings, or null where nothing is in a store
+ * @param reportJson where the report also goes as JSON, or null
+ * @param metricsFile where the run's figures go in Prometheus' text format, or null
+ */
+public record SaveRequest(
+    List<Path> libraries,
+    String image,
+    String staging,
+    String codec,
+    Long shardSize,
+    long blockSize,
+    int linkMbps,
+    Selection select,
+    boolean allowChanging,
+    boolean skipUnreadable,
+    String base,
+    boolean baseOptional,
+    int fullEvery,
+    List<Recipient> recipients,
+    Keys keys,
+    S3Settings s3,
+    Path reportJson,
+    Path metricsFile) {
+
+  /**
+   * Which files of the libraries are saved.
+   *
+   * @param excludes the {@code --exclude} patterns, then those of each {@code --exclude-file}
+   * @param excludeCaches leave out the contents of directories tagged {@code CACHEDIR.TAG}
+   * @param filesFrom the file listing the paths to save ({@code -}: standard input), or null
+   * @param from0 the list is separated by NUL bytes, not lines
+   */
+  public record Selection(
+      List<String> excludes, boolean excludeCaches, String filesFrom, boolean from0) {
+    public Selection {
+      excludes = List.copyOf(excludes);
+      if (filesFrom == null && from0) {
+        throw new BeamsaveException("--from0 needs --files-from FILE");
+      }
+    }
+  }
+
+  public SaveRequest {
+    libraries = List.copyOf(libraries);
+    recipients = List.copyOf(recipients);
+    if (libraries.isEmpty()) {
+      throw new BeamsaveException("no library given: use --library DIR");
+    }
+    if (base == null && (baseOptional || fullEvery != 0)) {
+      throw new BeamsaveException((baseOptional ? "--base-optional" : "--full-every")
+          + " needs --base IMAGE|latest");
+    }
+    if (fullEvery < 0) {
+      throw new BeamsaveException("--full-every " + fullEvery + ": give 0 (never) or more");
+    }
+  }
+
+  /** Whether each image is encrypted. */
+  public boolean encrypted() {
+    return !recipients.isEmpty();
+  }
+}

@@ -1,0 +1,216 @@
+package io.beamsave.pipelines.save;
+
+import io.beamsave.pipelines.runner.Workers;
+import io.beamsave.pipelines.runs.RunNames;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.save.SaveSpec;
+import io.beamsave.transforms.sink.FileImageSink;
+import io.beamsave.transforms.sink.StoreImageSink;
+import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.transfer.ImageUpload;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Where a save's images and working files go: each library's name, its image (a file, or an
+ * object in a store) with the sink that writes it, and the run's staging, from what the operator
+ * gave as {@code --library}, {@code --image} and {@code --staging}. Each library is checked to
+ * be a readable directory, and each image's directory is made, before anything runs.
+ */
+public final class SaveSpecs {
+  private SaveSpecs() {}
+
+  /**
+   * Like {@link #toFiles}, but {@code image} may be {@code s3://BUCKET/KEY} (a
+   * prefix with several libraries), and {@code staging} an {@code s3://} prefix. This is where
+   * each image's sink is chosen, once: a {@link FileImageSink} for a path, a {@link
+   * StoreImageSink} for {@code s3://}, whose shards are staged as objects beside the image (or
+   * under an {@code s3://} {@code --staging} in its bucket) and sent as {@code upload} says.
+   * The run's own working files go to local staging (default: the system's temporary
+   * directory) when the workers run in this JVM, else, unless {@code --staging} says otherwise,
+   * to a prefix beside the image, so workers on several machines need share no disk.
+   */
+  public static SaveSpec of(
+      List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
+      ImageUpload.Options upload) {
+    boolean stagingInStore = staging != null && ObjectUri.isObject(staging);
+    if (!ObjectUri.isObject(image)) {
+      if (stagingInStore) {
+        throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
+      }
+      return toFiles(libraries, Path.of(image), staging == null ? null : Path.of(staging))
+          .withStore(s3);
+    }
+    if (libraries.isEmpty()) {
+      throw new BeamsaveException("no library given: use --library DIR");
+    }
+    image = image.replace(UTC, utcStamp());
+    boolean perLibrary = image.contains(LIBRARY);
+    ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
+    List<Path> roots = libraries.stream().map(SaveSpecs::checkLibrary).toList();
+    List<String> names = libraries.stream().map(SaveSpecs::libraryName).toList();
+    Stores.bucketOf(to, s3).check(to.key());
+    String run = runId();
+    ObjectUri shardRoot = null;
+    String stagingRoot;
+    if (stagingInStore) {
+      shardRoot = ObjectUri.parse(staging, true).child(STAGING_PREFIX + run + "/");
+      stagingRoot = shardRoot.toString();
+    } else if (staging == null && !workers.inThisJvm()) {
+      stagingRoot = to.parent().child(STAGING_PREFIX + run + "/").toString();
+    } else {
+      Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
+      stagingRoot = base.resolve(STAGING_PREFIX + run).toAbsolutePath().toString();
+    }
+    SaveSpec spec = SaveSpec.of(stagingRoot).withStore(s3);
+    for (int i = 0; i < roots.size(); i++) {
+      Path root = roots.get(i);
+      String name = names.get(i);
+      ObjectUri target =
+          perLibrary ? ObjectUri.parse(image.replace(LIBRARY, name), false)
+              : roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
+      ObjectUri shards = (shardRoot != null ? shardRoot
+          : target.parent().child(STAGING_PREFIX + run + "/")).child(name + "/shards/");
+      try {
+        spec = spec.withLibrary(name, root.toUri().toString(), new StoreImageSink(target, shards,
+            s3, upload.linkMbps(), upload.parallelParts()));
+      } catch (IllegalArgumentException e) {
+        throw new BeamsaveException(e.getMessage());
+      }
+    }
+    // run() creates a local staging directory, with its lock.
+    return spec;
+  }
+
+  /**
+   * A library's name: the name of the directory as the operator gave it (a symlink's own name,
+   * not its target's), printable ({@code \xNN} for bytes that are not UTF-8), as it names the
+   * image and keys the library through the pipeline.
+   */
+  private static String libraryName(Path given) {
+    Path p = given.toAbsolutePath().normalize();
+    if (p.getFileName() == null) {
+      return "root";
+    }
+    byte[] path = Dir.bytesOf(p);
+    int slash = path.length - 1;
+    while (slash >= 0 && path[slash] != '/') {
+      slash--;
+    }
+    return Printable.bytes(Arrays.copyOfRange(path, slash + 1, path.length));
+  }
+
+  /**
+   * The spec for saving {@code libraries}: one library goes to the image file {@code image};
+   * several go to {@code image/<directory name>.bsave}. In {@code image}, {@value #UTC} stands
+   * for the run's start time and {@value #LIBRARY} for each library's name (each library then
+   * gets its own image from the template). Checks every library is a readable
+   * directory. Staging defaults to a fresh directory beside the images.
+   */
+  public static SaveSpec toFiles(List<Path> libraries, Path image, Path staging) {
+    if (libraries.isEmpty()) {
+      throw new BeamsaveException("no library given: use --library DIR");
+    }
+    List<Path> roots = libraries.stream().map(SaveSpecs::checkLibrary).toList();
+    List<String> names = libraries.stream().map(SaveSpecs::libraryName).toList();
+    String template = image.toString().replace(UTC, utcStamp());
+    boolean perLibrary = template.contains(LIBRARY);
+    image = Path.of(template);
+    boolean many = libraries.size() > 1 && !perLibrary;
+    Path imageDir = many ? image : Path.of(template.replace(LIBRARY, names.get(0)))
+        .toAbsolutePath().getParent();
+    if (many && Files.exists(image) && !Files.isDirectory(image)) {
+      throw new BeamsaveException(
+          "--image " + image + " must be a directory when saving several libraries");
+    }
+    List<Path> targets = new ArrayList<>();
+    for (int i = 0; i < roots.size(); i++) {
+      Path root = roots.get(i);
+      String name = names.get(i);
+      targets.add(perLibrary ? Path.of(template.replace(LIBRARY, name))
+          : many ? image.resolve(name + ImageFormat.EXTENSION) : image);
+    }
+    for (int i = 0; i < targets.size(); i++) {
+      Path target = targets.get(i);
+      if (Files.isDirectory(target)) {
+        throw new BeamsaveException("--image " + target + " is a directory; name the image file");
+      }
+      Path dir = target.toAbsolutePath().getParent();
+      try {
+        Files.createDirectories(dir);
+        // One spelling from here on, the kernel's: "link/../x" is where the link leads.
+        targets.set(i, dir.toRealPath().resolve(target.getFileName()));
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot create image directory", dir, e);
+      }
+    }
+    Path stagingRoot =
+        staging != null
+            ? staging.resolve(RUN_PREFIX + runId())
+            : imageDir.resolve(STAGING_PREFIX + runId());
+    SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
+    for (int i = 0; i < roots.size(); i++) {
+      Path root = roots.get(i);
+      String name = names.get(i);
+      Path target = targets.get(i);
+      try {
+        spec = spec.withLibrary(name, root.toUri().toString(), new FileImageSink(target));
+      } catch (IllegalArgumentException e) {
+        throw new BeamsaveException(e.getMessage());
+      }
+    }
+    return spec;
+  }
+
+  private static Path checkLibrary(Path lib) {
+    if (!Files.exists(lib)) {
+      throw new BeamsaveException("library " + lib + " does not exist");
+    }
+    if (!Files.isDirectory(lib)) {
+      throw new BeamsaveException("library " + lib + " is not a directory");
+    }
+    if (!Files.isReadable(lib) || !Files.isExecutable(lib)) {
+      throw new BeamsaveException("cannot read library " + lib + ": permission denied");
+    }
+    try {
+      return lib.toRealPath();
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot resolve library", lib, e);
+    }
+  }
+
+  private static final String STAGING_PREFIX = RunNames.STAGING_PREFIX;
+  private static final String RUN_PREFIX = RunNames.RUN_PREFIX;
+
+  /** In {@code --image}: replaced by the library's directory name. */
+  public static final String LIBRARY = "{library}";
+  /** In {@code --image}: replaced by the run's start, UTC, e.g. {@code 20261130T021500Z}. */
+  public static final String UTC = "{utc}";
+
+  /** The run's start as {@value #UTC} stands for it, e.g. {@code 20261130T021500Z}. */
+  public static String utcStamp() {
+    return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
+  }
+
+  private static String runId() {
+    return RunNames.runId();
+  }
+
+  /** The shard size when the operator gives none. */
+  public static long defaultShardSize(String image) {
+    return ObjectUri.isObject(image) ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
+        : SaveSpec.DEFAULT_SHARD_SIZE;
+  }
+}
