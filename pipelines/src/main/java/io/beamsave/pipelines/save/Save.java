@@ -225,7 +225,7 @@ public final class Save {
           kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,
           outcome.job().seconds(), s.rawBytes(), s.imageBytes(), s.image(),
           s.base().isEmpty() ? null : s.base(), s.referencedBytes());
-      Ledger.append(Ledger.besideImage(s.image()), save.store(),
+      Ledger.append(Ledger.besideImage(s.image()), save.s3(),
           request.encrypted() ? record.encrypted() : record);
     }
   }

@@ -162,7 +162,7 @@ public final class SavePipeline {
       if (lib.base() == null) {
         continue;
       }
-      String prune = Leases.deleting(lib.base().id(), lib.base().location(), spec.store());
+      String prune = Leases.deleting(lib.base().id(), lib.base().location(), spec.s3());
       if (prune != null) {
         throw new BeamsaveException("--base " + lib.base().location() + " is being deleted by a"
             + " " + prune + "; save again once it has ended (with --base latest, the newest"
@@ -189,7 +189,7 @@ public final class SavePipeline {
       }
     }
     staging.add(spec.staging());
-    return RunLease.take(run, "save", uses, writes, staging, spec.store());
+    return RunLease.take(run, "save", uses, writes, staging, spec.s3());
   }
 
   /**

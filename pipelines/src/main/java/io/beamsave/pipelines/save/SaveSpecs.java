@@ -51,7 +51,7 @@ public final class SaveSpecs {
         throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
       }
       return toFiles(libraries, Path.of(image), staging == null ? null : Path.of(staging))
-          .withStore(s3);
+          .withS3(s3);
     }
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
@@ -74,7 +74,7 @@ public final class SaveSpecs {
       Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
       stagingRoot = base.resolve(STAGING_PREFIX + run).toAbsolutePath().toString();
     }
-    SaveSpec spec = SaveSpec.of(stagingRoot).withStore(s3);
+    SaveSpec spec = SaveSpec.of(stagingRoot).withS3(s3);
     for (int i = 0; i < roots.size(); i++) {
       Path root = roots.get(i);
       String name = names.get(i);

@@ -143,8 +143,8 @@ public final class AssembleImage
       String why = null;
       try {
         if (direct && !lib.baseTag().isEmpty()) {
-          ImageSources.open(b.location(), spec.store(), lib.baseTag()).close();
-        } else if (!ImageChain.stored(lib.destination(), b, spec.store())) {
+          ImageSources.open(b.location(), spec.s3(), lib.baseTag()).close();
+        } else if (!ImageChain.stored(lib.destination(), b, spec.s3())) {
           why = "is no longer stored";
         }
       } catch (StoreException e) {

@@ -135,7 +135,7 @@ public final class PlanShards
       return offered;
     }
     Catalog c;
-    try (ImageSource src = ImageSources.open(base.location(), spec.store())) {
+    try (ImageSource src = ImageSources.open(base.location(), spec.s3())) {
       c = ImageReader.readCatalog(src, baseKey == null ? Keys.NONE : Keys.of(baseKey));
     }
     if (!c.id().equals(base.id()) || !java.util.Arrays.equals(c.digest(), base.catalogDigest())) {

@@ -73,7 +73,7 @@ public final class SaveSpec implements Serializable {
   private final int blockSize;
   private final String staging;
   private final boolean allowChanging;
-  private final S3Settings store;
+  private final S3Settings s3;
   private final Excludes excludes;
   private final boolean skipUnreadable;
   /** Per library name, what {@code --files-from} selects; a library absent is saved whole. */
@@ -86,7 +86,7 @@ public final class SaveSpec implements Serializable {
       int blockSize,
       String staging,
       boolean allowChanging,
-      S3Settings store,
+      S3Settings s3,
       Excludes excludes,
       boolean skipUnreadable,
       Map<String, FilesFrom> filesFrom) {
@@ -96,7 +96,7 @@ public final class SaveSpec implements Serializable {
     this.blockSize = blockSize;
     this.staging = staging;
     this.allowChanging = allowChanging;
-    this.store = store;
+    this.s3 = s3;
     this.excludes = excludes;
     this.skipUnreadable = skipUnreadable;
     this.filesFrom = filesFrom;
@@ -121,7 +121,7 @@ public final class SaveSpec implements Serializable {
     }
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, root, sink));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom);
   }
 
@@ -131,7 +131,7 @@ public final class SaveSpec implements Serializable {
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
         lib.baseTag()));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom);
   }
 
@@ -150,18 +150,18 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, store, excludes,
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom);
   }
 
   /** How to reach object storage, for staging or images there. */
-  public SaveSpec withStore(S3Settings settings) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, settings,
+  public SaveSpec withS3(S3Settings s3) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
         excludes, skipUnreadable, filesFrom);
   }
 
-  public S3Settings store() {
-    return store;
+  public S3Settings s3() {
+    return s3;
   }
 
   /** {@code spec} as {@link Codecs#parse} reads it. */
@@ -170,7 +170,7 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withCodec(Codec codec) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
         excludes, skipUnreadable, filesFrom);
   }
 
@@ -192,13 +192,13 @@ public final class SaveSpec implements Serializable {
       throw new IllegalArgumentException(
           "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
     }
-    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, store,
+    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, s3,
         excludes, skipUnreadable, filesFrom);
   }
 
   /** What the walk leaves out of every library. */
   public SaveSpec withExcludes(Excludes excludes) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
         excludes, skipUnreadable, filesFrom);
   }
 
@@ -213,7 +213,7 @@ public final class SaveSpec implements Serializable {
    * save.
    */
   public SaveSpec withSkipUnreadable(boolean skip) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
         excludes, skip, filesFrom);
   }
 
@@ -223,7 +223,7 @@ public final class SaveSpec implements Serializable {
 
   /** Saves only what {@code selection} lists of each library it names (see {@link FilesFrom}). */
   public SaveSpec withFilesFrom(Map<String, FilesFrom> selection) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, store,
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
         excludes, skipUnreadable, Map.copyOf(selection));
   }
 
@@ -234,7 +234,7 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withAllowChanging(boolean allow) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, store, excludes,
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, s3, excludes,
         skipUnreadable, filesFrom);
   }
 
@@ -272,7 +272,7 @@ public final class SaveSpec implements Serializable {
 
   /** The store that holds the run's working files. */
   public Store stagingStore() {
-    return Stores.open(staging, store);
+    return Stores.open(staging, s3);
   }
 
   /** The staged name of the sorted listing of {@code library}, which waits for assembly. */
