@@ -49,7 +49,7 @@ class CompareTest {
 
     JsonNode json = new ObjectMapper().readTree(out.resolve("results.json").toFile());
     JsonNode runs = json.get("runs");
-    // Per link: the baseline; lz4, zstd and auto at save and overlapped; zstd in transfer (lz4
+    // Per link: the baseline; lz4, zstd and auto at save and while transferring; zstd in transfer (lz4
     // and auto have no transfer form).
     assertThat(runs).hasSize(2 * 8);
     assertThat(json.get("winners")).hasSize(2);

@@ -88,7 +88,7 @@ class FlinkLocalIT {
 
   /**
    * compare on Flink: the saves run on it, the uploads in the command line where the link is
-   * emulated; the overlapped strategy, whose shards the workers would send, is left out.
+   * emulated; compress while transferring, whose shards the workers would send, is left out.
    */
   @Test
   void comparesOnFlinkWithoutTheOverlappedStrategy() throws Exception {

@@ -123,7 +123,7 @@ public final class Experiments {
    * {@code compare}: per run, one raw save and one save per codec, then at each link speed the
    * baseline upload and, per codec, the compressed image uploaded raw, the raw image uploaded
    * with the codec as transfer compression (zlib and zstd only: the transfer codecs), and a
-   * save with the codec that uploads the image while writing it (overlapped). {@code auto} is
+   * save with the codec that uploads the image while writing it (compress while transferring). {@code auto} is
    * tuned to each link, so its images are saved once per link speed. Every save and upload goes
    * into the ledger at {@code prefix}. Unless {@code keepObjects}, every object the run
    * created under {@code prefix} (images, ledger records) is removed when it ends, also when it
@@ -169,13 +169,13 @@ public final class Experiments {
       Store store, ObjectUri prefix, List<Integer> linksMbps, S3Settings s3) throws IOException {
     // Elsewhere the workers send the shards to the store themselves, beyond the link emulation,
     // which throttles this process only: that strategy could not be measured at a link speed.
-    boolean overlapped = Workers.of(options).inThisJvm();
-    if (!overlapped) {
+    boolean whileTransferring = Workers.of(options).inThisJvm();
+    if (!whileTransferring) {
       say("%s is measured on the DirectRunner only: on %s the workers send the shards to the"
-          + " store themselves, where the emulated link does not reach", Strategy.OVERLAPPED.label(),
+          + " store themselves, where the emulated link does not reach", Strategy.COMPRESS_WHILE_TRANSFERRING.label(),
           options.getRunner().getSimpleName());
     }
-    warmUp(store, s3, prefix, linksMbps.get(0), overlapped);
+    warmUp(store, s3, prefix, linksMbps.get(0), whileTransferring);
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
       Saved raw = save("none", run);
@@ -210,8 +210,8 @@ public final class Experiments {
             rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_IN_TRANSFER, codec,
                 run, raw, inTransfer));
           }
-          if (overlapped) {
-            rows.add(overlapped(s3, prefix, link, codec, run));
+          if (whileTransferring) {
+            rows.add(whileTransferring(s3, prefix, link, codec, run));
           }
         }
       }
@@ -228,10 +228,10 @@ public final class Experiments {
    * pay for class loading, JIT compilation and a cold page cache, and each kind of step warms
    * code of its own (a codec, a transfer codec, the upload while saving): a warm-up of one raw
    * save and upload left the C2 compiler busy through the first measured runs of the others,
-   * most of all the overlapped saves. Nothing of it is kept in the store or the ledger.
+   * most of all the saves that compress while transferring. Nothing of it is kept in the store or the ledger.
    */
   private void warmUp(Store store, S3Settings s3, ObjectUri prefix, int link,
-      boolean overlapped) throws IOException {
+      boolean whileTransferring) throws IOException {
     say("warm-up (not measured): every save, transfer and codec once, unthrottled");
     ObjectUri warm = prefix.child("warm-up.bsave");
     Saved raw = save("none", 0);
@@ -248,7 +248,7 @@ public final class Experiments {
         // As measured: the transfer codec compresses the raw image.
         send(store, raw.image, warm, inTransfer, 0);
       }
-      if (overlapped) {
+      if (whileTransferring) {
         saveWhileUploading(s3, warm, Codecs.forLink(codec, link), 0);
       }
     }
@@ -257,10 +257,11 @@ public final class Experiments {
   }
 
   /** Saves with {@code codec} straight to the store, the upload running while shards compress. */
-  private Measurement overlapped(S3Settings s3, ObjectUri prefix, int link, String codec, int run) {
-    ObjectUri to = objectFor(prefix, link, Strategy.OVERLAPPED, codec, run);
+  private Measurement whileTransferring(
+      S3Settings s3, ObjectUri prefix, int link, String codec, int run) {
+    ObjectUri to = objectFor(prefix, link, Strategy.COMPRESS_WHILE_TRANSFERRING, codec, run);
     String saveCodec = Codecs.forLink(codec, link);
-    say("run %d, %s: %s with %s", run, linkName(link), Strategy.OVERLAPPED.label(), saveCodec);
+    say("run %d, %s: %s with %s", run, linkName(link), Strategy.COMPRESS_WHILE_TRANSFERRING.label(), saveCodec);
     Instant start = Instant.now();
     ProcessUsage before = ProcessUsage.now();
     SavePipeline.Outcome o = saveWhileUploading(s3, to, saveCodec, link);
@@ -273,7 +274,7 @@ public final class Experiments {
         new Ledger.Record("save-upload", s.library(), saveCodec, "none",
             Ledger.strategy("save-upload", saveCodec, "none"), start, Instant.now(),
             seconds, s.rawBytes(), s.imageBytes(), to.toString()));
-    return new Measurement(link, Strategy.OVERLAPPED.id(), codec, run, seconds, seconds,
+    return new Measurement(link, Strategy.COMPRESS_WHILE_TRANSFERRING.id(), codec, run, seconds, seconds,
         seconds, s.rawBytes(), s.imageBytes(), s.imageBytes(), to.toString(),
         o.job().counter(StageMetrics.BYTES_STORED_RAW), usage, 0, null);
   }

@@ -3,7 +3,7 @@ package io.beamsave.pipelines.compare;
 /**
  * One run of one strategy with one codec at one link speed: what the save and the transfer each
  * took and produced, and the total from the start of the save to the stored object. For the
- * sequential strategies the total is save + transfer; for the overlapped one it is measured, and
+ * sequential strategies the total is save + transfer; for compress while transferring it is measured, and
  * less than their sum by the time they ran together. {@code linkMbps} 0 means unthrottled; a
  * local {@code bench} run has no transfer, but a restore of its image into a scratch directory.
  *

@@ -9,7 +9,7 @@ public enum Strategy {
   /** Save with the codec, upload the compressed image raw. */
   COMPRESS_AT_SAVE("compress-then-raw-transfer", "compress at save + raw transfer"),
   /** Save with the codec and upload each part of the image while later shards compress. */
-  OVERLAPPED("compress-while-transferring", "compress while transferring"),
+  COMPRESS_WHILE_TRANSFERRING("compress-while-transferring", "compress while transferring"),
   /** A local save only ({@code bench}). */
   LOCAL_SAVE("save", "local save");
 
