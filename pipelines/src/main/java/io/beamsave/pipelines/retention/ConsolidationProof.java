@@ -145,18 +145,18 @@ final class ConsolidationProof {
           src = ImageSources.open(t.image(), s3);
           sources.put(t.image(), src);
         }
-        Map<ShardReader.Piece, java.security.MessageDigest> open = new HashMap<>();
+        Map<ShardReader.FileExtent, java.security.MessageDigest> open = new HashMap<>();
         try (ShardReader reader = new ShardReader(t.blockSize())) {
           reader.read(src, t.image(), chain.keys().get(t.image()), t.shard(), t.info(),
               t.pieces(), new ShardReader.Sink() {
                 @Override
-                public void write(ShardReader.Piece piece, long fileOffset, byte[] buf, int off,
+                public void write(ShardReader.FileExtent piece, long fileOffset, byte[] buf, int off,
                     int len, boolean zero) {
                   open.computeIfAbsent(piece, p -> sha256()).update(buf, off, len);
                 }
 
                 @Override
-                public void pieceDone(ShardReader.Piece piece) {
+                public void pieceDone(ShardReader.FileExtent piece) {
                   java.security.MessageDigest d = open.remove(piece);
                   out.put(piece.path() + "@" + piece.fileOffset(),
                       (d == null ? sha256() : d).digest());

@@ -133,11 +133,11 @@ public record ConsolidatePlan(
         group = new ArrayList<>();
         groupRaw = 0;
       }
-      List<ShardReader.Piece> pieces = new ArrayList<>(s.refs().size());
+      List<ShardReader.FileExtent> pieces = new ArrayList<>(s.refs().size());
       long at = groupRaw;
       for (int[] r : s.refs()) {
         Extent x = extent(entries, r);
-        pieces.add(new ShardReader.Piece(entries.get(r[0]).path(), fileOffset(entries, r), x, 0));
+        pieces.add(new ShardReader.FileExtent(entries.get(r[0]).path(), fileOffset(entries, r), x, 0));
         renumbered[r[0]][r[1]] = new Extent(0, tasks.size(), at, x.length(), x.digest());
         at += x.length();
       }
@@ -154,10 +154,10 @@ public record ConsolidatePlan(
           && store.canCopy(shard, s.member().location(), info.storedLength());
       // The pieces go with the copy so that its worker checks their digests before the bytes
       // become the new image's: a base damaged at rest must fail here, not in the image made.
-      List<ShardReader.Piece> pieces = new ArrayList<>(s.refs().size());
+      List<ShardReader.FileExtent> pieces = new ArrayList<>(s.refs().size());
       for (int[] r : s.refs()) {
         Extent x = extent(entries, r);
-        pieces.add(new ShardReader.Piece(entries.get(r[0]).path(), fileOffset(entries, r), x, 0));
+        pieces.add(new ShardReader.FileExtent(entries.get(r[0]).path(), fileOffset(entries, r), x, 0));
         renumbered[r[0]][r[1]] = new Extent(0, shard, x.offset(), x.length(), x.digest());
       }
       tasks.add(new ConsolidateTask(
@@ -211,7 +211,7 @@ public record ConsolidatePlan(
   }
 
   private static ReadTask readTask(
-      ImageChain.Member m, int shard, List<ShardReader.Piece> pieces) {
+      ImageChain.Member m, int shard, List<ShardReader.FileExtent> pieces) {
     return new ReadTask(m.location(), m.catalog().blockSize(), shard,
         m.catalog().shards().get(shard), pieces);
   }

@@ -260,7 +260,7 @@ public final class ConsolidateShards
       java.util.List<Integer> lengths = new java.util.ArrayList<>();
       ShardReader.Sink into = new ShardReader.Sink() {
         @Override
-        public void write(ShardReader.Piece piece, long fileOffset, byte[] buf, int off, int len,
+        public void write(ShardReader.FileExtent piece, long fileOffset, byte[] buf, int off, int len,
             boolean zero) throws IOException {
           while (len > 0) {
             int n = Math.min(len, block.length - fill[0]);

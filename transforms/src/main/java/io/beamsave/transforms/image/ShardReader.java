@@ -20,15 +20,16 @@ import javax.crypto.spec.SecretKeySpec;
 public final class ShardReader implements AutoCloseable {
 
   /**
-   * A file piece to read: {@code extent} of the file at {@code path}, which starts at {@code
-   * fileOffset}; {@code fileId} identifies the file a restore created to write it into (its
+   * An extent to read, with the file it belongs to: {@code extent} of the file at {@code path},
+   * which starts at {@code fileOffset}; {@code fileId} identifies the file a restore created to write it into (its
    * inode), 0 when nothing is written or the piece is {@code whole}. {@code whole} is set when
    * the piece is all of its file and a restore's worker makes the file: creates it, writes it,
    * gives it this metadata and moves it into place.
    */
-  public record Piece(PathBytes path, long fileOffset, Extent extent, long fileId, Whole whole)
+  public record FileExtent(
+      PathBytes path, long fileOffset, Extent extent, long fileId, Whole whole)
       implements java.io.Serializable {
-    public Piece(PathBytes path, long fileOffset, Extent extent, long fileId) {
+    public FileExtent(PathBytes path, long fileOffset, Extent extent, long fileId) {
       this(path, fileOffset, extent, fileId, null);
     }
   }
@@ -47,11 +48,11 @@ public final class ShardReader implements AutoCloseable {
      * {@code len} bytes of {@code piece} that belong at {@code fileOffset} of its file; {@code
      * zero} when they came from a zero block (a restore may leave a hole).
      */
-    void write(Piece piece, long fileOffset, byte[] buf, int off, int len, boolean zero)
+    void write(FileExtent piece, long fileOffset, byte[] buf, int off, int len, boolean zero)
         throws IOException;
 
     /** {@code piece} was read whole and its digest matched. */
-    default void pieceDone(Piece piece) throws IOException {}
+    default void pieceDone(FileExtent piece) throws IOException {}
   }
 
   private final BlockDecoder decoder = new BlockDecoder();
@@ -96,7 +97,8 @@ public final class ShardReader implements AutoCloseable {
    * @param image names the image in errors
    */
   public void read(
-      ImageSource ch, String image, int shardIndex, ShardInfo shard, List<Piece> pieces, Sink sink)
+      ImageSource ch, String image, int shardIndex, ShardInfo shard, List<FileExtent> pieces,
+      Sink sink)
       throws IOException {
     read(ch, image, null, shardIndex, shard, pieces, sink);
   }
@@ -106,7 +108,7 @@ public final class ShardReader implements AutoCloseable {
    * {@code key} if it is encrypted (null otherwise).
    */
   public void read(ImageSource ch, String image, ImageKey key, int shardIndex, ShardInfo shard,
-      List<Piece> pieces, Sink sink) throws IOException {
+      List<FileExtent> pieces, Sink sink) throws IOException {
     shardKey = shardKey(key, image, shardIndex, shard);
     int[] lengths = shard.blockLengths();
     long blockPos = shard.imageOffset();
@@ -114,7 +116,7 @@ public final class ShardReader implements AutoCloseable {
     announce(ch, shard, pieces);
     int k = 0;
     long previousEnd = 0;
-    for (Piece p : pieces) {
+    for (FileExtent p : pieces) {
       Extent x = p.extent();
       if (x.shard() != shardIndex || x.length() <= 0 || x.offset() < previousEnd
           || x.offset() > shard.rawLength() - x.length()) {
@@ -167,7 +169,7 @@ public final class ShardReader implements AutoCloseable {
   private boolean loadedZero;
 
   /** Tells the source which blocks, from the first wanted to the last, are about to be read. */
-  private void announce(ImageSource ch, ShardInfo shard, List<Piece> pieces) {
+  private void announce(ImageSource ch, ShardInfo shard, List<FileExtent> pieces) {
     if (pieces.isEmpty()) {
       return;
     }
@@ -223,11 +225,11 @@ public final class ShardReader implements AutoCloseable {
    * costs. Only the pieces being read are known here: all files of the shard for a verify, the
    * selected ones for a restore.
    */
-  private String damagedFiles(List<Piece> pieces, ShardInfo shard, int k) {
+  private String damagedFiles(List<FileExtent> pieces, ShardInfo shard, int k) {
     long start = (long) k * blockSize;
     long end = Math.min(start + blockSize, shard.rawLength());
     Set<PathBytes> files = new LinkedHashSet<>();
-    for (Piece p : pieces) {
+    for (FileExtent p : pieces) {
       Extent x = p.extent();
       if (x.offset() < end && x.offset() + x.length() > start) {
         files.add(p.path());

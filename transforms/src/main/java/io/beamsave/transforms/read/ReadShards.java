@@ -136,7 +136,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
             task.pieces(),
             new ShardReader.Sink() {
               @Override
-              public void write(ShardReader.Piece piece, long fileOffset, byte[] buf, int off,
+              public void write(ShardReader.FileExtent piece, long fileOffset, byte[] buf, int off,
                   int len, boolean zero) {
                 checked[0] += len;
                 bytesChecked.inc(len);
@@ -147,7 +147,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
               }
 
               @Override
-              public void pieceDone(ShardReader.Piece piece) {
+              public void pieceDone(ShardReader.FileExtent piece) {
                 if (files != null) {
                   files.pieceDone(piece);
                 }
@@ -183,7 +183,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       this.tree = new Beneath(target.openRoot());
     }
 
-    void write(ShardReader.Piece piece, long offset, byte[] buf, int off, int len) {
+    void write(ShardReader.FileExtent piece, long offset, byte[] buf, int off, int len) {
       try {
         openFor(piece).write(offset, buf, off, len);
         openEnd = Math.max(openEnd, offset + len);
@@ -193,7 +193,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     }
 
     /** Finishes the file of a piece that is all of it, now that it is written and checked. */
-    void pieceDone(ShardReader.Piece piece) {
+    void pieceDone(ShardReader.FileExtent piece) {
       ShardReader.Whole w = piece.whole();
       if (w == null) {
         return;
@@ -224,7 +224,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       }
     }
 
-    private OpenFile openFor(ShardReader.Piece piece) throws IOException {
+    private OpenFile openFor(ShardReader.FileExtent piece) throws IOException {
       PathBytes path = piece.path();
       if (path.equals(openPath)) {
         return open;

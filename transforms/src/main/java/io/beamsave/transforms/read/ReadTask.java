@@ -23,7 +23,7 @@ import java.util.TreeMap;
  * blocks hold {@code blockSize} raw bytes.
  */
 public record ReadTask(
-    String image, int blockSize, int shard, ShardInfo info, List<ShardReader.Piece> pieces)
+    String image, int blockSize, int shard, ShardInfo info, List<ShardReader.FileExtent> pieces)
     implements Serializable {
 
   public static final DataCoder<ReadTask> CODER =
@@ -42,7 +42,7 @@ public record ReadTask(
           }
           writeOptional(out, t.info.sealedKey());
           out.writeInt(t.pieces.size());
-          for (ShardReader.Piece p : t.pieces) {
+          for (ShardReader.FileExtent p : t.pieces) {
             writeBytes(out, p.path());
             out.writeLong(p.fileId());
             out.writeLong(p.fileOffset());
@@ -78,7 +78,7 @@ public record ReadTask(
           }
           byte[] key = readOptional(in);
           int n = in.readInt();
-          List<ShardReader.Piece> pieces = new ArrayList<>(n);
+          List<ShardReader.FileExtent> pieces = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
             PathBytes path = readBytes(in);
             long fileId = in.readLong();
@@ -94,7 +94,7 @@ public record ReadTask(
                     in.readLong(), in.readInt())
                 : null;
             pieces.add(
-                new ShardReader.Piece(
+                new ShardReader.FileExtent(
                     path, fileOffset, new Extent(xImage, xShard, xOffset, xLength, digest), fileId,
                     whole));
           }
@@ -127,7 +127,7 @@ public record ReadTask(
    */
   public static List<ReadTask> forEntries(
       ImageChain chain, Iterable<Entry> entries, long[] fileIds) {
-    Map<Long, List<ShardReader.Piece>> byShard = new TreeMap<>();
+    Map<Long, List<ShardReader.FileExtent>> byShard = new TreeMap<>();
     int i = 0;
     for (Entry e : entries) {
       long fileOffset = 0;
@@ -136,7 +136,7 @@ public record ReadTask(
       for (Extent x : e.extents()) {
         byShard
             .computeIfAbsent(((long) x.image() << 32) | x.shard(), k -> new ArrayList<>())
-            .add(new ShardReader.Piece(e.path(), fileOffset, x, whole == null ? id : 0, whole));
+            .add(new ShardReader.FileExtent(e.path(), fileOffset, x, whole == null ? id : 0, whole));
         fileOffset += x.length();
       }
     }

@@ -156,7 +156,7 @@ public final class CompressShards
       List<byte[]> digests = new ArrayList<>(task.pieces().size());
       List<PathBytes> changed = new ArrayList<>();
       List<Unreadable> unreadable = new ArrayList<>();
-      for (ShardTask.Piece p : task.pieces()) {
+      for (ShardTask.FileRange p : task.pieces()) {
         digest.reset();
         if (readPiece(tree, p, w, unreadable)) {
           changed.add(p.path());
@@ -202,7 +202,7 @@ public final class CompressShards
     }
 
     /** Reads one piece into the block stream; returns whether the file changed meanwhile. */
-    private static String shown(Beneath tree, ShardTask.Piece p) {
+    private static String shown(Beneath tree, ShardTask.FileRange p) {
       return tree.root().name() + "/" + p.path();
     }
 
@@ -210,7 +210,7 @@ public final class CompressShards
      * Reads one piece into the block stream; returns whether the file changed meanwhile. A file
      * that cannot be read is added to {@code unreadable} when the spec skips such files.
      */
-    private boolean readPiece(Beneath tree, ShardTask.Piece p, ShardWriter w,
+    private boolean readPiece(Beneath tree, ShardTask.FileRange p, ShardWriter w,
         List<Unreadable> unreadable) throws IOException {
       byte[] path = p.path().bytes();
       int slash = p.path().lastSlash();
@@ -268,7 +268,7 @@ public final class CompressShards
     }
 
     /** Fails on {@code e}, naming the file; or, skipping unreadable files, records it. */
-    private boolean cannotRead(Beneath tree, ShardTask.Piece p, IOException e,
+    private boolean cannotRead(Beneath tree, ShardTask.FileRange p, IOException e,
         List<Unreadable> unreadable) {
       if (!spec.skipUnreadable()) {
         throw BeamsaveException.io("cannot read", shown(tree, p), e);
@@ -298,7 +298,7 @@ public final class CompressShards
     }
 
     /** Whether {@code s} is the file the listing saw, unchanged (as GNU tar checks it). */
-    private static boolean sameAsListed(FileStat s, ShardTask.Piece p) {
+    private static boolean sameAsListed(FileStat s, ShardTask.FileRange p) {
       return s.isRegularFile()
           && s.inode() == p.inode()
           && s.size() == p.fileSize()

@@ -98,7 +98,7 @@ public final class PlanShards
             + " this image can hold; use --shard-size " + leastMiB + "MiB or more");
       }
       writeListing(spec, listing.getKey(), listed.withEntries(plan.entries()));
-      List<List<ShardTask.Piece>> pieces = new ArrayList<>(plan.shardCount());
+      List<List<ShardTask.FileRange>> pieces = new ArrayList<>(plan.shardCount());
       for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
         pieces.add(new ArrayList<>());
       }
@@ -110,7 +110,7 @@ public final class PlanShards
           }
           pieces
               .get(x.shard())
-              .add(ShardTask.Piece.of(e, fileOffset, x.length()));
+              .add(ShardTask.FileRange.of(e, fileOffset, x.length()));
           fileOffset += x.length();
         }
       }

@@ -14,10 +14,13 @@ import java.util.List;
  * with what the listing saw of its file (size, mtime, ctime, inode) so that a change during the
  * save is noticed.
  */
-public record ShardTask(String library, int shard, List<Piece> pieces) {
+public record ShardTask(String library, int shard, List<FileRange> pieces) {
 
-  /** {@code length} bytes of the file at {@code path} (relative), from {@code fileOffset}. */
-  public record Piece(
+  /**
+   * {@code length} bytes of the library's file at {@code path} (relative), from {@code
+   * fileOffset}, to read into the shard; once compressed, they are an {@code Extent} of it.
+   */
+  public record FileRange(
       PathBytes path,
       long fileOffset,
       long length,
@@ -29,15 +32,15 @@ public record ShardTask(String library, int shard, List<Piece> pieces) {
       long inode) {
 
     /** The piece of {@code e} (as listed) at {@code fileOffset}. */
-    public static Piece of(Entry e, long fileOffset, long length) {
-      return new Piece(e.path(), fileOffset, length, e.size(), e.mtimeSeconds(), e.mtimeNanos(),
+    public static FileRange of(Entry e, long fileOffset, long length) {
+      return new FileRange(e.path(), fileOffset, length, e.size(), e.mtimeSeconds(), e.mtimeNanos(),
           e.ctimeSeconds(), e.ctimeNanos(), e.inode());
     }
   }
 
   public long rawBytes() {
     long n = 0;
-    for (Piece p : pieces) {
+    for (FileRange p : pieces) {
       n += p.length;
     }
     return n;
@@ -50,7 +53,7 @@ public record ShardTask(String library, int shard, List<Piece> pieces) {
           writeString(out, t.library);
           out.writeInt(t.shard);
           out.writeInt(t.pieces.size());
-          for (Piece p : t.pieces) {
+          for (FileRange p : t.pieces) {
             writeBytes(out, p.path);
             out.writeLong(p.fileOffset);
             out.writeLong(p.length);
@@ -68,10 +71,10 @@ public record ShardTask(String library, int shard, List<Piece> pieces) {
           String library = readString(in);
           int shard = in.readInt();
           int n = in.readInt();
-          List<Piece> pieces = new ArrayList<>(n);
+          List<FileRange> pieces = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
             pieces.add(
-                new Piece(
+                new FileRange(
                     readBytes(in),
                     in.readLong(),
                     in.readLong(),

@@ -96,7 +96,7 @@ class EncryptedImageTest {
       try (ShardReader r = new ShardReader(c.blockSize())) {
         for (Extent x : e.extents()) {
           r.read(ch, "img", c.key(), x.shard(), c.shards().get(x.shard()),
-              List.of(new ShardReader.Piece(e.path(), fileOffset, x, 0)),
+              List.of(new ShardReader.FileExtent(e.path(), fileOffset, x, 0)),
               (p, pos, buf, off, len, zero) -> System.arraycopy(buf, off, out, (int) pos, len));
           fileOffset += x.length();
         }

@@ -255,7 +255,7 @@ class GoldenImageTest {
         for (Extent x : e.extents()) {
           long base = fileOffset;
           r.read(src, "golden", x.shard(), c.shards().get(x.shard()),
-              List.of(new ShardReader.Piece(e.path(), base, x, 0)),
+              List.of(new ShardReader.FileExtent(e.path(), base, x, 0)),
               (p, pos, buf, off, len, zero) -> System.arraycopy(buf, off, back, (int) pos, len));
           fileOffset += x.length();
         }
@@ -309,7 +309,7 @@ class GoldenImageTest {
     try (ImageSource src = FileImageSource.open(image);
         ShardReader r = new ShardReader(c.blockSize())) {
       r.read(src, "golden", c.key(), 0, c.shards().get(0),
-          List.of(new ShardReader.Piece(hello.path(), 0, hello.extents().get(0), 0)),
+          List.of(new ShardReader.FileExtent(hello.path(), 0, hello.extents().get(0), 0)),
           (p, pos, buf, off, len, zero) -> System.arraycopy(buf, off, back, (int) pos, len));
     }
     assertThat(back).isEqualTo(HELLO);

@@ -78,7 +78,7 @@ class ImageFormatTest {
     try (ImageSource ch = FileImageSource.open(image);
         ShardReader r = new ShardReader(c.blockSize())) {
       r.read(ch, "img", 0, c.shards().get(0),
-          List.of(new ShardReader.Piece(e.path(), 0, e.extents().get(0), 0)),
+          List.of(new ShardReader.FileExtent(e.path(), 0, e.extents().get(0), 0)),
           (p, pos, buf, off, len, zero) -> System.arraycopy(buf, off, out, (int) pos, len));
     }
     return out;

@@ -128,7 +128,7 @@ class ImageWriterTest {
     byte[] back = new byte[data.length];
     try (ImageSource src = FileImageSource.open(image); ShardReader r = new ShardReader(8192)) {
       r.read(src, "twice", 0, c.shards().get(0),
-          List.of(new ShardReader.Piece(file.path(), 0, c.entries().get(0).extents().get(0), 0)),
+          List.of(new ShardReader.FileExtent(file.path(), 0, c.entries().get(0).extents().get(0), 0)),
           (p, pos, buf, off, n, zero) -> System.arraycopy(buf, off, back, (int) pos, n));
     }
     assertThat(back).isEqualTo(data);

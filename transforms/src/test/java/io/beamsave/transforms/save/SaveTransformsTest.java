@@ -106,7 +106,7 @@ public class SaveTransformsTest {
     SaveSpec spec = spec(root);
     Path changed = root.resolve("z.txt");
     ShardTask task =
-        new ShardTask("lib", 0, List.of(new ShardTask.Piece(PathBytes.of("z.txt"), 0, 1, 1, 1, 0, 0, 0, 0)));
+        new ShardTask("lib", 0, List.of(new ShardTask.FileRange(PathBytes.of("z.txt"), 0, 1, 1, 1, 0, 0, 0, 0)));
     Files.setLastModifiedTime(changed, FileTime.fromMillis(5_000));
     pipeline.apply(Create.of(task).withCoder(ShardTask.CODER)).apply(CompressShards.of(spec));
     assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
@@ -121,7 +121,7 @@ public class SaveTransformsTest {
     SaveSpec spec = spec(root).withAllowChanging(true);
     // The listing saw 10 bytes; the file now has 1, so 9 bytes are padded with zeros.
     ShardTask task =
-        new ShardTask("lib", 0, List.of(new ShardTask.Piece(PathBytes.of("z.txt"), 0, 10, 10, 1, 0, 0, 0, 0)));
+        new ShardTask("lib", 0, List.of(new ShardTask.FileRange(PathBytes.of("z.txt"), 0, 10, 10, 1, 0, 0, 0, 0)));
     PCollection<KV<String, ShardResult>> out =
         pipeline.apply(Create.of(task).withCoder(ShardTask.CODER)).apply(CompressShards.of(spec));
     PAssert.that(out)
