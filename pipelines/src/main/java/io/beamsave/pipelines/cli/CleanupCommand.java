@@ -3,15 +3,15 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.Leftovers;
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave cleanup}: what failed or killed runs left, removed. */
 @Command(
@@ -52,7 +52,7 @@ final class CleanupCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!ObjectUri.isObject(at)) {
+    if (!Location.inStore(at)) {
       at = java.nio.file.Path.of(at).toAbsolutePath().normalize().toString();
     }
     Leftovers.Found found = Leftovers.find(at, s3.settings());

@@ -2,14 +2,13 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.consolidate.ConsolidatePipeline;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.consolidate.ConsolidatePlan;
 import io.beamsave.transforms.consolidate.ConsolidateTask.Kind;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -145,7 +144,7 @@ final class ConsolidateCommand implements Callable<Integer> {
       return 0;
     }
     List<String> parts = new ArrayList<>();
-    boolean inStore = ObjectUri.isObject(o.image());
+    boolean inStore = Location.inStore(o.image());
     if (inStore || plan.shards(Kind.COPY_IN_STORE) > 0) {
       parts.add(shards(plan.shards(Kind.COPY_IN_STORE)) + " copied in the store ("
           + Sizes.human(plan.storedBytes(Kind.COPY_IN_STORE)) + ")");

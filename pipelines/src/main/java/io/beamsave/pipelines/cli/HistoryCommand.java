@@ -2,16 +2,17 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.transforms.store.Location;
 import java.io.PrintWriter;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave history}: the run ledger beside a set of images. */
 @Command(
@@ -43,7 +44,7 @@ final class HistoryCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!io.beamsave.transforms.store.ObjectUri.isObject(at)
+    if (!Location.inStore(at)
         && !java.nio.file.Files.isDirectory(java.nio.file.Path.of(at))) {
       throw new io.beamsave.transforms.BeamsaveException("--at " + at + ": no such directory");
     }

@@ -9,7 +9,7 @@ import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.ZoneOffset;
@@ -85,7 +85,7 @@ final class ImagesCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!ObjectUri.isObject(at)) {
+    if (!Location.inStore(at)) {
       at = java.nio.file.Path.of(at).toAbsolutePath().normalize().toString();
     }
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());

@@ -26,6 +26,7 @@ import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.ImageLocation;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -72,7 +73,7 @@ public final class ConsolidatePipeline {
 
   /** The sink of the image at {@code to}: a file, or an upload staging small shards beside it. */
   static ImageSink sinkFor(String to, S3Settings s3) {
-    if (!ObjectUri.isObject(to)) {
+    if (!Location.inStore(to)) {
       Path file = Path.of(to).toAbsolutePath();
       if (Files.isDirectory(file)) {
         throw new BeamsaveException("--to " + to + " is a directory; name the image file");
@@ -242,7 +243,7 @@ public final class ConsolidatePipeline {
   }
 
   private static long sizeOf(String image, S3Settings s3) {
-    if (ObjectUri.isObject(image)) {
+    if (Location.inStore(image)) {
       ObjectUri uri = ObjectUri.parse(image, false);
       return Stores.bucketOf(uri, s3).stat(uri.key()).orElseThrow(
           () -> new BeamsaveException(image + ": not there after it was finished")).size();

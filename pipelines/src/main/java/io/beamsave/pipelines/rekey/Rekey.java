@@ -11,6 +11,7 @@ import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.sink.StoreImageSink;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -75,11 +76,11 @@ public final class Rekey {
       List<Stanza> kept = kept(image, ends.envelope(), remove);
       ImageKey rekeyed = key.withRecipients(kept, add);
       byte[] header = rekeyed.header();
-      long copied = ObjectUri.isObject(image)
+      long copied = Location.inStore(image)
           ? rewriteObject(ObjectUri.parse(image, false), s3, header, size)
           : rewriteFile(Path.of(image), header);
       return new Outcome(image, ends.envelope(), rekeyed.envelope(), copied,
-          ObjectUri.isObject(image), (System.nanoTime() - start) / 1e9);
+          Location.inStore(image), (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }

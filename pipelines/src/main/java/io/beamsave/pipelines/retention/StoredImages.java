@@ -9,6 +9,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.read.ImageSources;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -53,7 +54,7 @@ public final class StoredImages {
 
   /** Every image under {@code at}, by series (in the order series are first seen). */
   public static Map<String, List<Image>> list(String at, S3Settings s3) {
-    List<Image> all = ObjectUri.isObject(at) ? listObjects(at, s3) : listFiles(Path.of(at));
+    List<Image> all = Location.inStore(at) ? listObjects(at, s3) : listFiles(Path.of(at));
     Map<String, List<Image>> series = new LinkedHashMap<>();
     for (Image i : all) {
       series.computeIfAbsent(i.series(), k -> new ArrayList<>()).add(i);
@@ -70,7 +71,7 @@ public final class StoredImages {
    * {@link #list} groups them), or the error names the series to choose from.
    */
   public static String resolveLatest(String image, S3Settings s3) {
-    boolean object = ObjectUri.isObject(image);
+    boolean object = Location.inStore(image);
     String name = object ? ObjectUri.parse(image, true).name() : nameOf(image);
     if (!LATEST.equals(name) || exists(image, s3)) {
       return image;
@@ -144,7 +145,7 @@ public final class StoredImages {
   }
 
   private static boolean transferCompressed(Image image, S3Settings s3) {
-    return ObjectUri.isObject(image.uri())
+    return Location.inStore(image.uri())
         && !ImageSources.transferCodecOf(image.uri(), s3).isNone();
   }
 
@@ -201,7 +202,7 @@ public final class StoredImages {
   }
 
   private static boolean exists(String image, S3Settings s3) {
-    if (!ObjectUri.isObject(image)) {
+    if (!Location.inStore(image)) {
       return Files.exists(Path.of(image));
     }
     ObjectUri uri = ObjectUri.parse(image, true);
@@ -210,7 +211,7 @@ public final class StoredImages {
 
   /** Deletes {@code image} and then its records in the ledger beside it. */
   public static void delete(Image image, S3Settings s3) {
-    if (ObjectUri.isObject(image.uri())) {
+    if (Location.inStore(image.uri())) {
       ObjectUri uri = ObjectUri.parse(image.uri(), false);
       Stores.bucketOf(uri, s3).delete(uri.key());
     } else {

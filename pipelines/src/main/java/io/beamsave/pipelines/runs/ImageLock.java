@@ -6,7 +6,7 @@ import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.save.AssembleImage;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -70,7 +70,7 @@ public final class ImageLock implements AutoCloseable {
   public static ImageLock acquire(String what, List<String> images, String staging,
       PrintWriter notes) {
     String run = RunNames.newRun();
-    boolean localStaging = staging != null && !ObjectUri.isObject(staging);
+    boolean localStaging = staging != null && !Location.inStore(staging);
     String stagingDir = localStaging ? Path.of(staging).toString() : "";
     List<Held> held = new ArrayList<>();
     ImageLock lock = new ImageLock(run, held);
@@ -101,7 +101,7 @@ public final class ImageLock implements AutoCloseable {
 
   /** Where the lock of the image at {@code to} lives. */
   public static Path lockFile(String to) throws IOException {
-    if (ObjectUri.isObject(to)) {
+    if (Location.inStore(to)) {
       return Path.of(System.getProperty("java.io.tmpdir"), TEMP_PREFIX + sha256(to));
     }
     Path image = Path.of(to).toAbsolutePath();

@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -107,7 +108,7 @@ public final class Leases {
 
   /** Every lease at any depth under {@code at} (a directory or {@code s3://} prefix). */
   public static List<Found> under(String at, S3Settings s3) {
-    return ObjectUri.isObject(at) ? inStore(at, s3) : inDirectory(Path.of(at));
+    return Location.inStore(at) ? inStore(at, s3) : inDirectory(Path.of(at));
   }
 
   private static List<Found> inStore(String at, S3Settings s3) {

@@ -5,6 +5,7 @@ import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.save.AssembleImage;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -77,7 +78,7 @@ public final class Leftovers {
 
   /** Everything runs that have ended left at any depth under {@code at}. */
   public static Found find(String at, S3Settings s3) {
-    return ObjectUri.isObject(at) ? inStore(at, s3) : inDirectory(Path.of(at));
+    return Location.inStore(at) ? inStore(at, s3) : inDirectory(Path.of(at));
   }
 
   private static Found inStore(String at, S3Settings s3) {
@@ -253,7 +254,7 @@ public final class Leftovers {
         Stores.bucketOf(uri, s3).delete(uri.key());
       }
       case LEASE -> {
-        if (ObjectUri.isObject(item.location())) {
+        if (Location.inStore(item.location())) {
           ObjectUri uri = ObjectUri.parse(item.location(), false);
           Stores.bucketOf(uri, s3).delete(uri.key());
         } else {

@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -147,7 +148,7 @@ public final class RunLease implements AutoCloseable {
 
   private void place(String dir, String image, String run, S3Settings s3) throws IOException {
     String name = RunNames.LEASE_PREFIX + run;
-    if (ObjectUri.isObject(dir)) {
+    if (Location.inStore(dir)) {
       ObjectUri at = ObjectUri.parse(dir, true).child(name);
       Store store = Stores.bucketOf(at, s3);
       store.check(ObjectUri.parse(image, true).key());
@@ -234,7 +235,7 @@ public final class RunLease implements AutoCloseable {
   }
 
   static String parentOf(String location) {
-    if (ObjectUri.isObject(location)) {
+    if (Location.inStore(location)) {
       return ObjectUri.parse(location, true).parent().toString();
     }
     Path parent = Path.of(location).toAbsolutePath().getParent();

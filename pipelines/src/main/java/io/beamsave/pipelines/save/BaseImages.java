@@ -10,7 +10,7 @@ import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.store.ImageLocation;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -128,9 +128,7 @@ public final class BaseImages {
   /** The newest readable image of the series {@code destination} joins. */
   static String latestOf(String destination, S3Settings s3) {
     String series = StoredImages.seriesOf(destination);
-    String at = ObjectUri.isObject(destination)
-        ? ObjectUri.parse(destination, false).parent().toString()
-        : Path.of(destination).getParent().toString();
+    String at = Location.of(destination).parent().toString();
     Map<String, List<StoredImages.Image>> all;
     try {
       all = StoredImages.list(at, s3);
@@ -149,7 +147,7 @@ public final class BaseImages {
   }
 
   private static String absolute(String location) {
-    return ObjectUri.isObject(location) ? location
+    return Location.inStore(location) ? location
         : Path.of(location).toAbsolutePath().normalize().toString();
   }
 }

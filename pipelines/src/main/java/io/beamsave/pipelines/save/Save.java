@@ -14,7 +14,7 @@ import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.save.Unreadable;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.transfer.ImageUpload;
 import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
@@ -219,7 +219,7 @@ public final class Save {
   private void record(SaveSpec save, SavePipeline.Outcome outcome, Instant start, Instant end) {
     for (ImageSummary s : outcome.images()) {
       // An image in object storage was uploaded while it was saved.
-      String kind = ObjectUri.isObject(s.image()) ? "save-upload" : "save";
+      String kind = Location.inStore(s.image()) ? "save-upload" : "save";
       String codec = save.codec().spec();
       Ledger.Record record = new Ledger.Record(
           kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,

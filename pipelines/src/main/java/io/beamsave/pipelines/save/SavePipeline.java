@@ -18,10 +18,9 @@ import io.beamsave.transforms.save.PlanShards;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.save.Staging;
 import io.beamsave.transforms.sink.StoreImageSink;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -239,8 +238,7 @@ public final class SavePipeline {
     }
     RuntimeException shown = Job.translate(e);
     String where = spec.libraries().values().iterator().next().destination();
-    String at = ObjectUri.isObject(where) ? ObjectUri.parse(where, false).parent().toString()
-        : Path.of(where).toAbsolutePath().getParent().toString();
+    String at = Location.of(where).parent().toString();
     return new BeamsaveException(shown.getMessage() + "; left behind: " + String.join(", ", left)
         + " ('beamsave cleanup --at " + at + " --yes' removes " + (left.size() == 1 ? "it"
             : "them") + ")", e);

@@ -9,6 +9,7 @@ import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -45,8 +46,8 @@ public final class SaveSpecs {
   public static SaveSpec of(
       List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
       ImageUpload.Options upload) {
-    boolean stagingInStore = staging != null && ObjectUri.isObject(staging);
-    if (!ObjectUri.isObject(image)) {
+    boolean stagingInStore = staging != null && Location.inStore(staging);
+    if (!Location.inStore(image)) {
       if (stagingInStore) {
         throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
       }
@@ -210,7 +211,7 @@ public final class SaveSpecs {
 
   /** The shard size when the operator gives none. */
   public static long defaultShardSize(String image) {
-    return ObjectUri.isObject(image) ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
+    return Location.inStore(image) ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
         : SaveSpec.DEFAULT_SHARD_SIZE;
   }
 }

@@ -6,6 +6,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.read.ImageSources;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -58,7 +59,7 @@ public final class ImageRef implements AutoCloseable {
 
   /** The image {@code image}; an encrypted one, and its bases, opened with {@code keys}. */
   public static ImageRef of(String image, S3Settings s3, Keys keys, PrintWriter progress) {
-    if (!ObjectUri.isObject(image)) {
+    if (!Location.inStore(image)) {
       return new ImageRef(image, Path.of(image).toAbsolutePath().toString(), s3, keys, null);
     }
     ObjectUri uri = ObjectUri.parse(image, false);

@@ -2,6 +2,7 @@ package io.beamsave.pipelines.transfer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -127,11 +128,7 @@ public final class Ledger {
 
   /** The ledger beside {@code image} (a path or {@code s3://} URI): its parent's ledger. */
   public static String besideImage(String image) {
-    if (ObjectUri.isObject(image)) {
-      return ObjectUri.parse(image, false).parent().toString();
-    }
-    Path parent = Path.of(image).toAbsolutePath().getParent();
-    return parent.toString();
+    return Location.of(image).parent().toString();
   }
 
   /** Adds {@code r} to the ledger at {@code at} (a directory or {@code s3://} prefix). */
@@ -151,7 +148,7 @@ public final class Ledger {
 
   /** The ledger's store: the {@value #DIRECTORY} directory (or prefix) at {@code at}. */
   private static Store store(String at, S3Settings s3) {
-    return Stores.open(ObjectUri.isObject(at) ? ObjectUri.parse(at, true).child(DIRECTORY + "/")
+    return Stores.open(Location.inStore(at) ? ObjectUri.parse(at, true).child(DIRECTORY + "/")
         .toString() : Path.of(at).resolve(DIRECTORY).toString(), s3);
   }
 
@@ -168,7 +165,7 @@ public final class Ledger {
    */
   public static List<Record> readBeneath(String at, S3Settings s3) {
     List<Record> out = new ArrayList<>();
-    if (ObjectUri.isObject(at)) {
+    if (Location.inStore(at)) {
       Store store = Stores.open(ObjectUri.parse(at, true).toString(), s3);
       for (Store.Item item : store.list("")) {
         String k = item.key();

@@ -9,6 +9,7 @@ import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -173,7 +174,7 @@ public final class ImageChain {
     }
     String name = nameOf(recorded);
     String beside;
-    if (ObjectUri.isObject(image)) {
+    if (Location.inStore(image)) {
       beside = ObjectUri.parse(image, false).parent().child(name).toString();
     } else {
       Path parent = Path.of(image).toAbsolutePath().getParent();
@@ -183,7 +184,7 @@ public final class ImageChain {
       out.add(beside);
     }
     for (String dir : lookIn) {
-      String there = ObjectUri.isObject(dir) ? ObjectUri.parse(dir, true).child(name).toString()
+      String there = Location.inStore(dir) ? ObjectUri.parse(dir, true).child(name).toString()
           : Path.of(dir).toAbsolutePath().resolve(name).toString();
       if (!out.contains(there)) {
         out.add(there);
@@ -194,10 +195,10 @@ public final class ImageChain {
 
   /** Whether {@code other} lies in {@code image}'s store: this machine, or its bucket. */
   static boolean sameStore(String image, String other) {
-    if (ObjectUri.isObject(image) != ObjectUri.isObject(other)) {
+    if (Location.inStore(image) != Location.inStore(other)) {
       return false;
     }
-    if (!ObjectUri.isObject(image)) {
+    if (!Location.inStore(image)) {
       return true;
     }
     try {
@@ -274,7 +275,7 @@ public final class ImageChain {
   }
 
   private static boolean exists(String where, S3Settings s3) {
-    if (!ObjectUri.isObject(where)) {
+    if (!Location.inStore(where)) {
       return Files.isRegularFile(Path.of(where));
     }
     ObjectUri uri = ObjectUri.parse(where, false);

@@ -3,6 +3,7 @@ package io.beamsave.transforms.read;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
@@ -33,7 +34,7 @@ public final class ImageSources {
    */
   public static ImageSource open(String location, S3Settings settings, String tag)
       throws IOException {
-    if (!ObjectUri.isObject(location)) {
+    if (!Location.inStore(location)) {
       ImageSource src = FileImageSource.open(Path.of(location));
       if (!tag.isEmpty() && !tag.equals(src.tag())) {
         src.close();
