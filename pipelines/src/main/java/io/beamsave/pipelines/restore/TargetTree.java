@@ -7,7 +7,7 @@ import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.Handle;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogPaths;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.PathBytes;
@@ -235,7 +235,7 @@ final class TargetTree implements AutoCloseable {
         for (byte[] name : dir.list()) {
           FileStat s = dir.stat(name);
           if (s.isDirectory()) {
-            if (CatalogCodec.depth(rel) < ImageFormat.MAX_DEPTH) {
+            if (CatalogPaths.depth(rel) < ImageFormat.MAX_DEPTH) {
               todo.push(rel.child(name));
             }
           } else if (RestoreTarget.isTemporaryOf(name, token)) {
@@ -266,7 +266,7 @@ final class TargetTree implements AutoCloseable {
 
   /** Creates {@code e}; returns the inode of the file created for a file, else NO_FILE. */
   private long create(Entry e) throws IOException {
-    String problem = CatalogCodec.pathProblem(e.path());
+    String problem = CatalogPaths.problem(e.path());
     if (problem != null) {
       throw new BeamsaveException("refusing to restore '" + e.path() + "': path " + problem);
     }

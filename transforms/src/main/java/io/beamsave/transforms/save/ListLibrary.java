@@ -7,7 +7,7 @@ import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.SymlinkException;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogPaths;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ExtentDigest;
@@ -590,9 +590,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
             }
             continue;
           }
-          if (childRel.length() > CatalogCodec.MAX_NAME_BYTES) {
+          if (childRel.length() > CatalogPaths.MAX_NAME_BYTES) {
             throw new BeamsaveException("cannot save " + dir.child(child) + ": its path in the"
-                + " library is longer than " + CatalogCodec.MAX_NAME_BYTES + " bytes");
+                + " library is longer than " + CatalogPaths.MAX_NAME_BYTES + " bytes");
           }
           if (depth + 1 > ImageFormat.MAX_DEPTH) {
             throw new BeamsaveException("cannot save " + dir.child(child) + ": it nests deeper"
