@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogWriter;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.Extent;
@@ -239,7 +239,7 @@ class BadInputTest {
 
   @Test
   void aCatalogClaimingAbsurdCountsFailsCleanly() throws IOException {
-    byte[] raw = CatalogCodec.encode(catalog(List.of()));
+    byte[] raw = CatalogWriter.encode(catalog(List.of()));
     int countAt = 8 + 2 + 3 + 2 + 4 + 8 + 4 + 8 + 44 + 16 + 16 + 4 + 2;
     ByteBuffer.wrap(raw).putInt(countAt, -1);
     writeCrafted(raw);
@@ -251,13 +251,13 @@ class BadInputTest {
     Path outside = Files.createDirectories(tmp.resolve("outside"));
     Path target = tmp.resolve("target");
     for (String evil : List.of("../outside/pwned", outside + "/pwned")) {
-      writeCrafted(CatalogCodec.encode(catalog(List.of(file(evil)))));
+      writeCrafted(CatalogWriter.encode(catalog(List.of(file(evil)))));
       assertOneLineError(
           Cli.run("restore", "--image", image, "--target", target), "unsafe path");
       assertThat(outside).isEmptyDirectory();
     }
     Entry link = Entries.link("out", outside.toString());
-    writeCrafted(CatalogCodec.encode(catalog(List.of(link, file("out/pwned")))));
+    writeCrafted(CatalogWriter.encode(catalog(List.of(link, file("out/pwned")))));
     assertOneLineError(Cli.run("restore", "--image", image, "--target", target),
         "'out/pwned' is not inside a directory entry");
     assertThat(outside).isEmptyDirectory();

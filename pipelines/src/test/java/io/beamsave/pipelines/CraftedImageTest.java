@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.CraftedImage;
 import io.beamsave.testing.Entries;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogWriter;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ShardInfo;
@@ -30,7 +30,7 @@ class CraftedImageTest {
   Path craft(List<Entry> entries) throws IOException {
     Path image = tmp.resolve("crafted.bsave");
     // One shard of two zero blocks: 8192 raw bytes, 32 stored.
-    byte[] raw = CatalogCodec.encode(Entries.catalog("none", BLOCK, entries,
+    byte[] raw = CatalogWriter.encode(Entries.catalog("none", BLOCK, entries,
         List.of(new ShardInfo(16, 32, 2 * BLOCK, new int[] {16, 16}))));
     CraftedImage.write(image, BLOCK, 2, raw);
     return image;

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogReader;
 import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageReader;
 import java.io.IOException;
@@ -58,7 +58,7 @@ final class Commands {
    * The library and codec of a local image; fails with one line unless {@code image} is a
    * complete image (header, trailer, start of the catalog).
    */
-  static CatalogCodec.Label labelOf(Path image) {
+  static CatalogReader.Label labelOf(Path image) {
     try (FileImageSource src = FileImageSource.open(image)) {
       return ImageReader.readLabel(src);
     } catch (IOException e) {

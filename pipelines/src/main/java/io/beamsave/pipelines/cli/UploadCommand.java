@@ -6,7 +6,7 @@ import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogReader;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -135,7 +135,7 @@ final class UploadCommand implements Callable<Integer> {
           + " --transfer-codec " + options.codec() + " would only cost time; upload it with"
           + " --transfer-codec none");
     }
-    CatalogCodec.Label label = encrypted ? null : Commands.labelOf(image);
+    CatalogReader.Label label = encrypted ? null : Commands.labelOf(image);
     S3Settings settings = s3.settings();
     Instant start = Instant.now();
     ImageUpload.Result r;

@@ -1,9 +1,7 @@
 package io.beamsave.pipelines.compare;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,9 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
-import java.util.stream.Collectors;
 
 /**
  * The results of {@code bench} or {@code compare}: where and when they were measured, every run
@@ -24,6 +20,10 @@ import java.util.stream.Collectors;
  * and the verdicts: the winner at each link speed, or for {@code bench} the fastest, the
  * smallest and the best codec at each target link speed; as text, {@code results.csv}, {@code
  * results.json}, {@code chart.png} and {@code index.html}.
+ *
+ * <p>This class holds the runs and what every format shows of them: the averages, the verdicts
+ * and the links' use. {@link TextReport}, {@link CsvReport}, {@link JsonReport}, {@link
+ * ChartReport} and {@link HtmlReport} lay them out, the tables by {@link ReportColumns}.
  */
 public final class Report {
   /** The average of one (link speed, strategy, codec) over its runs. */
@@ -45,7 +45,7 @@ public final class Report {
   public record Verdict(
       String target, String strategy, String codec, double value, String unit, String line) {}
 
-  private static final double MIB = 1024.0 * 1024;
+  static final double MIB = 1024.0 * 1024;
   /** Below this ratio a codec saved nothing worth naming: it did not compress the data. */
   private static final double COMPRESSES = 1.01;
 
@@ -80,6 +80,15 @@ public final class Report {
     return header;
   }
 
+  String title() {
+    return title;
+  }
+
+  /** For {@code bench}, the link speeds (Mbit/s) to name the best codec at; else empty. */
+  List<Integer> targetLinks() {
+    return targetLinks;
+  }
+
   private static List<Average> average(List<Measurement> rows) {
     Map<String, List<Measurement>> groups = new LinkedHashMap<>();
     for (Measurement m : rows) {
@@ -109,7 +118,8 @@ public final class Report {
     return g.stream().mapToDouble(f).average().orElse(0);
   }
 
-  private boolean local() {
+  /** Whether every run saved to a local image: a {@code bench}, not a {@code compare}. */
+  boolean local() {
     return rows.stream().allMatch(m -> m.strategy().equals(Strategy.LOCAL_SAVE.id()));
   }
 
@@ -160,7 +170,7 @@ public final class Report {
       Average r = lowest(averages, Average::restoreSeconds);
       v.add(new Verdict("fastest restore", r.strategy(), r.codec(), r.restoreSeconds(), "s",
           String.format(Locale.ROOT, "fastest restore: %s, %.2f s (%s s CPU)", r.codec(),
-              r.restoreSeconds(), cpu(r.restoreUsage()))));
+              r.restoreSeconds(), ReportColumns.cpu(r.restoreUsage()))));
     }
     Average small = lowest(averages, Average::imageBytes);
     v.add(new Verdict("smallest image", small.strategy(), small.codec(), small.imageBytes() / MIB,
@@ -235,48 +245,6 @@ public final class Report {
     return mbps == 0 ? "unthrottled" : mbps + " Mbit/s";
   }
 
-  /** One column of the tables, for a run and for an average alike. */
-  private record Column(String header, boolean text, Function<Figures, String> value) {}
-
-  private List<Column> columns(boolean averaged) {
-    List<Column> c = new ArrayList<>();
-    if (!local()) {
-      c.add(new Column("link", true, f -> link(f.linkMbps())));
-      c.add(new Column("strategy", true, f -> Strategy.byId(f.strategy()).label()));
-    }
-    c.add(new Column("codec", true, Figures::codec));
-    c.add(new Column(averaged ? "runs" : "run", false, f -> Integer.toString(
-        f instanceof Average a ? a.runs() : ((Measurement) f).run())));
-    c.add(new Column("save s", false, f -> f2(f.saveSeconds())));
-    c.add(new Column("save CPU s", false, f -> cpu(f.saveUsage())));
-    if (local()) {
-      c.add(new Column("restore s", false, f -> f2(f.restoreSeconds())));
-      c.add(new Column("restore CPU s", false, f -> cpu(f.restoreUsage())));
-      c.add(new Column("image MiB", false, f -> mib(f.imageBytes())));
-    } else {
-      c.add(new Column("transfer s", false, f -> f2(f.transferSeconds())));
-      c.add(new Column("total s", false, f -> f2(f.totalSeconds())));
-      c.add(new Column("image MiB", false, f -> mib(f.imageBytes())));
-      c.add(new Column("stored MiB", false,
-          f -> f.storedBytes() == 0 ? "-" : mib(f.storedBytes())));
-    }
-    c.add(new Column("ratio", false, f -> f2(f.ratio())));
-    c.add(new Column("raw MiB", false, f -> mib(f.rawBytes())));
-    c.add(new Column("not compressed MiB", false, f -> mib(f.bytesStoredRaw())));
-    if (local()) {
-      c.add(new Column("save reads", false, f -> calls(f.saveUsage(), true)));
-      c.add(new Column("save writes", false, f -> calls(f.saveUsage(), false)));
-      c.add(new Column("restore reads", false, f -> calls(f.restoreUsage(), true)));
-      c.add(new Column("restore writes", false, f -> calls(f.restoreUsage(), false)));
-    }
-    c.add(new Column(local() ? "save MB/s" : "MB/s", false,
-        f -> String.format(Locale.ROOT, "%.1f", f.rateMbPerSecond())));
-    if (averaged) {
-      c.add(new Column("best", true, f -> marks((Average) f)));
-    }
-    return c;
-  }
-
   /** The verdicts {@code a} won, e.g. "★ fastest save, best at 100 Mbit/s"; or "". */
   String marks(Average a) {
     List<String> won = verdicts().stream()
@@ -286,62 +254,9 @@ public final class Report {
     return won.isEmpty() ? "" : "★ " + String.join(", ", won);
   }
 
-  private static List<List<String>> cells(List<Column> columns, List<? extends Figures> rows) {
-    List<List<String>> out = new ArrayList<>();
-    for (Figures f : rows) {
-      out.add(columns.stream().map(c -> c.value().apply(f)).toList());
-    }
-    return out;
-  }
-
   /** The header, every run, the averages, then the verdicts. */
   public void print(PrintWriter out) {
-    out.println(title);
-    header.lines().forEach(out::println);
-    out.println();
-    text(out, columns(false), cells(columns(false), rows));
-    out.println();
-    out.println("averages");
-    text(out, columns(true), cells(columns(true), averages));
-    out.println();
-    for (Verdict v : verdicts()) {
-      out.println(v.line());
-    }
-    for (String line : linkLines()) {
-      out.println(line);
-    }
-    if (local() && !targetLinks.isEmpty()) {
-      out.println("(best at a link: the save time plus the image's size over the link's rate,"
-          + " computed; compare measures real uploads)");
-    }
-    out.flush();
-  }
-
-  private static void text(PrintWriter out, List<Column> columns, List<List<String>> cells) {
-    int[] width = new int[columns.size()];
-    for (int i = 0; i < width.length; i++) {
-      width[i] = columns.get(i).header().length();
-      for (List<String> r : cells) {
-        width[i] = Math.max(width[i], r.get(i).length());
-      }
-    }
-    List<String> headers = columns.stream().map(Column::header).toList();
-    for (List<String> r : concat(headers, cells)) {
-      StringBuilder b = new StringBuilder();
-      for (int i = 0; i < width.length; i++) {
-        String cell = r.get(i);
-        String pad = " ".repeat(width[i] - cell.length());
-        b.append(i == 0 ? "" : "  ").append(columns.get(i).text() ? cell + pad : pad + cell);
-      }
-      out.println(b.toString().stripTrailing());
-    }
-  }
-
-  private static List<List<String>> concat(List<String> first, List<List<String>> rest) {
-    List<List<String>> all = new ArrayList<>();
-    all.add(first);
-    all.addAll(rest);
-    return all;
+    TextReport.print(this, out);
   }
 
   /** The verdict lines (kept for the callers that print only them). */
@@ -352,194 +267,9 @@ public final class Report {
   /** Writes results.csv, results.json, chart.png and index.html into {@code dir}. */
   public void write(Path dir) throws IOException {
     Files.createDirectories(dir);
-    Files.writeString(dir.resolve("results.csv"), csv(), StandardCharsets.UTF_8);
-    new ObjectMapper().findAndRegisterModules().writerWithDefaultPrettyPrinter()
-        .writeValue(dir.resolve("results.json").toFile(), json());
-    Chart.write(chartTitle(), panels(), local() ? 2 : 1, dir.resolve("chart.png"));
-    Files.writeString(dir.resolve("index.html"), html(), StandardCharsets.UTF_8);
-  }
-
-  Map<String, Object> json() {
-    Map<String, Object> json = new LinkedHashMap<>();
-    json.put("title", title);
-    Map<String, Object> h = new LinkedHashMap<>();
-    h.put("version", header.version());
-    h.put("dateUtc", header.date().toString());
-    h.put("library", header.library());
-    h.put("cores", header.cores());
-    h.put("memoryBytes", header.memoryBytes());
-    h.put("system", header.os());
-    h.put("java", header.java());
-    h.put("runner", header.runner());
-    json.put("header", h);
-    json.put("verdicts", verdicts());
-    json.put("winners", winners().values().stream()
-        .map(w -> Map.of("linkMbps", w.linkMbps(), "strategy", w.strategy(), "codec", w.codec(),
-            "totalSeconds", w.totalSeconds()))
-        .collect(Collectors.toList()));
-    json.put("links", linkUse().stream()
-        .map(u -> Map.of("linkMbps", u.linkMbps(), "linkMBps", u.linkMBps(),
-            "bestTransferMBps", u.bestTransferMBps(), "linkBound", u.linkBound()))
-        .collect(Collectors.toList()));
-    json.put("runs", rows);
-    json.put("averages", averages);
-    return json;
-  }
-
-  String csv() {
-    StringBuilder b = new StringBuilder(
-        "link_mbps,strategy,codec,run,save_seconds,save_cpu_seconds,transfer_seconds,"
-            + "total_seconds,restore_seconds,restore_cpu_seconds,raw_bytes,image_bytes,"
-            + "stored_bytes,ratio,bytes_stored_raw,save_read_calls,save_write_calls,"
-            + "save_read_bytes,save_write_bytes,restore_read_calls,restore_write_calls,"
-            + "restore_read_bytes,restore_write_bytes,object\n");
-    for (Measurement m : rows) {
-      b.append(String.format(Locale.ROOT, "%d,%s,%s,%d,%.3f,%s,%.3f,%.3f,%.3f,%s,%d,%d,%d,%.3f,%d,",
-          m.linkMbps(), m.strategy(), m.codec(), m.run(), m.saveSeconds(),
-          csvCpu(m.saveUsage()), m.transferSeconds(), m.totalSeconds(), m.restoreSeconds(),
-          csvCpu(m.restoreUsage()), m.rawBytes(), m.imageBytes(), m.storedBytes(), m.ratio(),
-          m.bytesStoredRaw()));
-      b.append(csvIo(m.saveUsage())).append(',').append(csvIo(m.restoreUsage())).append(',')
-          .append(m.object() == null ? "" : m.object()).append('\n');
-    }
-    return b.toString();
-  }
-
-  private static String csvCpu(ProcessUsage u) {
-    return u == null || u.cpuSeconds() < 0 ? ""
-        : String.format(Locale.ROOT, "%.3f", u.cpuSeconds());
-  }
-
-  private static String csvIo(ProcessUsage u) {
-    if (u == null) {
-      return ",,,";
-    }
-    return List.of(u.readCalls(), u.writeCalls(), u.readBytes(), u.writeBytes()).stream()
-        .map(v -> v < 0 ? "" : Long.toString(v)).collect(Collectors.joining(","));
-  }
-
-  private List<String> chartTitle() {
-    return List.of(title, header.fields().entrySet().stream()
-        .filter(e -> !e.getKey().equals("library") && !e.getKey().equals("system"))
-        .map(e -> e.getKey().equals("beamsave") ? "beamsave " + e.getValue() : e.getValue())
-        .collect(Collectors.joining(" · ")));
-  }
-
-  /**
-   * The chart's panels. {@code compare}: one per link speed, the total time of every strategy
-   * and codec. {@code bench}: save and restore, elapsed and CPU; the image size; and one per
-   * target link speed, the save plus sending the image.
-   */
-  List<Chart.Panel> panels() {
-    List<Chart.Panel> panels = new ArrayList<>();
-    if (!local()) {
-      Map<Integer, List<Average>> byLink = new TreeMap<>();
-      averages.forEach(a -> byLink.computeIfAbsent(a.linkMbps(), k -> new ArrayList<>()).add(a));
-      byLink.forEach((mbps, as) -> panels.add(Chart.Panel.lowestWins(
-          "at " + link(mbps) + ": start of the save to the stored object", "s",
-          as.stream().map(a -> new Chart.Bar(a.label(), a.totalSeconds())).toList())));
-      return panels;
-    }
-    panels.add(bench("save, elapsed", "s", Average::saveSeconds));
-    if (averages.stream().allMatch(a -> a.saveUsage() != null)) {
-      panels.add(bench("save, CPU", "s", a -> a.saveUsage().cpuSeconds()));
-    }
-    if (averages.stream().allMatch(a -> a.restoreUsage() != null)) {
-      panels.add(bench("restore, elapsed", "s", Average::restoreSeconds));
-      panels.add(bench("restore, CPU", "s", a -> a.restoreUsage().cpuSeconds()));
-    }
-    panels.add(bench("image size", "MiB", a -> a.imageBytes() / MIB));
-    for (int mbps : targetLinks) {
-      panels.add(bench("save + send at " + link(mbps) + " (computed)", "s",
-          a -> saveAndSend(a, mbps)));
-    }
-    return panels;
-  }
-
-  private Chart.Panel bench(String title, String unit, ToDoubleFunction<Average> value) {
-    return Chart.Panel.lowestWins(title, unit,
-        averages.stream().map(a -> new Chart.Bar(a.codec(), value.applyAsDouble(a))).toList());
-  }
-
-  String html() {
-    StringBuilder b = new StringBuilder();
-    b.append("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>")
-        .append(escape(title)).append("</title>\n<style>"
-            + "body{font-family:sans-serif;margin:2em;font-size:16px}"
-            + "table{border-collapse:collapse;margin-bottom:1em}"
-            + "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-            + "th{background:#f4f4f4}table.runs{font-size:15px}"
-            + "table.averages td:last-child{min-width:20em}"
-            + "td.t,th.t{text-align:left}"
-            + "table.header th{text-align:left;background:#f4f4f4}"
-            + "tr.win td{background:#fdebd3;font-weight:bold}"
-            + ".win{color:#a04f00;font-weight:bold}"
-            + "img{max-width:100%}</style></head><body>\n");
-    b.append("<h1>").append(escape(title)).append("</h1>\n<table class=\"header\">\n");
-    header.fields().forEach((k, v) -> b.append("<tr><th>").append(escape(k))
-        .append("</th><td class=\"t\">").append(escape(v)).append("</td></tr>\n"));
-    b.append("</table>\n<h2>Verdict</h2>\n<ul>\n");
-    for (Verdict v : verdicts()) {
-      b.append("<li class=\"win\">★ ").append(escape(v.line())).append("</li>\n");
-    }
-    b.append("</ul>\n");
-    for (String u : linkLines()) {
-      b.append("<p>").append(escape(u)).append("</p>\n");
-    }
-    if (local() && !targetLinks.isEmpty()) {
-      b.append("<p>Best at a link: the save time plus the image's size over the link's rate,"
-          + " computed; <code>compare</code> measures real uploads.</p>\n");
-    }
-    b.append("<img src=\"chart.png\" alt=\"one panel per ")
-        .append(local() ? "measure and target link speed" : "link speed")
-        .append(", the best of each marked\">\n");
-    b.append("<h2>Averages</h2>\n").append(table("averages", columns(true), averages));
-    b.append("<h2>Every run</h2>\n").append(table("runs", columns(false), rows));
-    b.append("<p>Sizes in MiB (2<sup>20</sup> bytes); ratio: raw over ")
-        .append(local() ? "image" : "stored")
-        .append(" bytes; not compressed: raw bytes of blocks the codec could not shrink, stored"
-            + " raw; reads and writes: the read and write calls the kernel counted for the"
-            + " process. Also: <a href=\"results.csv\">results.csv</a>, "
-            + "<a href=\"results.json\">results.json</a>.</p>\n</body></html>\n");
-    return b.toString();
-  }
-
-  private String table(String kind, List<Column> columns, List<? extends Figures> figures) {
-    StringBuilder b = new StringBuilder("<table class=\"runs " + kind + "\">\n<tr>");
-    for (Column c : columns) {
-      b.append(c.text() ? "<th class=\"t\">" : "<th>").append(escape(c.header())).append("</th>");
-    }
-    b.append("</tr>\n");
-    for (Figures f : figures) {
-      boolean won = f instanceof Average a && !marks(a).isEmpty();
-      b.append(won ? "<tr class=\"win\">" : "<tr>");
-      for (Column c : columns) {
-        b.append(c.text() ? "<td class=\"t\">" : "<td>").append(escape(c.value().apply(f)))
-            .append("</td>");
-      }
-      b.append("</tr>\n");
-    }
-    return b.append("</table>\n").toString();
-  }
-
-  private static String escape(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
-  }
-
-  private static String f2(double d) {
-    return String.format(Locale.ROOT, "%.2f", d);
-  }
-
-  private static String mib(long bytes) {
-    return String.format(Locale.ROOT, "%.2f", bytes / MIB);
-  }
-
-  private static String cpu(ProcessUsage u) {
-    return u == null || u.cpuSeconds() < 0 ? "-" : f2(u.cpuSeconds());
-  }
-
-  private static String calls(ProcessUsage u, boolean reads) {
-    long v = u == null ? -1 : reads ? u.readCalls() : u.writeCalls();
-    return v < 0 ? "-" : Long.toString(v);
+    Files.writeString(dir.resolve("results.csv"), CsvReport.text(this), StandardCharsets.UTF_8);
+    JsonReport.write(this, dir.resolve("results.json"));
+    ChartReport.write(this, dir.resolve("chart.png"));
+    Files.writeString(dir.resolve("index.html"), HtmlReport.page(this), StandardCharsets.UTF_8);
   }
 }

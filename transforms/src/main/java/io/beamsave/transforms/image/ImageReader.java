@@ -88,7 +88,7 @@ public final class ImageReader {
     try {
       byte[] raw = readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(), rawLength,
           false, seal == null ? null : seal.key());
-      Catalog c = CatalogCodec.decode(name, raw, t.dataStart(), t.catalogOffset(), t.version());
+      Catalog c = CatalogReader.decode(name, raw, t.dataStart(), t.catalogOffset(), t.version());
       if (key != null) {
         checkLineage(name, c, t.envelope());
         return c.withKey(key);
@@ -116,7 +116,7 @@ public final class ImageReader {
   }
 
   /** The library and codec an image was saved with; see {@link #readLabel(ImageSource, Keys)}. */
-  public static CatalogCodec.Label readLabel(ImageSource ch) throws IOException {
+  public static CatalogReader.Label readLabel(ImageSource ch) throws IOException {
     return readLabel(ch, Keys.NONE);
   }
 
@@ -124,14 +124,14 @@ public final class ImageReader {
    * The library and codec an image was saved with, from the start of its catalog only: far
    * cheaper than {@link #readCatalog} for a catalog of many entries, and it checks less.
    */
-  public static CatalogCodec.Label readLabel(ImageSource ch, Keys keys) throws IOException {
+  public static CatalogReader.Label readLabel(ImageSource ch, Keys keys) throws IOException {
     Trailer t = readEnds(ch);
     CatalogSeal seal = t.encrypted()
         ? openCatalogSeal(ch.name(), t, ImageKey.open(ch.name(), t.envelope(), keys)) : null;
     byte[] first = readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(),
         seal == null ? t.catalogRaw() : seal.rawLength(), true,
         seal == null ? null : seal.key());
-    return CatalogCodec.decodeLabel(ch.name(), first);
+    return CatalogReader.decodeLabel(ch.name(), first);
   }
 
   /**

@@ -217,7 +217,7 @@ public final class ImageWriter implements AutoCloseable {
    */
   public long finish(Catalog catalog, Codec codec) throws IOException {
     checkShardsTile(catalog.shards(), end());
-    return finish(CatalogCodec.encode(catalog), codec, catalog.blockSize(), catalog.key());
+    return finish(CatalogWriter.encode(catalog), codec, catalog.blockSize(), catalog.key());
   }
 
   private long end() throws IOException {

@@ -3,7 +3,8 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.beam.DataCoder;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogReader;
+import io.beamsave.transforms.image.CatalogWriter;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.PathBytes;
@@ -60,10 +61,10 @@ public record Listing(
       new DataCoder<>() {
         @Override
         public void write(Listing b, DataOutputStream out) throws IOException {
-          CatalogCodec.writeEntryMetadata(out, b.root);
+          CatalogWriter.writeEntryMetadata(out, b.root);
           out.writeInt(b.entries.size());
           for (Entry e : b.entries) {
-            CatalogCodec.writeEntryMetadata(out, e);
+            CatalogWriter.writeEntryMetadata(out, e);
             // Only references need to travel: a file's own extents are planned again.
             boolean refs = !e.extents().isEmpty() && e.extents().get(0).isReference();
             out.writeInt(refs ? e.extents().size() : 0);
@@ -89,11 +90,11 @@ public record Listing(
 
         @Override
         public Listing read(DataInputStream in) throws IOException {
-          Entry root = CatalogCodec.readEntryMetadata(in);
+          Entry root = CatalogReader.readEntryMetadata(in);
           int n = in.readInt();
           List<Entry> entries = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
-            Entry e = CatalogCodec.readEntryMetadata(in);
+            Entry e = CatalogReader.readEntryMetadata(in);
             int refs = in.readInt();
             if (refs > 0) {
               List<Extent> extents = new ArrayList<>(refs);

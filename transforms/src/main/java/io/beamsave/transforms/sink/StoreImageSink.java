@@ -5,7 +5,7 @@ import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogCodec;
+import io.beamsave.transforms.image.CatalogWriter;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.store.LinkThrottle;
@@ -409,7 +409,7 @@ public final class StoreImageSink implements ImageSink {
       pos = place(at, s, pos);
     }
     List<Kept> kept = chosen.stream().map(s -> new Kept(s, at.get(s.shard()))).toList();
-    byte[] tail = ImageWriter.tail(CatalogCodec.encode(catalog.apply(kept).withKey(imageKey)),
+    byte[] tail = ImageWriter.tail(CatalogWriter.encode(catalog.apply(kept).withKey(imageKey)),
         codec, blockSize, pos, imageKey);
     long length = pos + tail.length;
 

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+/** The catalog's codec: what {@link CatalogWriter} writes, {@link CatalogReader} reads back. */
 class CatalogCodecTest {
   /** The library root's record: mode, uid, gid, mtime, ctime, inode. */
   static final int ROOT_BYTES = 4 + 4 + 4 + 12 + 12 + 8;
@@ -26,7 +27,7 @@ class CatalogCodecTest {
   }
 
   static Catalog decode(Catalog c) throws ImageException {
-    return CatalogCodec.decode("img", CatalogCodec.encode(c), 16 + 116, ImageFormat.VERSION);
+    return CatalogReader.decode("img", CatalogWriter.encode(c), 16 + 116, ImageFormat.VERSION);
   }
 
   @Test
@@ -86,10 +87,10 @@ class CatalogCodecTest {
 
   @Test
   void absurdCountsFailFastInsteadOfAllocating() {
-    byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
+    byte[] raw = CatalogWriter.encode(catalog(List.of(dir("d"))));
     int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES + 16 + 16 + 4 + 2;
     ByteBuffer.wrap(raw).putInt(countAt, 0x7fffffff);
-    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", raw, 132, ImageFormat.VERSION))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("entry count 2147483647 exceeds");
   }
@@ -100,27 +101,27 @@ class CatalogCodecTest {
     ShardInfo b = new ShardInfo(132, 116, 100, new int[] {116});
     ShardInfo overlapping = new ShardInfo(100, 116, 100, new int[] {116});
     // Any order is fine: shards are appended as they finish.
-    assertThat(CatalogCodec.decode("img", encode(List.of(b, a)), 248, ImageFormat.VERSION).shards()).hasSize(2);
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, overlapping)), 248, ImageFormat.VERSION))
+    assertThat(CatalogReader.decode("img", encode(List.of(b, a)), 248, ImageFormat.VERSION).shards()).hasSize(2);
+    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(a, overlapping)), 248, ImageFormat.VERSION))
         .hasMessageContaining("overlaps");
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(a, b)), 200, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(a, b)), 200, ImageFormat.VERSION))
         .hasMessageContaining("shard 1 at 132 overlaps");
     ShardInfo inHeader = new ShardInfo(8, 116, 100, new int[] {116});
-    assertThatThrownBy(() -> CatalogCodec.decode("img", encode(List.of(inHeader)), 248, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(inHeader)), 248, ImageFormat.VERSION))
         .hasMessageContaining("overlaps");
   }
 
   private static byte[] encode(List<ShardInfo> shards) {
-    return CatalogCodec.encode(Entries.catalog("none", 4096, List.of(), shards));
+    return CatalogWriter.encode(Entries.catalog("none", 4096, List.of(), shards));
   }
 
   @Test
   void everyTruncationFails() {
     byte[] raw =
-        CatalogCodec.encode(catalog(List.of(dir("d"), file("d/f", 100, new Extent(0, 0, 100, DIGEST)))));
+        CatalogWriter.encode(catalog(List.of(dir("d"), file("d/f", 100, new Extent(0, 0, 100, DIGEST)))));
     for (int len = 0; len < raw.length; len++) {
       byte[] cut = java.util.Arrays.copyOf(raw, len);
-      assertThatThrownBy(() -> CatalogCodec.decode("img", cut, 132, ImageFormat.VERSION))
+      assertThatThrownBy(() -> CatalogReader.decode("img", cut, 132, ImageFormat.VERSION))
           .as("truncated to %d", len)
           .isInstanceOf(ImageException.class);
     }
@@ -148,7 +149,7 @@ class CatalogCodecTest {
         .isEqualTo(c.bases());
     assertThat(back.entries()).isEqualTo(c.entries());
     assertThat(back.ownRawBytes()).isEqualTo(100);
-    assertThat(back.digest()).isEqualTo(ImageId.catalogDigest(CatalogCodec.encode(c)));
+    assertThat(back.digest()).isEqualTo(ImageId.catalogDigest(CatalogWriter.encode(c)));
   }
 
   @Test
@@ -173,10 +174,10 @@ class CatalogCodecTest {
 
   @Test
   void aBaseCountBeyondTheBytesLeftFailsFast() {
-    byte[] raw = CatalogCodec.encode(catalog(List.of(dir("d"))));
+    byte[] raw = CatalogWriter.encode(catalog(List.of(dir("d"))));
     int baseCountAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES + 16 + 16 + 4;
     ByteBuffer.wrap(raw).putShort(baseCountAt, (short) 0xffff);
-    assertThatThrownBy(() -> CatalogCodec.decode("img", raw, 132, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", raw, 132, ImageFormat.VERSION))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("base count 65535 exceeds");
   }

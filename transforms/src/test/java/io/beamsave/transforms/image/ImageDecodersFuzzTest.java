@@ -41,8 +41,8 @@ class ImageDecodersFuzzTest {
     byte[] rest = java.util.Arrays.copyOfRange(input, 1, input.length);
     try {
       switch (input[0] & 3) {
-        case 0 -> CatalogCodec.decode("fuzz", rest, 1L << 40, 2);
-        case 1 -> CatalogCodec.decode("fuzz", rest, 1L << 40, 1);
+        case 0 -> CatalogReader.decode("fuzz", rest, 1L << 40, 2);
+        case 1 -> CatalogReader.decode("fuzz", rest, 1L << 40, 1);
         case 2 -> readWholeImage(fixChecksums(rest));
         default -> readEncryptedImage(fixEncryptedChecksums(rest));
       }
