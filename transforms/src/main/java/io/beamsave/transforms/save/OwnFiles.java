@@ -2,7 +2,7 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.select.Excludes;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +31,7 @@ final class OwnFiles {
     List<String> own = new ArrayList<>();
     for (SaveSpec.Library l : spec.libraries().values()) {
       String where = l.sink().location();
-      if (!ObjectUri.isObject(where) && Path.of(where).getParent() != null) {
+      if (!Location.inStore(where) && Path.of(where).getParent() != null) {
         Path image = real(Path.of(where));
         imageDirs.add(image.getParent());
         if (image.startsWith(root) && !image.equals(root)) {
@@ -53,7 +53,7 @@ final class OwnFiles {
         }
       }
     }
-    if (!ObjectUri.isObject(spec.staging())) {
+    if (!Location.inStore(spec.staging())) {
       Path staging = real(Path.of(spec.staging()));
       if (staging.startsWith(root) && !staging.equals(root)) {
         own.add("/" + Excludes.quote(root.relativize(staging).toString()) + "/");
