@@ -1,39 +1,29 @@
 package io.beamsave.pipelines;
 
-import io.beamsave.pipelines.cli.BeamsaveCommand;
-import io.beamsave.pipelines.runner.ClusterJarOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.apache.beam.runners.direct.DirectOptions;
-import org.apache.beam.sdk.options.PipelineOptions;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
-import picocli.CommandLine;
 
 /**
- * What a page of the docs may name in backticks, read from the code itself, and the check of a
- * page against it. In code spans: a class name (two or more capitalised words, or any name with
- * a package before it) is a class or nested type under {@code *\/src/main/java} or {@code
- * *\/src/test/java}, in that package if one is given, with the member named after it; a path
- * whose first part is an entry of the repository exists (build output under {@code target/}
- * aside); any other relative path begins with a name the product uses (a file or directory of
- * the repository, a string in the main code, a word of the scripts and build files); a long
- * option is one of the command line, one of Beam's pipeline options, or one of a program or
- * repository script named beside it. Fenced blocks are commands and their output: only their
- * options and repository paths are checked. A relative link's file exists.
+ * The check of a page of the docs against what the code has ({@link CodeNames}). In code spans: a
+ * class name (two or more capitalised words, or any name with a package before it) is a class or
+ * nested type under {@code *\/src/main/java} or {@code *\/src/test/java}, in that package if one is
+ * given, with the member named after it; a path whose first part is an entry of the repository
+ * exists (build output under {@code target/} aside); any other relative path begins with a name the
+ * product uses (a file or directory of the repository, a string in the main code, a word of the
+ * scripts and build files); a long option is one of the command line, one of Beam's pipeline
+ * options, or one of a program or repository script named beside it. Fenced blocks are commands and
+ * their output: only their options and repository paths are checked. A relative link's file exists.
  *
  * <p>Names of other software are listed here by hand, each with whose it is: S3's operations
  * and error codes; classes of the JDK, Beam and Flink by full name (loaded, so that a rename
@@ -75,148 +65,35 @@ final class DocNames {
   private static final Pattern NAME = Pattern.compile(
       "(?<![\\w$./-])((?:[a-z][a-z0-9_]*\\.)*)([A-Z][A-Za-z0-9_]*)((?:\\.[A-Za-z_]\\w*)*)"
           + "(#\\w+)?(?![\\w$/-])");
-  /** Two or more capitalised words, perhaps ending in an acronym: {@code ImageSink}, {@code FooIT}. */
+  /** Two or more capitalised words, an acronym may end it: {@code ImageSink}, {@code FooIT}. */
   private static final Pattern CAMEL = Pattern.compile("[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+[A-Z]*");
   private static final Pattern OPTION = Pattern.compile("(?<![\\w-])--[A-Za-z][A-Za-z0-9-]*");
   private static final Pattern SPAN = Pattern.compile("(`+)(.+?)(?<!`)\\1(?!`)", Pattern.DOTALL);
   private static final Pattern LINK = Pattern.compile("\\]\\(([^)\\s#]+)(?:#[^)]*)?\\)");
   private static final Pattern SCRIPT = Pattern.compile("[\\w./-]*[\\w-]\\.sh\\b");
-  /** Parts of a path that stand for any name: {@code <version>}, {@code {utc}}, {@code LINE}, {@code *}. */
+  /** Parts of a path that stand for any name: {@code <version>}, {@code {utc}}, {@code LINE}. */
   private static final Pattern PLACEHOLDER = Pattern.compile(
       "<[^>]*>|\\{[^}]*}|(?<![A-Za-z])[A-Z][A-Z0-9_]+(?![A-Za-z])|\\*+");
 
-  private final Path root;
-  private final Set<String> topLevel = new HashSet<>();
-  /** Classes and nested types by simple name, with their package and file's text. */
-  private final Map<String, List<JavaType>> types = new HashMap<>();
-  private final Set<String> cliOptions = new HashSet<>();
-  private final Set<String> beamOptions = new HashSet<>();
-  /** Names the product uses, for the first part of a relative path that is not the repo's. */
-  private final Set<String> vocabulary = new HashSet<>();
-  /** Every file of the repository by name, for the scripts a page names. */
-  private final Map<String, List<Path>> filesByName = new HashMap<>();
+  private final CodeNames has;
 
-  private record JavaType(String pkg, String source) {}
-
-  private DocNames(Path root) {
-    this.root = root;
+  private DocNames(CodeNames has) {
+    this.has = has;
   }
 
   /** Reads what the code has, from the repository at {@code root}. */
   static DocNames of(Path root) throws IOException {
-    DocNames d = new DocNames(root.toAbsolutePath().normalize());
-    d.readRepository();
-    d.readCommandLine();
-    d.readBeamOptions();
     for (String name : LIBRARY_CLASSES) {
-      try {
-        Class.forName(name, false, DocNames.class.getClassLoader());
-      } catch (ClassNotFoundException e) {
+      if (!loads(name)) {
         throw new IllegalStateException("LIBRARY_CLASSES names " + name + ", which is not there");
       }
     }
-    return d;
-  }
-
-  private void readRepository() throws IOException {
-    try (Stream<Path> top = Files.list(root)) {
-      top.map(p -> p.getFileName().toString())
-          .filter(n -> !n.equals("target") && !n.equals(".git"))
-          .forEach(topLevel::add);
-    }
-    List<Path> files = new ArrayList<>();
-    Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
-      @Override
-      public java.nio.file.FileVisitResult preVisitDirectory(Path dir,
-          java.nio.file.attribute.BasicFileAttributes attrs) {
-        String n = dir.getFileName() == null ? "" : dir.getFileName().toString();
-        if (!dir.equals(root) && (n.equals("target") || n.equals(".git"))) {
-          return java.nio.file.FileVisitResult.SKIP_SUBTREE;
-        }
-        vocabulary.add(n);
-        return java.nio.file.FileVisitResult.CONTINUE;
-      }
-
-      @Override
-      public java.nio.file.FileVisitResult visitFile(Path file,
-          java.nio.file.attribute.BasicFileAttributes attrs) {
-        files.add(file);
-        return java.nio.file.FileVisitResult.CONTINUE;
-      }
-    });
-    Pattern javaString = Pattern.compile("\"((?:[^\"\\\\\\n]|\\\\.)*)\"");
-    Pattern declared = Pattern.compile("\\b(?:class|interface|record|enum)\\s+([A-Z]\\w*)");
-    Pattern word = Pattern.compile("[\\w.${}-]+");
-    for (Path f : files) {
-      String name = f.getFileName().toString();
-      String rel = root.relativize(f).toString();
-      vocabulary.add(name);
-      filesByName.computeIfAbsent(name, k -> new ArrayList<>()).add(f);
-      Matcher src = Pattern.compile("/src/(main|test)/java/(.*)/[^/]+\\.java$").matcher("/" + rel);
-      if (src.find()) {
-        String text = Files.readString(f, StandardCharsets.UTF_8);
-        String pkg = src.group(2).replace('/', '.');
-        JavaType t = new JavaType(pkg, text);
-        types.computeIfAbsent(name.substring(0, name.length() - 5), k -> new ArrayList<>()).add(t);
-        for (Matcher m = declared.matcher(text); m.find(); ) {
-          types.computeIfAbsent(m.group(1), k -> new ArrayList<>()).add(t);
-        }
-        if (src.group(1).equals("main")) {
-          for (Matcher m = javaString.matcher(text); m.find(); ) {
-            vocabulary.addAll(List.of(m.group(1).split("/")));
-          }
-        }
-      } else if (name.endsWith(".sh") || name.endsWith(".xml") || rel.equals("beamsave")
-          || rel.startsWith("deploy/") && !name.endsWith(".md")
-          || rel.startsWith("pipelines/src/dist/")) {
-        String text = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1);
-        for (Matcher m = word.matcher(text); m.find(); ) {
-          vocabulary.add(m.group());
-        }
-      }
-    }
-  }
-
-  private void readCommandLine() {
-    Set<CommandLine> seen = new HashSet<>();
-    List<CommandLine> todo = new ArrayList<>(List.of(BeamsaveCommand.commandLine()));
-    while (!todo.isEmpty()) {
-      CommandLine c = todo.remove(todo.size() - 1);
-      if (seen.add(c)) {
-        c.getCommandSpec().options().forEach(o -> cliOptions.addAll(List.of(o.names())));
-        todo.addAll(c.getSubcommands().values());
-      }
-    }
-  }
-
-  /**
-   * Beam's pipeline options the command line passes on after {@code --}: those Beam registers,
-   * the DirectRunner's, Flink's (on the class path of tests), and beamsave's own.
-   */
-  private void readBeamOptions() {
-    Set<Class<?>> interfaces = new LinkedHashSet<>(PipelineOptionsFactory.getRegisteredOptions());
-    interfaces.add(DirectOptions.class);
-    interfaces.add(ClusterJarOptions.class);
-    try {
-      interfaces.add(Class.forName("org.apache.beam.runners.flink.FlinkPipelineOptions"));
-    } catch (ClassNotFoundException e) {
-      throw new IllegalStateException("the Flink runner is not on the tests' class path", e);
-    }
-    for (Class<?> c : interfaces) {
-      for (Method m : c.getMethods()) {
-        String n = m.getName();
-        int prefix = n.startsWith("get") ? 3 : n.startsWith("is") ? 2 : 0;
-        if (prefix > 0 && n.length() > prefix && m.getParameterCount() == 0
-            && PipelineOptions.class.isAssignableFrom(m.getDeclaringClass())) {
-          beamOptions.add("--" + Character.toLowerCase(n.charAt(prefix)) + n.substring(prefix + 1));
-        }
-      }
-    }
+    return new DocNames(CodeNames.read(root));
   }
 
   /** The stale names of the page at {@code file} (relative to the repository). */
   List<Finding> check(String file) throws IOException {
-    return check(file, Files.readString(root.resolve(file), StandardCharsets.UTF_8));
+    return check(file, Files.readString(has.root.resolve(file), StandardCharsets.UTF_8));
   }
 
   /** The stale names of {@code text}, a page at {@code file} (relative to the repository). */
@@ -302,7 +179,8 @@ final class DocNames {
     }
     for (Matcher link = LINK.matcher(text); link.find(); ) {
       String target = link.group(1);
-      if (!target.contains(":") && !Files.exists(root.resolve(file).resolveSibling(target))) {
+      if (!target.contains(":")
+          && !Files.exists(has.root.resolve(file).resolveSibling(target))) {
         out.add(new Finding(file, firstLine + count(text, link.start()), target,
             "the link's file is not there"));
       }
@@ -354,7 +232,7 @@ final class DocNames {
       }
       String name = m.group();
       int line = lineOf.at(m.start());
-      List<JavaType> ours = types.getOrDefault(cls, List.of());
+      List<CodeNames.JavaType> ours = has.types.getOrDefault(cls, List.of());
       if (ours.isEmpty()) {
         boolean foreign = S3_NAMES.contains(cls)
             || LIBRARY_CLASSES.stream().anyMatch(c -> c.endsWith("." + cls))
@@ -368,7 +246,7 @@ final class DocNames {
       if (pkg != null && ours.stream()
           .noneMatch(t -> t.pkg().equals(pkg) || t.pkg().endsWith("." + pkg))) {
         out.add(new Finding(file, line, name, cls + " is in "
-            + String.join(", ", ours.stream().map(JavaType::pkg).distinct().toList())
+            + String.join(", ", ours.stream().map(CodeNames.JavaType::pkg).distinct().toList())
             + ", not in a package " + pkg));
         continue;
       }
@@ -419,11 +297,11 @@ final class DocNames {
     if (parts.isEmpty()) {
       return null;
     }
-    if (topLevel.contains(parts.get(0))) {
+    if (has.topLevel.contains(parts.get(0))) {
       if (parts.contains("target")) {
         return null; // what a build writes: not there before one
       }
-      return matches(root, parts, 0) ? null : "no such file or directory in the repository";
+      return matches(has.root, parts, 0) ? null : "no such file or directory in the repository";
     }
     if (repoOnly) {
       return null;
@@ -431,10 +309,11 @@ final class DocNames {
     String first = parts.get(0);
     Pattern p = segmentPattern(first);
     if (p == null) {
-      return vocabulary.contains(first) || EXAMPLE_NAMES.contains(first) ? null
+      return has.vocabulary.contains(first) || EXAMPLE_NAMES.contains(first) ? null
           : first + " is neither in the repository nor a name the code uses";
     }
-    if (p.pattern().equals(".*") || vocabulary.stream().anyMatch(w -> p.matcher(w).matches())) {
+    if (p.pattern().equals(".*")
+        || has.vocabulary.stream().anyMatch(w -> p.matcher(w).matches())) {
       return null;
     }
     return first + " matches no name the code uses";
@@ -502,7 +381,7 @@ final class DocNames {
     Set<String> theirs = null;
     for (Matcher m = OPTION.matcher(code); m.find(); ) {
       String option = m.group();
-      if (cliOptions.contains(option) || beamOptions.contains(option)) {
+      if (has.cliOptions.contains(option) || has.beamOptions.contains(option)) {
         continue;
       }
       if (theirs == null) {
@@ -525,8 +404,9 @@ final class DocNames {
     });
     for (Matcher m = SCRIPT.matcher(context); m.find(); ) {
       String name = m.group();
-      List<Path> scripts = Files.isRegularFile(root.resolve(name)) ? List.of(root.resolve(name))
-          : filesByName.getOrDefault(Path.of(name).getFileName().toString(), List.of());
+      Path here = has.root.resolve(name);
+      List<Path> scripts = Files.isRegularFile(here) ? List.of(here)
+          : has.filesByName.getOrDefault(Path.of(name).getFileName().toString(), List.of());
       for (Path script : scripts) {
         try {
           String text = Files.readString(script, StandardCharsets.ISO_8859_1);
