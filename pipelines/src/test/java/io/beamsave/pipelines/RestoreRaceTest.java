@@ -25,7 +25,8 @@ class RestoreRaceTest {
   @TempDir Path tmp;
 
   @Test
-  void directoriesSwappedForSymlinksMidRestoreGetNothingWrittenOutside_andEachRestoreCompletesOrRefusesInOneLine() throws Exception {
+  void directoriesSwappedForSymlinksMidRestore_nothingOutsideIsTouchedAndEachRestoreEndsOrRefuses()
+      throws Exception {
     Path library = Files.createDirectories(tmp.resolve("lib"));
     Path outside = Files.createDirectories(tmp.resolve("outside"));
     byte[] data = new byte[64 << 10];

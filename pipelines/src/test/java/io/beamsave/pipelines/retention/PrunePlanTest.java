@@ -187,7 +187,8 @@ class PrunePlanTest {
     add("data", "d3.bsave", day(3), false, null, "catalog: bad magic", null);
     Map<String, PrunePlan.Decision> d = byName(PrunePlan.decide(stored, KEEP_LAST_1));
 
-    assertThat(d.get("d3.bsave").reasons()).containsExactly("damaged, not counted: catalog: bad magic");
+    assertThat(d.get("d3.bsave").reasons())
+        .containsExactly("damaged, not counted: catalog: bad magic");
     assertThat(d.get("d2.bsave").reasons()).as("the newest that reads").containsExactly("last 1");
     assertThat(d.get("d1.bsave").keep()).isFalse();
   }

@@ -56,16 +56,19 @@ class IncrementalPlanTest {
 
   /** Each sign of a change, applied to a file that is otherwise as the base saved it. */
   static List<Object[]> changes() {
-    return List.<Object[]>of(
-        new Object[] {"size", (UnaryOperator<Entry>) e -> with(e, e.mode(), 5, 6, 7, 8, 9, 99)},
-        new Object[] {"permission bits", (UnaryOperator<Entry>) e -> with(e, 0600, 5, 6, 7, 8, 9, 100)},
-        new Object[] {"mtime", (UnaryOperator<Entry>) e -> with(e, e.mode(), 50, 6, 7, 8, 9, 100)},
-        new Object[] {"mtime nanoseconds", (UnaryOperator<Entry>) e -> with(e, e.mode(), 5, 7, 7, 8, 9, 100)},
-        new Object[] {"ctime (a rewrite with its mtime put back)",
-            (UnaryOperator<Entry>) e -> with(e, e.mode(), 5, 6, 70, 8, 9, 100)},
-        new Object[] {"ctime nanoseconds", (UnaryOperator<Entry>) e -> with(e, e.mode(), 5, 6, 7, 9, 9, 100)},
-        new Object[] {"inode (replaced by another file)",
-            (UnaryOperator<Entry>) e -> with(e, e.mode(), 5, 6, 7, 8, 10, 100)});
+    return List.of(
+        change("size", e -> with(e, e.mode(), 5, 6, 7, 8, 9, 99)),
+        change("permission bits", e -> with(e, 0600, 5, 6, 7, 8, 9, 100)),
+        change("mtime", e -> with(e, e.mode(), 50, 6, 7, 8, 9, 100)),
+        change("mtime nanoseconds", e -> with(e, e.mode(), 5, 7, 7, 8, 9, 100)),
+        change("ctime (a rewrite with its mtime put back)",
+            e -> with(e, e.mode(), 5, 6, 70, 8, 9, 100)),
+        change("ctime nanoseconds", e -> with(e, e.mode(), 5, 6, 7, 9, 9, 100)),
+        change("inode (replaced by another file)", e -> with(e, e.mode(), 5, 6, 7, 8, 10, 100)));
+  }
+
+  static Object[] change(String what, UnaryOperator<Entry> how) {
+    return new Object[] {what, how};
   }
 
   static Entry with(Entry e, int mode, long mtime, int mtimeNs, long ctime, int ctimeNs,
