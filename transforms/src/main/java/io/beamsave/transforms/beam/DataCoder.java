@@ -11,7 +11,7 @@ import org.apache.beam.sdk.coders.CustomCoder;
 
 /**
  * Base of the small hand-written coders of this package: a runner encodes every element, and
- * these are several times cheaper than Java serialization (see DESIGN.md).
+ * these are several times cheaper than Java serialization.
  */
 public abstract class DataCoder<T> extends CustomCoder<T> {
   public abstract void write(T value, DataOutputStream out) throws IOException;

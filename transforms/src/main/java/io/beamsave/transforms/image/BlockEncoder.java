@@ -64,7 +64,7 @@ public final class BlockEncoder implements AutoCloseable {
       payload = raw;
       stored = 0;
     } else {
-      // One byte less than raw: a block that does not shrink is stored raw (DESIGN.md).
+      // One byte less than raw: a block that does not shrink is stored raw.
       int n = codec.id() == CodecId.STORED ? -1 : compressor.compress(raw, 0, len, out, 0, len - 1);
       if (n < 0 || compressor.lastCodec() == CodecId.STORED) {
         id = CodecId.STORED;
