@@ -24,7 +24,7 @@ public final class ImageFiles {
   public static Map<String, byte[]> read(Path image) throws IOException {
     Catalog c = ImageReader.readCatalog(image);
     Map<String, byte[]> files = new TreeMap<>();
-    Map<Integer, List<ShardReader.Piece>> byShard = new TreeMap<>();
+    Map<Integer, List<ShardReader.FileExtent>> byShard = new TreeMap<>();
     for (Entry e : c.entries()) {
       if (!e.isFile()) {
         continue;
@@ -37,14 +37,14 @@ public final class ImageFiles {
               + x.image());
         }
         byShard.computeIfAbsent(x.shard(), k -> new ArrayList<>())
-            .add(new ShardReader.Piece(e.path(), at, x, 0));
+            .add(new ShardReader.FileExtent(e.path(), at, x, 0));
         at += x.length();
       }
     }
     try (FileImageSource src = FileImageSource.open(image);
         ShardReader reader = new ShardReader(c.blockSize())) {
-      for (Map.Entry<Integer, List<ShardReader.Piece>> s : byShard.entrySet()) {
-        List<ShardReader.Piece> pieces = s.getValue();
+      for (Map.Entry<Integer, List<ShardReader.FileExtent>> s : byShard.entrySet()) {
+        List<ShardReader.FileExtent> pieces = s.getValue();
         pieces.sort(java.util.Comparator.comparingLong(p -> p.extent().offset()));
         reader.read(src, image.toString(), s.getKey(), c.shards().get(s.getKey()), pieces,
             (piece, fileOffset, buf, off, len, zero) -> System.arraycopy(buf, off,

@@ -135,7 +135,7 @@ class ConsolidatePlanTest {
         if (made.kind() == Kind.COPY) {
           // A copied shard keeps its layout: the extent lies where it lay in its source.
           assertThat(x.offset()).isEqualTo(was.get(k).offset());
-          assertThat(made.source().pieces()).extracting(ShardReader.Piece::extent)
+          assertThat(made.source().pieces()).extracting(ShardReader.FileExtent::extent)
               .contains(was.get(k));
         }
       }

@@ -136,12 +136,12 @@ class ReadChainTest {
   @Test
   void aPieceWhoseBytesDoNotMatchItsDigestFailsNamingTheFile(TestPipeline p) {
     ReadTask task = ReadTask.forEntries(opened(), files).get(0);
-    ShardReader.Piece first = task.pieces().get(0);
+    ShardReader.FileExtent first = task.pieces().get(0);
     byte[] wrong = first.extent().digest().clone();
     wrong[0] ^= 1;
-    ShardReader.Piece forged = new ShardReader.Piece(first.path(), first.fileOffset(),
+    ShardReader.FileExtent forged = new ShardReader.FileExtent(first.path(), first.fileOffset(),
         first.extent().withDigest(wrong), 0);
-    List<ShardReader.Piece> pieces = new java.util.ArrayList<>(task.pieces());
+    List<ShardReader.FileExtent> pieces = new java.util.ArrayList<>(task.pieces());
     pieces.set(0, forged);
 
     p.apply(Create.of(new ReadTask(task.image(), task.blockSize(), task.shard(), task.info(),
