@@ -20,14 +20,16 @@ public final class Codecs {
    * SNA-style and TERSE algorithms; the closest we have are the fastest codec (lz4) and the
    * balanced one (zstd:3). *HIGH is the strongest (xz:6), *ZLIB is zlib at its default level.
    */
-  private static final Map<String, String> DTACPR = new LinkedHashMap<>();
+  private static final Map<String, String> DTACPR = dtacpr(
+      "*NO", "none", "*LOW", "lz4", "*MEDIUM", "zstd:3", "*HIGH", "xz:6", "*ZLIB", "zlib:6");
 
-  static {
-    DTACPR.put("*NO", "none");
-    DTACPR.put("*LOW", "lz4");
-    DTACPR.put("*MEDIUM", "zstd:3");
-    DTACPR.put("*HIGH", "xz:6");
-    DTACPR.put("*ZLIB", "zlib:6");
+  /** The pairs, in the order given (documentation order), unmodifiable. */
+  private static Map<String, String> dtacpr(String... pairs) {
+    Map<String, String> m = new LinkedHashMap<>();
+    for (int i = 0; i < pairs.length; i += 2) {
+      m.put(pairs[i], pairs[i + 1]);
+    }
+    return java.util.Collections.unmodifiableMap(m);
   }
 
   private static final String EXPECTED =
@@ -37,7 +39,7 @@ public final class Codecs {
 
   /** The IBM i DTACPR names, in documentation order, with the spec each maps to. */
   public static Map<String, String> dtacprAliases() {
-    return java.util.Collections.unmodifiableMap(DTACPR);
+    return DTACPR;
   }
 
   /**
