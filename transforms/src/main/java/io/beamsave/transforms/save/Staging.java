@@ -36,7 +36,7 @@ public final class Staging {
       if (ABANDONED.contains(spec.staging())) {
         throw new BeamsaveException("the save was stopped");
       }
-      spec.stagingStore().put(name, data, len, "application/octet-stream", null);
+      spec.stagingStore().put(name, data, len, "application/octet-stream");
     }
   }
 

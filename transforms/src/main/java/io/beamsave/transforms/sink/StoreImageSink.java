@@ -16,6 +16,7 @@ import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.store.ThrottledStore;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -137,8 +138,9 @@ public final class StoreImageSink implements ImageSink {
     return new ObjectUri(uri().bucket(), staging).toString();
   }
 
+  /** The image's bucket, its writes sent through the link this JVM's workers share. */
   private Store store() {
-    return Stores.bucketOf(uri(), settings);
+    return ThrottledStore.over(Stores.bucketOf(uri(), settings), LinkThrottle.shared(linkMbps));
   }
 
   private String shardKey(int shard, long copy) {
@@ -268,7 +270,6 @@ public final class StoreImageSink implements ImageSink {
   public Copy writeShard(int shard, byte[] blocks, int len) {
     checkWritable();
     Store store = store();
-    LinkThrottle link = LinkThrottle.shared(linkMbps);
     byte[] header = header();
     int head = shard == 0 ? header.length : 0;
     if (uploadId == null) {
@@ -288,7 +289,7 @@ public final class StoreImageSink implements ImageSink {
       int bodyLength = n;
       try {
         return new Copy(PART, S3Store.unquote(inFlight(() -> store.uploadPart(uri().key(),
-            uploadId, shard + 1, body, bodyLength, md5, link))));
+            uploadId, shard + 1, body, bodyLength, md5))));
       } catch (StoreException e) {
         if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
           return new Copy(DONE, "");
@@ -299,7 +300,7 @@ public final class StoreImageSink implements ImageSink {
     long copy = new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
     try {
       inFlight(() -> {
-        store.put(shardKey(shard, copy), blocks, len, "application/octet-stream", link);
+        store.put(shardKey(shard, copy), blocks, len, "application/octet-stream");
         return null;
       });
     } catch (StoreException e) {
@@ -552,7 +553,7 @@ public final class StoreImageSink implements ImageSink {
         try {
           byte[] md5 = store.wantsPartMd5() ? Md5.of(data, 0, data.length) : null;
           return new Store.Part(number, store.uploadPart(key, uploadId, number, data,
-              data.length, md5, LinkThrottle.shared(linkMbps)), data.length);
+              data.length, md5), data.length);
         } finally {
           inFlight.release();
         }

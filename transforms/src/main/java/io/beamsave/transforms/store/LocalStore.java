@@ -131,11 +131,11 @@ public final class LocalStore implements Store {
   }
 
   @Override
-  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
+  public void put(String key, Body body, String contentType) {
     Path f = file(key);
     try {
       inside(f.getParent());
-      writeWhole(f, false, out -> writeFully(out, data, len));
+      writeWhole(f, false, out -> writeFully(out, body.data(), body.length()));
     } catch (IOException e) {
       throw failure(key, e);
     }
@@ -311,16 +311,14 @@ public final class LocalStore implements Store {
   }
 
   @Override
-  public String uploadPart(
-      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
-      LinkThrottle throttle) {
+  public String uploadPart(String key, String uploadId, int number, Body body, byte[] md5) {
     Path p = part(key, uploadId, number);
     try {
-      writeWhole(p, false, out -> writeFully(out, data, len));
+      writeWhole(p, false, out -> writeFully(out, body.data(), body.length()));
     } catch (IOException e) {
       throw failure(key, e);
     }
-    return Md5.hex(Md5.of(data, 0, len));
+    return Md5.hex(Md5.of(body.data(), 0, body.length()));
   }
 
   @Override

@@ -280,17 +280,17 @@ public final class S3Store implements Store {
         () -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(full(key))).asByteArray());
   }
 
-  /** Writes {@code data[0, len)} as one object in one request, checked with Content-MD5. */
+  /** Writes {@code body} as one object in one request, checked with Content-MD5. */
   @Override
-  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
-    String md5 = Base64.getEncoder().encodeToString(Md5.of(data, 0, len));
+  public void put(String key, Body body, String contentType) {
+    String md5 = Base64.getEncoder().encodeToString(Md5.of(body.data(), 0, body.length()));
     call(
         where(key),
         () ->
             s3.putObject(
                 r -> r.bucket(bucket).key(full(key)).contentType(contentType).contentMD5(md5)
-                    .contentLength((long) len),
-                RequestBody.fromContentProvider(body(data, len, throttle), len, contentType)));
+                    .contentLength((long) body.length()),
+                RequestBody.fromContentProvider(sent(body), body.length(), contentType)));
   }
 
   @Override
@@ -364,9 +364,7 @@ public final class S3Store implements Store {
    * that does not match, and the returned ETag is checked against it.
    */
   @Override
-  public String uploadPart(
-      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
-      LinkThrottle throttle) {
+  public String uploadPart(String key, String uploadId, int number, Body body, byte[] md5) {
     String contentMd5 = md5 == null ? null : Base64.getEncoder().encodeToString(md5);
     String expected = md5 == null ? null : Md5.hex(md5);
     String what = where(key) + " part " + number;
@@ -375,8 +373,9 @@ public final class S3Store implements Store {
         () ->
             s3.uploadPart(
                     r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
-                        .partNumber(number).contentLength((long) len).contentMD5(contentMd5),
-                    RequestBody.fromContentProvider(body(data, len, throttle), len,
+                        .partNumber(number).contentLength((long) body.length())
+                        .contentMD5(contentMd5),
+                    RequestBody.fromContentProvider(sent(body), body.length(),
                         "application/octet-stream"))
                 .eTag());
     String got = unquote(etag);
@@ -388,16 +387,14 @@ public final class S3Store implements Store {
   }
 
   /**
-   * A body for one attempt, slowed to the emulated link. Where the payload is signed the SDK
-   * reads the body once to hash it before it reads it again to send it: only the sending read
-   * crosses the link, so only it pays the throttle.
+   * The body of one attempt. Where the payload is signed the SDK reads it once to hash it before
+   * it reads it again to send it: only the sending read is of the bytes as they travel ({@link
+   * Body#stream}), so only it crosses what a wrapper put in their way (an emulated link).
    */
-  private ContentStreamProvider body(byte[] data, int len, LinkThrottle throttle) {
+  private ContentStreamProvider sent(Body body) {
     AtomicInteger reads = new AtomicInteger(settings.signsPayload() ? 0 : 1);
-    return () -> {
-      InputStream in = new ByteArrayInputStream(data, 0, len);
-      return reads.getAndIncrement() == 0 ? in : LinkThrottle.wrap(in, throttle);
-    };
+    return () -> reads.getAndIncrement() == 0
+        ? new ByteArrayInputStream(body.data(), 0, body.length()) : body.stream();
   }
 
   /** Upload ids in progress for exactly {@code key}, newest first (for checks and tests). */

@@ -8,6 +8,7 @@ import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.store.ThrottledStore;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -260,7 +261,7 @@ public final class ImageUpload {
     }
     try {
       byte[] text = out.toByteArray();
-      store.put(stateUri.key(), text, text.length, "text/plain", LinkThrottle.of(0));
+      store.put(stateUri.key(), text, text.length, "text/plain");
     } catch (RuntimeException e) {
       abortQuietly(id);
       throw e;
@@ -310,7 +311,7 @@ public final class ImageUpload {
   private Sent send(Input in, long chunk, String uploadId, Map<Integer, Store.Part> existing)
       throws IOException {
     int parallel = o.parallelParts();
-    LinkThrottle throttle = LinkThrottle.of(o.linkMbps());
+    Store link = ThrottledStore.over(store, LinkThrottle.of(o.linkMbps()));
     ExecutorService encoders = Executors.newFixedThreadPool(parallel, daemon("beamsave-encode"));
     ExecutorService uploaders = Executors.newFixedThreadPool(parallel, daemon("beamsave-upload"));
     // Bounds memory: raw chunks being read or encoded, and parts being uploaded.
@@ -348,7 +349,7 @@ public final class ImageUpload {
         part.add(encoded, encodingRaw.poll());
         if (part.size() >= MIN_PART) {
           acquire(inFlight);
-          uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
+          uploads.add(submitPart(uploaders, uploadId, part, sent, existing, link, inFlight));
           part = new PartBuffer();
         }
         for (Future<Store.Part> f : uploads) {
@@ -359,7 +360,7 @@ public final class ImageUpload {
       }
       if (part.size() > 0 || uploads.isEmpty()) {
         acquire(inFlight);
-        uploads.add(submitPart(uploaders, uploadId, part, sent, existing, throttle, inFlight));
+        uploads.add(submitPart(uploaders, uploadId, part, sent, existing, link, inFlight));
       }
       for (Future<Store.Part> f : uploads) {
         sent.parts.add(get(f));
@@ -410,7 +411,7 @@ public final class ImageUpload {
 
   private Future<Store.Part> submitPart(
       ExecutorService uploaders, String uploadId, PartBuffer part, Sent sent,
-      Map<Integer, Store.Part> existing, LinkThrottle throttle, Semaphore inFlight) {
+      Map<Integer, Store.Part> existing, Store link, Semaphore inFlight) {
     int number = sent.md5s.size() + 1;
     byte[] data = part.bytes();
     int len = part.size();
@@ -435,8 +436,7 @@ public final class ImageUpload {
               }
               etag = stored.etag();
             } else {
-              etag = store.uploadPart(to.key(), uploadId, number, data, len, signed ? null : md5,
-                  throttle);
+              etag = link.uploadPart(to.key(), uploadId, number, data, len, signed ? null : md5);
             }
             rawProgress.accept(raw);
             return new Store.Part(number, etag, len);

@@ -192,12 +192,12 @@ class StoreImageSinkTest {
           String name = "meanwhile-" + wasThere;
           if (wasThere) {
             byte[] old = "the image this save replaces".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            store.put(name + ".bsave", old, old.length, "application/octet-stream", null);
+            store.put(name + ".bsave", old, old.length, "application/octet-stream");
           }
           ImageSink sink = new StoreImageSink(new ObjectUri(BUCKET, name + ".bsave"),
               new ObjectUri(BUCKET, name + "-staging/"), at, 0, 2).prepare();
           WrittenShard s0 = write(sink, 0, bytes(6 * MIB, 40));
-          store.put(name + ".bsave", theirs, theirs.length, "application/octet-stream", null);
+          store.put(name + ".bsave", theirs, theirs.length, "application/octet-stream");
           assertThatThrownBy(() -> finish(sink, List.of(s0)))
               .as(at.where())
               .hasMessageContaining("s3://sink/" + name + ".bsave")
