@@ -17,6 +17,12 @@ import java.util.function.UnaryOperator;
  * around any store, in one place; {@link ThrottledStore} sends writes at a link's speed. An
  * object written with {@link #put} or completed from a multipart upload appears whole or not at
  * all.
+ *
+ * <p>Multipart uploads ({@link #createMultipart}, {@link #uploadPart}, {@link #copyPart}, {@link
+ * #parts}, {@link #complete}, {@link #abort}) are object storage's, and a backend may not
+ * support them: a directory ({@link LocalStore}) does not, and fails them with {@link
+ * StoreException.Kind#NOT_SUPPORTED}, while {@link #uploads} finds none there. Images are
+ * written by parts only to {@code s3://} locations.
  */
 public interface Store {
   /** What an object is: its length, its ETag (quotes removed; may be empty) and metadata. */
@@ -169,7 +175,10 @@ public interface Store {
     }
   }
 
-  /** Whether {@link #complete(String, String, List, String)} is atomic in this store. */
+  /**
+   * Whether {@link #complete(String, String, List, String)} is atomic in this store, not only
+   * checked just before.
+   */
   default boolean conditionalWrites() {
     return true;
   }
@@ -180,7 +189,10 @@ public interface Store {
   /** A multipart upload not yet completed or aborted: its key, its id, when it began. */
   record Upload(String key, String uploadId, java.time.Instant initiated) {}
 
-  /** Every upload in progress to a key that starts with {@code prefix}, oldest first. */
+  /**
+   * Every upload in progress to a key that starts with {@code prefix}, oldest first; none in a
+   * store without multipart uploads.
+   */
   List<Upload> uploads(String prefix);
 
   /**

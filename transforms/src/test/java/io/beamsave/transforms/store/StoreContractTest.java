@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * One contract, three stores: a local directory and two real S3 servers on loopback (S3Proxy, and
- * S3Mock, which is stricter).
+ * S3Mock, which is stricter). Multipart uploads are object storage's: the directory refuses them.
  */
 class StoreContractTest {
   static final String BUCKET = "contract";
@@ -57,13 +57,13 @@ class StoreContractTest {
         Stores.open("s3://" + BUCKET + "/under/prefix-" + n, strict.settings()));
   }
 
-  static Stream<Store> storesButS3Mock() {
-    return stores().limit(2);
-  }
-
-  /** Both S3 servers' stores. */
+  /** Both S3 servers' stores: those that take multipart uploads. */
   static Stream<Store> objectStores() {
     return stores().skip(1);
+  }
+
+  static Stream<Store> objectStoresButS3Mock() {
+    return objectStores().limit(1);
   }
 
   static byte[] bytes(int n, int seed) {
@@ -139,7 +139,7 @@ class StoreContractTest {
   }
 
   @ParameterizedTest
-  @MethodSource("stores")
+  @MethodSource("objectStores")
   void aMultipartUploadAppearsWholeOnlyWhenCompletedFromItsPartsAndCopies(Store store) {
     byte[] first = bytes(5 << 20, 2);
     byte[] copied = bytes(5 << 20, 3);
@@ -177,7 +177,7 @@ class StoreContractTest {
    * under the object's own directory), a defect of the mock, left out here.
    */
   @ParameterizedTest
-  @MethodSource("storesButS3Mock")
+  @MethodSource("objectStoresButS3Mock")
   void anAbortedUploadLeavesTheObjectAlreadyAtItsKey(Store store) {
     byte[] old = "the image a failed save was to replace".getBytes(StandardCharsets.UTF_8);
     store.put("a/image", old, old.length, "application/octet-stream");
@@ -191,14 +191,13 @@ class StoreContractTest {
   /**
    * A completion that expects the key empty, or holding a given object, makes nothing when
    * another object was written there meanwhile. S3Proxy takes the condition and ignores it
-   * (StoreImageSink checks the key itself just before, for such servers); S3Mock and the local
-   * store refuse.
+   * (StoreImageSink checks the key itself just before, for such servers); S3Mock refuses.
    */
   @Test
   void aConditionalCompletionMakesNothingWhereAnotherObjectWasWrittenMeanwhile() {
     int n = ++roots;
-    List<Store> refusing = List.of(Stores.open(dir.resolve("local-" + n).toString(), null),
-        Stores.open("s3://" + BUCKET + "/conditional-" + n, strict.settings()));
+    List<Store> refusing =
+        List.of(Stores.open("s3://" + BUCKET + "/conditional-" + n, strict.settings()));
     byte[] mine = bytes(5 << 20, 4);
     byte[] theirs = "written meanwhile".getBytes(StandardCharsets.UTF_8);
     for (Store store : refusing) {
@@ -231,6 +230,23 @@ class StoreContractTest {
       store.complete("c/new", id, parts, now);
       assertThat(store.get("c/new")).isEqualTo(mine);
     }
+  }
+
+  @Test
+  void aDirectoryTakesNoMultipartUploads() {
+    Store store = Stores.open(dir.resolve("no-multipart").toString(), null);
+    byte[] b = {1};
+    assertThatThrownBy(() -> store.createMultipart("m/image", "x", Map.of()))
+        .isInstanceOfSatisfying(StoreException.class,
+            e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.NOT_SUPPORTED))
+        .hasMessageContaining("m/image");
+    assertThatThrownBy(() -> store.uploadPart("m/image", "id", 1, b, 1, null))
+        .isInstanceOfSatisfying(StoreException.class,
+            e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.NOT_SUPPORTED));
+    assertThatThrownBy(() -> store.complete("m/image", "id", List.of()))
+        .isInstanceOfSatisfying(StoreException.class,
+            e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.NOT_SUPPORTED));
+    assertThat(store.uploads("")).isEmpty();
   }
 
   @Test
