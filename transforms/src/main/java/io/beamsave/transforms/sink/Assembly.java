@@ -7,6 +7,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogCodec;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.sink.ImageSink.Copy;
 import io.beamsave.transforms.sink.ImageSink.Kept;
 import io.beamsave.transforms.sink.ImageSink.WrittenShard;
 import io.beamsave.transforms.store.Md5;
@@ -67,7 +68,7 @@ final class Assembly implements AutoCloseable {
   long assemble(List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException {
     Map<Integer, Store.Part> sent = new HashMap<>();
-    if (shards.stream().anyMatch(s -> s.copy().where() == StoreImageSink.PART)) {
+    if (shards.stream().anyMatch(s -> s.copy() instanceof Copy.Part)) {
       for (Store.Part p : store.parts(key, sink.uploadId())) {
         sent.put(p.number(), p);
       }
@@ -76,7 +77,7 @@ final class Assembly implements AutoCloseable {
     List<WrittenShard> direct = new ArrayList<>();
     List<WrittenShard> staged = new ArrayList<>();
     for (WrittenShard s : chosen) {
-      (s.copy().where() == StoreImageSink.PART ? direct : staged).add(s);
+      (s.copy() instanceof Copy.Part ? direct : staged).add(s);
     }
 
     // Where each shard lies: part 1 (shard 0's, or the header with staged shards), the other
@@ -164,12 +165,12 @@ final class Assembly implements AutoCloseable {
       Store.Part part = sent.get(e.getKey() + 1);
       WrittenShard pick = null;
       for (WrittenShard s : e.getValue()) {
-        if (s.copy().where() == StoreImageSink.PART && part != null && holds(part, s)) {
+        if (s.copy() instanceof Copy.Part copy && part != null && holds(part, s, copy)) {
           pick = s;
         }
       }
       for (WrittenShard s : e.getValue()) {
-        if (pick == null && s.copy().where() >= 0) {
+        if (pick == null && s.copy() instanceof Copy.Staged) {
           pick = s;
         }
       }
@@ -184,12 +185,11 @@ final class Assembly implements AutoCloseable {
   }
 
   /** Whether {@code part} in the upload holds copy {@code s}: its length and its ETag. */
-  private boolean holds(Store.Part part, WrittenShard s) {
+  private boolean holds(Store.Part part, WrittenShard s, Copy.Part copy) {
     long length = s.storedLength() + (s.shard() == 0 ? sink.header().length : 0);
     String etag = S3Store.unquote(part.etag());
-    String tag = s.copy().tag();
     return part.size() == length
-        && (etag.isEmpty() || tag.isEmpty() || etag.equalsIgnoreCase(tag));
+        && (etag.isEmpty() || copy.etag().isEmpty() || etag.equalsIgnoreCase(copy.etag()));
   }
 
   private void write(byte[] bytes) {

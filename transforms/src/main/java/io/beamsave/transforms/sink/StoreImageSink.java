@@ -52,10 +52,6 @@ public final class StoreImageSink implements ImageSink {
   public static final long MIN_PART = 5L << 20;
   /** S3's part numbers are 1 .. 10,000. */
   static final int MAX_PARTS = 10_000;
-  /** {@link Copy#where} of a shard sent as a part of the image's upload. */
-  public static final long PART = -1;
-  /** {@link Copy#where} of a shard of a run whose image is already complete (a rerun's). */
-  static final long DONE = -2;
   /** The image's metadata naming the run that made it. */
   static final String RUN_TAG = "beamsave-run";
 
@@ -140,7 +136,10 @@ public final class StoreImageSink implements ImageSink {
 
   /** The bytes of staged copy {@code s}, for {@link Assembly}. */
   byte[] stagedBytes(Store store, WrittenShard s) {
-    return store.get(shardKey(s.shard(), s.copy().where()));
+    if (!(s.copy() instanceof Copy.Staged staged)) {
+      throw new IllegalStateException(image + ": shard " + s.shard() + " is not staged");
+    }
+    return store.get(shardKey(s.shard(), staged.id()));
   }
 
   /** The image's multipart upload, begun by {@link #prepare}; null before. */
@@ -246,11 +245,11 @@ public final class StoreImageSink implements ImageSink {
       byte[] body = data;
       int bodyLength = n;
       try {
-        return new Copy(PART, S3Store.unquote(UploadGate.write(uploadId, () -> store.uploadPart(
+        return new Copy.Part(S3Store.unquote(UploadGate.write(uploadId, () -> store.uploadPart(
             uri().key(), uploadId, shard + 1, body, bodyLength, md5))));
       } catch (StoreException e) {
         if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
-          return new Copy(DONE, "");
+          return new Copy.ImageComplete();
         }
         throw stop(e);
       }
@@ -264,7 +263,7 @@ public final class StoreImageSink implements ImageSink {
     } catch (StoreException e) {
       throw stop(e);
     }
-    return new Copy(copy, "");
+    return new Copy.Staged(copy);
   }
 
   /**
@@ -301,12 +300,12 @@ public final class StoreImageSink implements ImageSink {
     }
     Store store = store();
     try {
-      return new Copy(PART, S3Store.unquote(UploadGate.write(uploadId, () -> store.copyPart(
+      return new Copy.Part(S3Store.unquote(UploadGate.write(uploadId, () -> store.copyPart(
           uri().key(), uploadId, shard + 1, ObjectUri.parse(source, false).key(), sourceEtag,
           offset, length))));
     } catch (StoreException e) {
       if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
-        return new Copy(DONE, "");
+        return new Copy.ImageComplete();
       }
       throw e.kind() == StoreException.Kind.CHANGED
           ? new StoreException(StoreException.Kind.CHANGED, source + ": it was replaced since"
