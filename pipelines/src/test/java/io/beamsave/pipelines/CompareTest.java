@@ -122,7 +122,7 @@ class CompareTest {
     Trees.mixedData(tiny, 256L << 10);
     Store bucket = Stores.bucketOf(ObjectUri.parse("s3://trials/", true), server.settings());
     // Something of the operator's under the same prefix, which compare did not make.
-    bucket.put("tidy/keep-me.txt", new byte[] {1, 2, 3}, 3, "text/plain", null);
+    bucket.put("tidy/keep-me.txt", new byte[] {1, 2, 3}, 3, "text/plain");
 
     Cli.ok("compare", "--library", tiny, "--to", "s3://trials/tidy", "--codecs", "lz4",
         "--runs", "1", "--quiet", "--s3-endpoint", server.endpoint());

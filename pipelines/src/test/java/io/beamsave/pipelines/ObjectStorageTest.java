@@ -297,7 +297,7 @@ class ObjectStorageTest {
     byte[] part = new byte[5 << 20];
     new java.util.Random(7).nextBytes(part);
     store.uploadPart("tidy/killed.bsave", id, 1, part, part.length,
-        io.beamsave.transforms.store.Md5.of(part, 0, part.length), null);
+        io.beamsave.transforms.store.Md5.of(part, 0, part.length));
     assertThat(store.uploads("tidy/")).extracting(Store.Upload::key)
         .containsExactly("tidy/killed.bsave");
 

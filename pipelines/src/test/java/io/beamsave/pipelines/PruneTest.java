@@ -113,7 +113,7 @@ class PruneTest {
     // Someone is re-uploading the oldest image right now.
     ObjectUri busy = new ObjectUri("keep", "n/payroll-20261101T020000Z.bsave");
     byte[] state = "uploadId=x\n".getBytes();
-    store.put(ImageUpload.stateObject(busy).key(), state, state.length, "text/plain", null);
+    store.put(ImageUpload.stateObject(busy).key(), state, state.length, "text/plain");
 
     Cli c = Cli.ok("prune", "--at", "s3://keep/n", "--keep-last", "1", "--yes",
         "--s3-endpoint", server.endpoint());

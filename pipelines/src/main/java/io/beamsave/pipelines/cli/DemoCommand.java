@@ -104,7 +104,7 @@ final class DemoCommand implements Callable<Integer> {
     Path restored = work.resolve("restored");
     AssembleImage.deleteTree(restored);
     String from = last.toString();
-    S3Settings settings = null;
+    S3Settings s3 = null;
     LocalS3Server server = null;
     String[] credentials = null;
     try {
@@ -117,12 +117,12 @@ final class DemoCommand implements Callable<Integer> {
         credentials = new String[] {
             System.setProperty("aws.accessKeyId", LocalS3Server.ACCESS_KEY),
             System.setProperty("aws.secretAccessKey", LocalS3Server.SECRET_KEY)};
-        settings = S3Settings.resolve(server.endpoint(), true, null);
+        s3 = S3Settings.resolve(server.endpoint(), true, null);
         out.println("started S3Proxy on " + server.endpoint() + " (objects under " + root + ")");
-        from = upload(out, settings, last, "none");
-        upload(out, settings, first, "zstd:3");
+        from = upload(out, s3, last, "none");
+        upload(out, s3, first, "zstd:3");
       }
-      try (ImageRef ref = ImageRef.of(from, settings, progress)) {
+      try (ImageRef ref = ImageRef.of(from, s3, progress)) {
         RestorePipeline.Outcome r =
             RestorePipeline.run(ref, restored, List.of(), false, pipeline.options(), progress);
         out.printf(
@@ -158,11 +158,11 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   /** Uploads {@code image} to the demo bucket; returns where it went. */
-  private static String upload(PrintWriter out, S3Settings settings, Path image, String codec) {
+  private static String upload(PrintWriter out, S3Settings s3, Path image, String codec) {
     ObjectUri to = new ObjectUri("demo", image.getFileName().toString());
     ImageUpload.Result r =
         ImageUpload.upload(
-            Stores.bucketOf(to, settings), image, to,
+            Stores.bucketOf(to, s3), image, to,
             new ImageUpload.Options(
                 TransferCodec.parse(codec), ImageUpload.DEFAULT_PART, 4, 0, false),
             null);

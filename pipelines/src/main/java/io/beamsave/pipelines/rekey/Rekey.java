@@ -181,8 +181,8 @@ public final class Rekey {
     boolean done = false;
     try {
       List<Store.Part> parts = new ArrayList<>();
-      parts.add(new Store.Part(1, store.uploadPart(key, upload, 1, part1, part1.length, null,
-          null), part1.length));
+      parts.add(new Store.Part(1, store.uploadPart(key, upload, 1, part1, part1.length, null),
+          part1.length));
       long copied = 0;
       for (long at = first; at < size; at += COPY_PART) {
         long n = Math.min(COPY_PART, size - at);

@@ -181,7 +181,7 @@ public final class Leases {
     String key = prefix.key() + (prefix.key().isEmpty() || prefix.key().endsWith("/") ? "" : "/")
         + ".beamsave-clock-" + RunNames.newRun();
     try {
-      store.put(key, new byte[0], 0, "text/plain", null);
+      store.put(key, new byte[0], 0, "text/plain");
       try {
         for (Store.Item i : store.list(key)) {
           if (i.key().equals(key)) {

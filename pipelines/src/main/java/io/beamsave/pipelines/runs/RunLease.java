@@ -152,7 +152,7 @@ public final class RunLease implements AutoCloseable {
       ObjectUri at = ObjectUri.parse(dir, true).child(name);
       Store store = Stores.bucketOf(at, s3);
       store.check(ObjectUri.parse(image, true).key());
-      store.put(at.key(), content, content.length, "text/plain", null);
+      store.put(at.key(), content, content.length, "text/plain");
       remote.add(new Remote(store, at.key()));
       return;
     }
@@ -196,7 +196,7 @@ public final class RunLease implements AutoCloseable {
   private void refresh() {
     for (Remote r : remote) {
       try {
-        r.store().put(r.key(), content, content.length, "text/plain", null);
+        r.store().put(r.key(), content, content.length, "text/plain");
       } catch (RuntimeException e) {
         // The next refresh tries again; a lease ten refreshes old is taken for a dead run's.
       }

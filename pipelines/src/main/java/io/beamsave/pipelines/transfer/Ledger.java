@@ -143,7 +143,7 @@ public final class Ledger {
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
-    store(at, s3).put(name, json, json.length, "application/json", null);
+    store(at, s3).put(name, json, json.length, "application/json");
   }
 
   /** The ledger's store: the {@value #DIRECTORY} directory (or prefix) at {@code at}. */

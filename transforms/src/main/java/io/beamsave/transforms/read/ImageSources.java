@@ -22,8 +22,8 @@ public final class ImageSources {
    * Opens {@code location} for random access. An object stored with transfer compression has no
    * random access: callers {@linkplain ImageDownload download} it first.
    */
-  public static ImageSource open(String location, S3Settings settings) throws IOException {
-    return open(location, settings, "");
+  public static ImageSource open(String location, S3Settings s3) throws IOException {
+    return open(location, s3, "");
   }
 
   /**
@@ -32,7 +32,7 @@ public final class ImageSources {
    * put in its place since fails here, and an object replaced while it is read fails its next
    * read, each saying it was replaced.
    */
-  public static ImageSource open(String location, S3Settings settings, String tag)
+  public static ImageSource open(String location, S3Settings s3, String tag)
       throws IOException {
     if (!Location.inStore(location)) {
       ImageSource src = FileImageSource.open(Path.of(location));
@@ -43,7 +43,7 @@ public final class ImageSources {
       return src;
     }
     ObjectUri uri = ObjectUri.parse(location, false);
-    Store store = Stores.bucketOf(uri, settings);
+    Store store = Stores.bucketOf(uri, s3);
     Store.Stat head =
         store.stat(uri.key()).orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
     TransferCodec codec = ImageDownload.transferCodec(head);
@@ -63,9 +63,9 @@ public final class ImageSources {
   }
 
   /** The transfer codec an object was stored with ({@code none} for a plain image). */
-  public static TransferCodec transferCodecOf(String location, S3Settings settings) {
+  public static TransferCodec transferCodecOf(String location, S3Settings s3) {
     ObjectUri uri = ObjectUri.parse(location, false);
-    Store.Stat head = Stores.bucketOf(uri, settings).stat(uri.key())
+    Store.Stat head = Stores.bucketOf(uri, s3).stat(uri.key())
         .orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
     return ImageDownload.transferCodec(head);
   }

@@ -42,6 +42,40 @@ public record ShardResult(
         sealedKey);
   }
 
+  /** Which kind of {@link ImageSink.Copy} follows in the encoding: explicit bytes. */
+  private static final byte IN_FILE = 0;
+  private static final byte STAGED = 1;
+  private static final byte PART = 2;
+  private static final byte IMAGE_COMPLETE = 3;
+
+  private static void writeCopy(DataOutputStream out, ImageSink.Copy copy) throws IOException {
+    if (copy instanceof ImageSink.Copy.InFile in) {
+      out.writeByte(IN_FILE);
+      out.writeLong(in.offset());
+    } else if (copy instanceof ImageSink.Copy.Staged staged) {
+      out.writeByte(STAGED);
+      out.writeLong(staged.id());
+    } else if (copy instanceof ImageSink.Copy.Part part) {
+      out.writeByte(PART);
+      out.writeUTF(part.etag());
+    } else if (copy instanceof ImageSink.Copy.ImageComplete) {
+      out.writeByte(IMAGE_COMPLETE);
+    } else {
+      throw new IllegalArgumentException("no encoding for shard copy " + copy);
+    }
+  }
+
+  private static ImageSink.Copy readCopy(DataInputStream in) throws IOException {
+    byte kind = in.readByte();
+    return switch (kind) {
+      case IN_FILE -> new ImageSink.Copy.InFile(in.readLong());
+      case STAGED -> new ImageSink.Copy.Staged(in.readLong());
+      case PART -> new ImageSink.Copy.Part(in.readUTF());
+      case IMAGE_COMPLETE -> new ImageSink.Copy.ImageComplete();
+      default -> throw new IOException("unknown kind of shard copy " + kind);
+    };
+  }
+
   public static final DataCoder<ShardResult> CODER =
       new DataCoder<>() {
         @Override
@@ -49,8 +83,7 @@ public record ShardResult(
           out.writeInt(r.shard);
           out.writeBoolean(r.copy != null);
           if (r.copy != null) {
-            out.writeLong(r.copy.where());
-            out.writeUTF(r.copy.tag());
+            writeCopy(out, r.copy);
           }
           out.writeLong(r.rawLength);
           out.writeLong(r.storedLength);
@@ -74,8 +107,7 @@ public record ShardResult(
         @Override
         public ShardResult read(DataInputStream in) throws IOException {
           int shard = in.readInt();
-          ImageSink.Copy copy = in.readBoolean()
-              ? new ImageSink.Copy(in.readLong(), in.readUTF()) : null;
+          ImageSink.Copy copy = in.readBoolean() ? readCopy(in) : null;
           long raw = in.readLong();
           long stored = in.readLong();
           int[] blocks = new int[in.readInt()];

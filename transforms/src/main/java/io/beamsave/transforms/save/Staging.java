@@ -39,7 +39,7 @@ public final class Staging {
       if (run.stopped() != null) {
         throw new BeamsaveException("the save was stopped");
       }
-      spec.stagingStore().put(name, data, len, "application/octet-stream", null);
+      spec.stagingStore().put(name, data, len, "application/octet-stream");
     }
   }
 

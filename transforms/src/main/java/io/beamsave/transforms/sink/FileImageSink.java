@@ -70,7 +70,7 @@ public final class FileImageSink implements ImageSink {
 
   @Override
   public Copy writeShard(int shard, byte[] blocks, int len) throws IOException {
-    return new Copy(ImageWriter.appendShard(path(), run, header(), blocks, len), "");
+    return new Copy.InFile(ImageWriter.appendShard(path(), run, header(), blocks, len));
   }
 
   @Override
@@ -80,7 +80,11 @@ public final class FileImageSink implements ImageSink {
     try (ImageWriter writer = ImageWriter.open(path(), header(), run)) {
       List<Kept> kept = new ArrayList<>(shards.size());
       for (WrittenShard s : ImageSink.lastOfEach(shards)) {
-        kept.add(new Kept(s, s.at(s.copy().where())));
+        if (!(s.copy() instanceof Copy.InFile in)) {
+          throw new IllegalStateException(
+              image + ": shard " + s.shard() + " was not written to this file: " + s.copy());
+        }
+        kept.add(new Kept(s, s.at(in.offset())));
       }
       return writer.finish(catalog.apply(kept).withKey(key), codec);
     }

@@ -69,11 +69,32 @@ public interface ImageSink extends Serializable {
   Copy writeShard(int shard, byte[] blocks, int len) throws IOException;
 
   /**
-   * Where one copy of a shard went, in the sink's own terms: for a file, its offset in the image;
-   * for a store, the id of the staged object, or {@link StoreImageSink#PART} with the part's
-   * ETag as {@code tag} when the shard went straight into the image's upload.
+   * Where one copy of a shard went, in the sink's own terms, by which {@link #finish} finds it:
+   * one record per kind of place.
    */
-  record Copy(long where, String tag) implements java.io.Serializable {}
+  sealed interface Copy extends Serializable
+      permits Copy.InFile, Copy.Staged, Copy.Part, Copy.ImageComplete {
+    /** Appended to the image's partial file at {@code offset} ({@link FileImageSink}). */
+    record InFile(long offset) implements Copy {}
+
+    /**
+     * Staged as an object of its own beside the image, {@code id} telling it from the shard's
+     * other copies ({@link StoreImageSink}).
+     */
+    record Staged(long id) implements Copy {}
+
+    /**
+     * Sent as the shard's part of the image's upload, to which the store gave {@code etag}
+     * (quotes removed; "" where it gave none) ({@link StoreImageSink}).
+     */
+    record Part(String etag) implements Copy {}
+
+    /**
+     * Written nowhere: the run's image was complete already (a task of a job run again after
+     * its image was made), and holds another copy of the shard.
+     */
+    record ImageComplete() implements Copy {}
+  }
 
   /**
    * Makes the image from the shards written: {@code shards} holds every copy the job's results

@@ -2,12 +2,8 @@ package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
-import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogWriter;
-import io.beamsave.transforms.image.ImageWriter;
-import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.store.LinkThrottle;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
@@ -16,19 +12,14 @@ import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
-import java.io.ByteArrayOutputStream;
+import io.beamsave.transforms.store.ThrottledStore;
 import java.io.IOException;
+import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.function.Function;
 
 /**
@@ -46,11 +37,13 @@ import java.util.function.Function;
  *       header, padded to 5 MiB by a gap no reader visits if that is all the staged shards fill).
  * </ul>
  *
- * <p>A task that runs twice sends its part again, replacing the first; finishing lists the
- * upload's parts and keeps, of the copies the job's results name, the one whose ETag the part
- * has, so the catalog always describes the bytes the image holds. The image appears at its key
- * only when complete and its length checked. A failed or interrupted run aborts the upload, and
- * its staged shards are removed either way.
+ * <p>A task that runs twice sends its part again, replacing the first; finishing ({@link
+ * Assembly}) lists the upload's parts and keeps, of the copies the job's results name, the one
+ * whose ETag the part has, so the catalog always describes the bytes the image holds. The image
+ * appears at its key only when complete and its length checked. A failed or interrupted run
+ * aborts the upload once its workers in this JVM have no write in flight ({@link UploadGate}),
+ * and its staged shards are removed either way. Every write is sent at {@code --link-mbps},
+ * through the throttle the workers of this JVM share.
  */
 public final class StoreImageSink implements ImageSink {
   private static final long serialVersionUID = 3L;
@@ -59,16 +52,12 @@ public final class StoreImageSink implements ImageSink {
   public static final long MIN_PART = 5L << 20;
   /** S3's part numbers are 1 .. 10,000. */
   static final int MAX_PARTS = 10_000;
-  /** {@link Copy#where} of a shard sent as a part of the image's upload. */
-  public static final long PART = -1;
-  /** {@link Copy#where} of a shard of a run whose image is already complete (a rerun's). */
-  static final long DONE = -2;
   /** The image's metadata naming the run that made it. */
   static final String RUN_TAG = "beamsave-run";
 
   private final String image;
   private final String staging;
-  private final S3Settings settings;
+  private final S3Settings s3;
   private final double linkMbps;
   private final int parallelParts;
   /** The image's multipart upload, begun by {@link #prepare}; null before. */
@@ -90,10 +79,9 @@ public final class StoreImageSink implements ImageSink {
    * up to {@code parallelParts} requests at once when finishing.
    */
   public StoreImageSink(
-      ObjectUri image, ObjectUri staging, S3Settings settings, double linkMbps,
-      int parallelParts) {
+      ObjectUri image, ObjectUri staging, S3Settings s3, double linkMbps, int parallelParts) {
     this(image.toString(), staging.key().endsWith("/") ? staging.key() : staging.key() + "/",
-        settings, linkMbps, parallelParts, null, null, null, null);
+        s3, linkMbps, parallelParts, null, null, null, null);
     if (!image.bucket().equals(staging.bucket())) {
       throw new BeamsaveException("staging " + staging + " must be in the bucket of the image "
           + image + " (staged shards are kept beside the image they become part of)");
@@ -101,14 +89,14 @@ public final class StoreImageSink implements ImageSink {
   }
 
   private StoreImageSink(
-      String image, String staging, S3Settings settings, double linkMbps, int parallelParts,
+      String image, String staging, S3Settings s3, double linkMbps, int parallelParts,
       String uploadId, String runTag, ImageKey key, String expect) {
     if (parallelParts < 1) {
       throw new IllegalArgumentException("parallel parts must be at least 1");
     }
     this.image = image;
     this.staging = staging;
-    this.settings = settings;
+    this.s3 = s3;
     this.linkMbps = linkMbps;
     this.parallelParts = parallelParts;
     this.uploadId = uploadId;
@@ -124,7 +112,7 @@ public final class StoreImageSink implements ImageSink {
 
   @Override
   public StoreImageSink encryptedWith(ImageKey newKey) {
-    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, uploadId, runTag,
+    return new StoreImageSink(image, staging, s3, linkMbps, parallelParts, uploadId, runTag,
         newKey, expect);
   }
 
@@ -137,12 +125,41 @@ public final class StoreImageSink implements ImageSink {
     return new ObjectUri(uri().bucket(), staging).toString();
   }
 
+  /** The image's bucket, its writes sent through the link this JVM's workers share. */
   private Store store() {
-    return Stores.bucketOf(uri(), settings);
+    return ThrottledStore.over(Stores.bucketOf(uri(), s3), LinkThrottle.shared(linkMbps));
   }
 
   private String shardKey(int shard, long copy) {
     return staging + String.format(Locale.ROOT, "shard-%06d-%016x", shard, copy);
+  }
+
+  /** The bytes of staged copy {@code s}, for {@link Assembly}. */
+  byte[] stagedBytes(Store store, WrittenShard s) {
+    if (!(s.copy() instanceof Copy.Staged staged)) {
+      throw new IllegalStateException(image + ": shard " + s.shard() + " is not staged");
+    }
+    return store.get(shardKey(s.shard(), staged.id()));
+  }
+
+  /** The image's multipart upload, begun by {@link #prepare}; null before. */
+  String uploadId() {
+    return uploadId;
+  }
+
+  /** This run's name in the upload's metadata ({@link #RUN_TAG}); null before prepare. */
+  String runTag() {
+    return runTag;
+  }
+
+  /** What the image's key held when the upload began, and must hold for it to complete. */
+  String expect() {
+    return expect;
+  }
+
+  /** How many parts finishing sends at once. */
+  int parallelParts() {
+    return parallelParts;
   }
 
   @Override
@@ -151,72 +168,17 @@ public final class StoreImageSink implements ImageSink {
   }
 
   /**
-   * Why a run of this JVM can no longer make its image, and until when ({@code until}, in
-   * {@link System#nanoTime} terms): discarded by its driver (failed or interrupted: for good),
-   * or its store unreachable (for the store's timeout: a job a cluster restarts in the same
-   * worker JVM, once the store is back, must not fail for it).
-   */
-  private record Stopped(String why, boolean forever, long until) {}
-
-  /** Runs of this JVM stopped, by upload id: no worker writes for them meanwhile. */
-  private static final Map<String, Stopped> STOPPED =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  /**
-   * Requests of this JVM's workers in flight, by upload id: a part that lands after its upload
-   * was aborted brings the upload back on some stores (S3Proxy's filesystem), so a stopped run
-   * aborts once they are done.
-   */
-  private static final Map<String, java.util.concurrent.atomic.AtomicInteger> IN_FLIGHT =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  /** Runs {@code write} counted as in flight for this run's upload. */
-  private <T> T inFlight(java.util.function.Supplier<T> write) {
-    java.util.concurrent.atomic.AtomicInteger n =
-        IN_FLIGHT.computeIfAbsent(uploadId, k -> new java.util.concurrent.atomic.AtomicInteger());
-    n.incrementAndGet();
-    try {
-      checkWritable();
-      return write.get();
-    } finally {
-      synchronized (n) {
-        n.decrementAndGet();
-        n.notifyAll();
-      }
-    }
-  }
-
-  /** Waits until no write of this run is in flight in this JVM, for at most the store's timeout. */
-  private void awaitWrites() {
-    java.util.concurrent.atomic.AtomicInteger n = IN_FLIGHT.get(uploadId);
-    if (n == null) {
-      return;
-    }
-    long end = System.nanoTime() + settings.timeout().toNanos() + 5_000_000_000L;
-    synchronized (n) {
-      while (n.get() > 0 && System.nanoTime() < end) {
-        try {
-          n.wait(100);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-    }
-  }
-
-  /**
    * Begins the image's multipart upload; returns the sink that carries its id to the workers.
    * Nothing to clear first: each run stages under a prefix of its own.
    */
   @Override
   public ImageSink prepare() {
-    String tag = Long.toHexString(new java.security.SecureRandom().nextLong());
+    String tag = Long.toHexString(new SecureRandom().nextLong());
     String there = store().stat(uri().key()).map(Store.Stat::etag).orElse(Store.ABSENT);
     String id = store().createMultipart(uri().key(), "application/octet-stream",
         Map.of(RUN_TAG, tag));
-    return new StoreImageSink(image, staging, settings, linkMbps, parallelParts, id, tag,
-        imageKey, there);
+    return new StoreImageSink(image, staging, s3, linkMbps, parallelParts, id, tag, imageKey,
+        there);
   }
 
   /**
@@ -224,7 +186,7 @@ public final class StoreImageSink implements ImageSink {
    * after a lost TaskManager) or a finishing step retried after its upload completed finds no
    * upload any more, and must neither fail nor make the image again.
    */
-  private boolean completedByThisRun(Store store) {
+  boolean completedByThisRun(Store store) {
     return runTag != null && store.stat(uri().key())
         .map(st -> runTag.equals(st.metadata().get(RUN_TAG))).orElse(false);
   }
@@ -241,9 +203,8 @@ public final class StoreImageSink implements ImageSink {
 
   @Override
   public void checkWritable() {
-    Stopped s = uploadId == null ? null : STOPPED.get(uploadId);
-    if (s != null && (s.forever() || System.nanoTime() - s.until() < 0)) {
-      throw new BeamsaveException(s.why());
+    if (uploadId != null) {
+      UploadGate.check(uploadId);
     }
   }
 
@@ -257,9 +218,7 @@ public final class StoreImageSink implements ImageSink {
   private StoreException stop(StoreException e) {
     boolean storeDown = e.kind() == StoreException.Kind.UNREACHABLE || e.attempts() > 1;
     if (uploadId != null && storeDown) {
-      Stopped now = new Stopped(e.getMessage(), false,
-          System.nanoTime() + settings.timeout().toNanos());
-      STOPPED.merge(uploadId, now, (was, next) -> was.forever() ? was : next);
+      UploadGate.stopFor(uploadId, e.getMessage(), s3.timeout());
     }
     return e;
   }
@@ -268,7 +227,6 @@ public final class StoreImageSink implements ImageSink {
   public Copy writeShard(int shard, byte[] blocks, int len) {
     checkWritable();
     Store store = store();
-    LinkThrottle link = LinkThrottle.shared(linkMbps);
     byte[] header = header();
     int head = shard == 0 ? header.length : 0;
     if (uploadId == null) {
@@ -287,25 +245,25 @@ public final class StoreImageSink implements ImageSink {
       byte[] body = data;
       int bodyLength = n;
       try {
-        return new Copy(PART, S3Store.unquote(inFlight(() -> store.uploadPart(uri().key(),
-            uploadId, shard + 1, body, bodyLength, md5, link))));
+        return new Copy.Part(S3Store.unquote(UploadGate.write(uploadId, () -> store.uploadPart(
+            uri().key(), uploadId, shard + 1, body, bodyLength, md5))));
       } catch (StoreException e) {
         if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
-          return new Copy(DONE, "");
+          return new Copy.ImageComplete();
         }
         throw stop(e);
       }
     }
-    long copy = new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
+    long copy = new SecureRandom().nextLong() & Long.MAX_VALUE;
     try {
-      inFlight(() -> {
-        store.put(shardKey(shard, copy), blocks, len, "application/octet-stream", link);
+      UploadGate.write(uploadId, () -> {
+        store.put(shardKey(shard, copy), blocks, len, "application/octet-stream");
         return null;
       });
     } catch (StoreException e) {
       throw stop(e);
     }
-    return new Copy(copy, "");
+    return new Copy.Staged(copy);
   }
 
   /**
@@ -342,12 +300,12 @@ public final class StoreImageSink implements ImageSink {
     }
     Store store = store();
     try {
-      return new Copy(PART, S3Store.unquote(inFlight(() -> store.copyPart(uri().key(),
-          uploadId, shard + 1, ObjectUri.parse(source, false).key(), sourceEtag, offset,
-          length))));
+      return new Copy.Part(S3Store.unquote(UploadGate.write(uploadId, () -> store.copyPart(
+          uri().key(), uploadId, shard + 1, ObjectUri.parse(source, false).key(), sourceEtag,
+          offset, length))));
     } catch (StoreException e) {
       if (e.kind() == StoreException.Kind.NOT_FOUND && completedByThisRun(store)) {
-        return new Copy(DONE, "");
+        return new Copy.ImageComplete();
       }
       throw e.kind() == StoreException.Kind.CHANGED
           ? new StoreException(StoreException.Kind.CHANGED, source + ": it was replaced since"
@@ -356,284 +314,28 @@ public final class StoreImageSink implements ImageSink {
     }
   }
 
+  /**
+   * Completes the upload from the copies {@code shards} name ({@link Assembly}), or, where this
+   * run completed it already (a finishing step run again), leaves the image as it is.
+   */
   @Override
   public long finish(
       List<WrittenShard> shards, Function<List<Kept>, Catalog> catalog, Codec codec,
       int blockSize) throws IOException {
     Store store = store();
-    String key = uri().key();
     if (completedByThisRun(store)) {
       warnUnremoved(store);
-      return store.stat(key).map(Store.Stat::size).orElseThrow();
+      return store.stat(uri().key()).map(Store.Stat::size).orElseThrow();
     }
     if (uploadId == null) {
       throw new IllegalStateException(image + ": finished without prepare()");
     }
-    Map<Integer, Store.Part> sent = new HashMap<>();
-    if (shards.stream().anyMatch(s -> s.copy().where() == PART)) {
-      for (Store.Part p : store.parts(key, uploadId)) {
-        sent.put(p.number(), p);
-      }
-    }
-    List<WrittenShard> chosen = keep(shards, sent);
-    List<WrittenShard> direct = new ArrayList<>();
-    List<WrittenShard> staged = new ArrayList<>();
-    for (WrittenShard s : chosen) {
-      (s.copy().where() == PART ? direct : staged).add(s);
-    }
-
-    // Where each shard lies: part 1 (shard 0's, or the header with staged shards), the other
-    // shards' parts in shard order, then the remaining staged shards, the catalog and trailer.
-    Map<Integer, ShardInfo> at = new TreeMap<>();
-    boolean headIsShard0 = !direct.isEmpty() && direct.get(0).shard() == 0;
-    byte[] header = header();
-    long pos = header.length;
-    int inHead = 0;
-    long headLength = 0;
-    if (!headIsShard0 && !direct.isEmpty()) {
-      while (inHead < staged.size() && pos < MIN_PART) {
-        pos = place(at, staged.get(inHead++), pos);
-      }
-      long padded = Math.max(pos, MIN_PART);
-      if (imageKey != null && padded > pos && padded - pos < BlockSealer.FRAME_HEADER) {
-        // An encrypted image's gap is a padding frame, which needs room for its header.
-        padded = pos + BlockSealer.FRAME_HEADER;
-      }
-      headLength = pos = padded;
-    }
-    for (WrittenShard s : direct) {
-      pos = place(at, s, pos);
-    }
-    long tailStart = direct.isEmpty() ? 0 : pos;
-    for (WrittenShard s : staged.subList(inHead, staged.size())) {
-      pos = place(at, s, pos);
-    }
-    List<Kept> kept = chosen.stream().map(s -> new Kept(s, at.get(s.shard()))).toList();
-    byte[] tail = ImageWriter.tail(CatalogWriter.encode(catalog.apply(kept).withKey(imageKey)),
-        codec, blockSize, pos, imageKey);
-    long length = pos + tail.length;
-
-    int next = direct.isEmpty() ? 1 : direct.get(direct.size() - 1).shard() + 2;
-    // maxShards() leaves at least 1,000 numbers for these parts.
-    long chunk = Math.max(MIN_PART, -Math.floorDiv(-(length - tailStart), MAX_PARTS - next + 1L));
-    try (Assembly a = new Assembly(store, key, uploadId)) {
-      if (headLength > 0) {
-        a.write(header);
-        for (WrittenShard s : staged.subList(0, inHead)) {
-          a.write(store.get(shardKey(s.shard(), s.copy().where())));
-        }
-        a.pad(headLength);
-        a.send(1);
-      }
-      for (WrittenShard s : direct) {
-        a.sent(sent.get(s.shard() + 1));
-      }
-      if (direct.isEmpty()) {
-        a.write(header);
-      }
-      for (WrittenShard s : staged.subList(inHead, staged.size())) {
-        a.write(store.get(shardKey(s.shard(), s.copy().where())));
-        if (a.gathered() >= chunk) {
-          a.send(next++);
-        }
-      }
-      a.write(tail);
-      a.send(next);
-      String problem = a.complete(length);
-      if (problem != null) {
-        store.delete(key);
-        throw new BeamsaveException(image + ": " + problem);
-      }
+    long length;
+    try (Assembly a = new Assembly(this, store)) {
+      length = a.assemble(shards, catalog, codec, blockSize);
     }
     warnUnremoved(store);
     return length;
-  }
-
-  /** Records that {@code s} lies at {@code pos}; returns where the next one begins. */
-  private static long place(Map<Integer, ShardInfo> at, WrittenShard s, long pos) {
-    at.put(s.shard(), s.at(pos));
-    return pos + s.storedLength();
-  }
-
-  /**
-   * Of each shard's copies, the one the image will hold: the copy whose ETag its part has, if
-   * it went into the upload, else one staged (each is whole).
-   */
-  private List<WrittenShard> keep(List<WrittenShard> shards, Map<Integer, Store.Part> sent) {
-    Map<Integer, List<WrittenShard>> copies = new TreeMap<>();
-    for (WrittenShard s : shards) {
-      copies.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(s);
-    }
-    List<WrittenShard> kept = new ArrayList<>(copies.size());
-    for (Map.Entry<Integer, List<WrittenShard>> e : copies.entrySet()) {
-      Store.Part part = sent.get(e.getKey() + 1);
-      WrittenShard pick = null;
-      for (WrittenShard s : e.getValue()) {
-        if (s.copy().where() == PART && part != null && holds(part, s)) {
-          pick = s;
-        }
-      }
-      for (WrittenShard s : e.getValue()) {
-        if (pick == null && s.copy().where() >= 0) {
-          pick = s;
-        }
-      }
-      if (pick == null) {
-        throw new BeamsaveException(image + ": shard " + e.getKey() + ": part " + (e.getKey() + 1)
-            + " of the upload is not the copy the job kept (an attempt the job dropped sent it"
-            + " last, or the store lost it); run the save again");
-      }
-      kept.add(pick);
-    }
-    return kept;
-  }
-
-  /** Whether the part in the upload holds copy {@code s}: its length and its ETag. */
-  private boolean holds(Store.Part part, WrittenShard s) {
-    long length = s.storedLength() + (s.shard() == 0 ? header().length : 0);
-    String etag = S3Store.unquote(part.etag());
-    return part.size() == length
-        && (etag.isEmpty() || s.copy().tag().isEmpty() || etag.equalsIgnoreCase(s.copy().tag()));
-  }
-
-  /** The parts finishing sends or names, and the completion of the upload. */
-  private final class Assembly implements AutoCloseable {
-    private final Store store;
-    private final String key;
-    private final String uploadId;
-    private final ExecutorService pool;
-    /** Bounds the gathered parts held in memory while they are sent. */
-    private final Semaphore inFlight = new Semaphore(parallelParts + 1);
-    private final List<Future<Store.Part>> parts = new ArrayList<>();
-    private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
-
-    Assembly(Store store, String key, String uploadId) {
-      this.store = store;
-      this.key = key;
-      this.uploadId = uploadId;
-      this.pool = Executors.newFixedThreadPool(parallelParts, r -> {
-        Thread t = new Thread(r, "beamsave-assemble");
-        t.setDaemon(true);
-        return t;
-      });
-    }
-
-    void write(byte[] bytes) {
-      pending.write(bytes, 0, bytes.length);
-    }
-
-    long gathered() {
-      return pending.size();
-    }
-
-    /**
-     * Fills the gathered bytes up to {@code length}: zeros, or in an encrypted image a padding
-     * frame, so that its frames can be walked from header to trailer without its key.
-     */
-    void pad(long length) {
-      int gap = (int) (length - pending.size());
-      if (gap > 0) {
-        byte[] fill = imageKey != null ? BlockSealer.padding(gap) : new byte[gap];
-        pending.write(fill, 0, gap);
-      }
-    }
-
-    /** A part already in the upload. */
-    void sent(Store.Part part) {
-      parts.add(java.util.concurrent.CompletableFuture.completedFuture(part));
-    }
-
-    /** Sends the gathered bytes as part {@code number}. */
-    void send(int number) {
-      byte[] data = pending.toByteArray();
-      pending.reset();
-      acquire();
-      parts.add(pool.submit(() -> {
-        try {
-          byte[] md5 = store.wantsPartMd5() ? Md5.of(data, 0, data.length) : null;
-          return new Store.Part(number, store.uploadPart(key, uploadId, number, data,
-              data.length, md5, LinkThrottle.shared(linkMbps)), data.length);
-        } finally {
-          inFlight.release();
-        }
-      }));
-    }
-
-    /**
-     * Completes the upload from the parts; returns what is wrong with the object made (null if
-     * nothing): its length, its run, and where the store gives multipart ETags, its parts.
-     */
-    String complete(long length) {
-      List<Store.Part> done = new ArrayList<>(parts.size());
-      for (Future<Store.Part> f : parts) {
-        done.add(get(f));
-      }
-      done.sort(java.util.Comparator.comparingInt(Store.Part::number));
-      String etag = "";
-      try {
-        // Also where the store ignores the condition (S3Proxy): only a race this narrow is
-        // left open there.
-        store.checkHolds(key, expect);
-        etag = store.complete(key, uploadId, done, expect);
-      } catch (StoreException e) {
-        // A completion whose answer was lost is retried and then finds no such upload, or (with
-        // its condition) the object it made: the object, this run's or not, says whether the
-        // first attempt took effect.
-        if (e.kind() != StoreException.Kind.NOT_FOUND && e.kind() != StoreException.Kind.CHANGED
-            || !completedByThisRun(store)) {
-          throw e;
-        }
-      }
-      Store.Stat made = store.stat(key).orElse(null);
-      if (made == null || !runTag.equals(made.metadata().get(RUN_TAG))) {
-        return "the completed upload is not at its key";
-      }
-      if (made.size() != length) {
-        return "assembled " + made.size() + " bytes, expected " + length;
-      }
-      String expected = Md5.multipartEtagOf(done.stream().map(Store.Part::etag).toList());
-      for (String tag : new String[] {etag, made.etag()}) {
-        if (expected != null && tag.contains("-") && !tag.equalsIgnoreCase(expected)) {
-          return "the completed object's ETag " + tag + " is not that of the parts kept ("
-              + expected + "): a part was replaced meanwhile";
-        }
-      }
-      return null;
-    }
-
-    @Override
-    public void close() {
-      pool.shutdownNow();
-      // A part still being sent could otherwise land after the upload is aborted.
-      try {
-        pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-
-    private void acquire() {
-      try {
-        inFlight.acquire();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new BeamsaveException("interrupted while assembling " + image);
-      }
-    }
-
-    private Store.Part get(Future<Store.Part> f) {
-      try {
-        return f.get();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new BeamsaveException("interrupted while assembling " + image);
-      } catch (ExecutionException e) {
-        if (e.getCause() instanceof RuntimeException r) {
-          throw r;
-        }
-        throw new BeamsaveException(image + ": " + e.getCause(), e.getCause());
-      }
-    }
   }
 
   /** Removes the run's staged shards; returns whether it could. */
@@ -659,8 +361,8 @@ public final class StoreImageSink implements ImageSink {
   public List<String> discard() {
     if (uploadId != null) {
       // Workers still sending parts then fail, and no part outlives the run.
-      STOPPED.put(uploadId, new Stopped(image + ": the run was stopped", true, 0));
-      awaitWrites();
+      UploadGate.stopForGood(uploadId, image + ": the run was stopped",
+          s3.timeout().plus(Duration.ofSeconds(5)));
     }
     List<String> left = new ArrayList<>();
     Store store = store();

@@ -6,8 +6,9 @@ import java.io.InputStream;
 import java.io.InterruptedIOException;
 
 /**
- * A token bucket shared by all parts of one transfer, emulating a WAN link of a given speed on
- * one machine. Bytes are paid for as the HTTP client reads them from a part's body.
+ * A token bucket emulating a WAN link of a given speed on one machine, shared by every write
+ * that crosses the link: a {@link ThrottledStore} sends its bodies through it, and bytes are
+ * paid for as the HTTP client reads them from a body.
  */
 public final class LinkThrottle {
   private final double bytesPerSecond;

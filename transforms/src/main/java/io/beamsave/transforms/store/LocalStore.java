@@ -23,14 +23,15 @@ import java.util.Optional;
 /**
  * A {@link Store} in a local (or shared) directory: a key is a relative path under it. An
  * object is written under a temporary name and renamed into place, so it appears whole or not
- * at all. A multipart upload keeps its parts in a hidden directory beside them, {@code
- * .multipart/ID/}, and completing it concatenates them into the object the same way. A key is
- * one or more non-empty components without {@code .}, {@code ..} or NUL; and nothing is written
- * where a directory on the way resolves outside the root (a symlink planted in it).
+ * at all. A key is one or more non-empty components without {@code .}, {@code ..} or NUL; and
+ * nothing is written where a directory on the way resolves outside the root (a symlink planted
+ * in it).
+ *
+ * <p>No multipart uploads: they fail as {@link StoreException.Kind#NOT_SUPPORTED}. A directory
+ * holds a run's working files and the ledger, written whole with {@link #put}; an image file is
+ * written by its sink, and only images in object storage are written by parts.
  */
 public final class LocalStore implements Store {
-  private static final String MULTIPART = ".multipart/";
-
   private final Path root;
 
   public LocalStore(Path root) {
@@ -99,12 +100,6 @@ public final class LocalStore implements Store {
     }
   }
 
-  /** Checked just before the file is renamed into place: a narrow race is left open. */
-  @Override
-  public boolean conditionalWrites() {
-    return false;
-  }
-
   /** Local files have no ETags: {@code etag} is not checked (a reader holds its file open). */
   @Override
   public void read(String key, String etag, long offset, byte[] buf, int off, int len) {
@@ -131,54 +126,34 @@ public final class LocalStore implements Store {
   }
 
   @Override
-  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
+  public void put(String key, Body body, String contentType) {
     Path f = file(key);
     try {
       inside(f.getParent());
-      writeWhole(f, false, out -> writeFully(out, data, len));
+      writeWhole(f, body);
     } catch (IOException e) {
       throw failure(key, e);
     }
   }
 
-  private interface Content {
-    void writeTo(FileChannel out) throws IOException;
-  }
-
   /**
-   * Writes {@code f} whole under a temporary name beside it, forced to disk if {@code force},
-   * then renames it into place: a reader sees all of it or none.
+   * Writes {@code f} whole under a temporary name beside it, then renames it into place: a
+   * reader sees all of it or none.
    */
-  private static void writeWhole(Path f, boolean force, Content content) throws IOException {
+  private static void writeWhole(Path f, Body body) throws IOException {
     Path tmp = temporary(f);
     try {
       try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
           StandardOpenOption.WRITE)) {
-        content.writeTo(out);
-        if (force) {
-          out.force(true);
+        ByteBuffer b = ByteBuffer.wrap(body.data(), 0, body.length());
+        while (b.hasRemaining()) {
+          out.write(b);
         }
       }
       Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException | RuntimeException e) {
       Files.deleteIfExists(tmp);
       throw e;
-    }
-  }
-
-  private static void writeFully(FileChannel out, byte[] data, int len) throws IOException {
-    ByteBuffer b = ByteBuffer.wrap(data, 0, len);
-    while (b.hasRemaining()) {
-      out.write(b);
-    }
-  }
-
-  private static void append(FileChannel out, Path from) throws IOException {
-    try (FileChannel in = FileChannel.open(from, StandardOpenOption.READ)) {
-      long size = in.size();
-      for (long pos = 0; pos < size; ) {
-        pos += in.transferTo(pos, size - pos, out);
-      }
     }
   }
 
@@ -210,11 +185,9 @@ public final class LocalStore implements Store {
         @Override
         public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
           String rel = relative(d, true);
-          boolean hidden = d.getFileName() != null && !d.equals(root)
-              && d.getFileName().toString().equals(".multipart");
           // Only directories on the way to the prefix, or under it, are worth entering.
-          return hidden || !(prefix.startsWith(rel) || rel.startsWith(prefix))
-              ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+          return prefix.startsWith(rel) || rel.startsWith(prefix)
+              ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
         }
 
         @Override
@@ -268,191 +241,50 @@ public final class LocalStore implements Store {
     }
   }
 
-  private Path upload(String uploadId) {
-    if (!uploadId.matches("[0-9a-f]{12}")) {
-      throw new StoreException(StoreException.Kind.NOT_FOUND, "no such upload " + uploadId);
-    }
-    return file(MULTIPART + uploadId);
+  private StoreException noMultipart(String key) {
+    return new StoreException(StoreException.Kind.NOT_SUPPORTED, where(key)
+        + ": a directory takes no multipart uploads (they are object storage's)");
   }
 
   @Override
   public String createMultipart(String key, String contentType, Map<String, String> metadata) {
-    String id = token();
-    try {
-      inside(upload(id));
-      Files.writeString(upload(id).resolve("key"), key);
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
-    return id;
-  }
-
-  /** The directory of upload {@code uploadId}, which must be one to {@code key}. */
-  private Path uploadTo(String key, String uploadId) {
-    Path dir = upload(uploadId);
-    try {
-      if (!Files.readString(dir.resolve("key")).equals(key)) {
-        throw new StoreException(StoreException.Kind.NOT_FOUND,
-            where(key) + ": no such upload " + uploadId);
-      }
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
-    return dir;
-  }
-
-  private Path part(String key, String uploadId, int number) {
-    Path dir = uploadTo(key, uploadId);
-    if (number < 1 || number > 10_000) {
-      throw new StoreException(StoreException.Kind.FAILED, where(key) + ": part " + number
-          + " is not between 1 and 10000");
-    }
-    return dir.resolve(String.format(java.util.Locale.ROOT, "%05d", number));
+    throw noMultipart(key);
   }
 
   @Override
-  public String uploadPart(
-      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
-      LinkThrottle throttle) {
-    Path p = part(key, uploadId, number);
-    try {
-      writeWhole(p, false, out -> writeFully(out, data, len));
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
-    return Md5.hex(Md5.of(data, 0, len));
+  public String uploadPart(String key, String uploadId, int number, Body body, byte[] md5) {
+    throw noMultipart(key);
   }
 
   @Override
   public String copyPart(String key, String uploadId, int number, String from) {
-    Path p = part(key, uploadId, number);
-    Path source = file(from);
-    try {
-      writeWhole(p, false, out -> append(out, source));
-      return "";
-    } catch (IOException e) {
-      throw failure(from, e);
-    }
+    throw noMultipart(key);
   }
 
   @Override
   public String copyPart(String key, String uploadId, int number, String from, String fromEtag,
       long offset, long length) {
-    Path p = part(key, uploadId, number);
-    Path source = file(from);
-    try {
-      writeWhole(p, false, out -> {
-        try (FileChannel in = FileChannel.open(source, StandardOpenOption.READ)) {
-          if (offset < 0 || length < 1 || offset > in.size() - length) {
-            throw new StoreException(StoreException.Kind.FAILED, where(from) + ": bytes "
-                + offset + "+" + length + " lie past its end (" + in.size() + " bytes)");
-          }
-          for (long done = 0; done < length; ) {
-            done += in.transferTo(offset + done, length - done, out);
-          }
-        }
-      });
-      return "";
-    } catch (NoSuchFileException e) {
-      throw new StoreException(StoreException.Kind.NOT_FOUND, where(from) + ": no such object");
-    } catch (IOException e) {
-      throw failure(from, e);
-    }
+    throw noMultipart(key);
   }
 
   @Override
   public List<Part> parts(String key, String uploadId) {
-    Path dir = uploadTo(key, uploadId);
-    List<Part> parts = new ArrayList<>();
-    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, "[0-9][0-9][0-9][0-9][0-9]")) {
-      for (Path p : s) {
-        parts.add(new Part(Integer.parseInt(p.getFileName().toString()), "", Files.size(p)));
-      }
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
-    parts.sort(java.util.Comparator.comparingInt(Part::number));
-    return parts;
+    throw noMultipart(key);
   }
 
   @Override
   public String complete(String key, String uploadId, List<Part> parts, String expect) {
-    // Local files have no ETags ("" below): a file where none was is all this store can tell.
-    checkHolds(key, expect == null || ABSENT.equals(expect) ? expect : "");
-    int last = 0;
-    List<Path> files = new ArrayList<>(parts.size());
-    for (Part p : parts) {
-      if (p.number() <= last) {
-        throw new StoreException(StoreException.Kind.FAILED,
-            where(key) + ": parts are not in ascending order");
-      }
-      last = p.number();
-      files.add(part(key, uploadId, p.number()));
-    }
-    try {
-      inside(file(key).getParent());
-      writeWhole(file(key), true, out -> {
-        for (Path f : files) {
-          append(out, f);
-        }
-      });
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
-    abort(key, uploadId);
-    return "";
+    throw noMultipart(key);
   }
 
   @Override
   public void abort(String key, String uploadId) {
-    Path dir = upload(uploadId);
-    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
-      for (Path p : s) {
-        Files.deleteIfExists(p);
-      }
-      Files.deleteIfExists(dir);
-      try {
-        Files.deleteIfExists(dir.getParent());
-      } catch (java.nio.file.DirectoryNotEmptyException others) {
-        // Other uploads are in progress.
-      }
-    } catch (NoSuchFileException gone) {
-      // Completed or aborted already.
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
+    throw noMultipart(key);
   }
 
+  /** None: there are no uploads in a directory. */
   @Override
   public List<Upload> uploads(String prefix) {
-    List<Upload> found = new ArrayList<>();
-    Path dir = file(MULTIPART.substring(0, MULTIPART.length() - 1));
-    if (!Files.isDirectory(dir)) {
-      return found;
-    }
-    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
-      for (Path u : s) {
-        try {
-          String key = Files.readString(u.resolve("key"));
-          if (key.startsWith(prefix)) {
-            found.add(new Upload(key, u.getFileName().toString(),
-                Files.getLastModifiedTime(u).toInstant()));
-          }
-        } catch (NoSuchFileException gone) {
-          // Completed or aborted while listing.
-        }
-      }
-    } catch (NoSuchFileException gone) {
-      return found;
-    } catch (IOException e) {
-      throw failure(MULTIPART, e);
-    }
-    found.sort(java.util.Comparator.comparing(Upload::initiated));
-    return found;
-  }
-
-  @Override
-  public boolean wantsPartMd5() {
-    return false;
+    return List.of();
   }
 }

@@ -118,8 +118,8 @@ public final class RetryingStore implements Store {
   }
 
   @Override
-  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
-    run(() -> store.put(key, data, len, contentType, throttle));
+  public void put(String key, Body body, String contentType) {
+    run(() -> store.put(key, body, contentType));
   }
 
   @Override
@@ -138,10 +138,8 @@ public final class RetryingStore implements Store {
   }
 
   @Override
-  public String uploadPart(
-      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
-      LinkThrottle throttle) {
-    return call(() -> store.uploadPart(key, uploadId, number, data, len, md5, throttle));
+  public String uploadPart(String key, String uploadId, int number, Body body, byte[] md5) {
+    return call(() -> store.uploadPart(key, uploadId, number, body, md5));
   }
 
   @Override

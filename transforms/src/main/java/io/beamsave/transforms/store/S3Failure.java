@@ -41,7 +41,7 @@ final class S3Failure {
           "ThrottlingException", "RequestThrottled");
 
   /** The failure of the request about {@code what} (an object, a part), as a StoreException. */
-  static StoreException of(String what, RuntimeException e, S3Settings settings) {
+  static StoreException of(String what, RuntimeException e, S3Settings s3) {
     StoreException.Kind kind;
     boolean retry;
     String cause;
@@ -57,13 +57,13 @@ final class S3Failure {
       retry = kind == StoreException.Kind.FAILED
           && (status >= 500 || status == 429 || status == 408
               || (code != null && RETRYABLE_CODES.contains(code)));
-      cause = answer(s, settings);
+      cause = answer(s, s3);
     } else if (isMissingCredentials(e)) {
       kind = StoreException.Kind.ACCESS_DENIED;
       retry = false;
       cause = "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)";
     } else {
-      Network n = network(e, settings);
+      Network n = network(e, s3);
       kind = n.kind;
       retry = n.retry;
       cause = n.cause;
@@ -74,8 +74,8 @@ final class S3Failure {
   private record Network(StoreException.Kind kind, boolean retry, String cause) {}
 
   /** A request that got no answer: why, and whether that may pass. */
-  private static Network network(Throwable e, S3Settings settings) {
-    String at = settings.where();
+  private static Network network(Throwable e, S3Settings s3) {
+    String at = s3.where();
     if (find(e, UnknownHostException.class) != null) {
       return unreachable("cannot resolve the host of " + at + " (check --s3-endpoint)");
     }
@@ -92,7 +92,7 @@ final class S3Failure {
       if (message(tls).toLowerCase(Locale.ROOT).contains("unrecognized ssl message")) {
         // The JDK's words when the first bytes back are not a TLS record: a plain HTTP server.
         return unreachable("cannot connect to " + at + ": the TLS handshake failed; the server"
-            + " speaks plain HTTP? use " + plainHttp(settings));
+            + " speaks plain HTTP? use " + plainHttp(s3));
       }
       return unreachable("cannot connect to " + at + ": the TLS handshake failed ("
           + message(tls) + ")");
@@ -115,8 +115,8 @@ final class S3Failure {
     if (find(e, java.net.SocketTimeoutException.class) != null) {
       return new Network(StoreException.Kind.FAILED, true, refused != null
           ? "cannot connect to " + at + ": no answer to the connection"
-          : "no answer from " + at + " within " + settings.attemptTimeout().toSeconds() + " s"
-              + " (--s3-timeout " + settings.timeoutSeconds() + " allows three attempts)");
+          : "no answer from " + at + " within " + s3.attemptTimeout().toSeconds() + " s"
+              + " (--s3-timeout " + s3.timeoutSeconds() + " allows three attempts)");
     }
     String what = message(root(e) instanceof IOException r ? r : io);
     return new Network(StoreException.Kind.FAILED, true,
@@ -128,14 +128,14 @@ final class S3Failure {
   }
 
   /** What the server said, in an operator's words. */
-  private static String answer(S3Exception s, S3Settings settings) {
+  private static String answer(S3Exception s, S3Settings s3) {
     String code = code(s);
     int status = s.statusCode();
     if ("NoSuchBucket".equals(code)) {
       return "no such bucket";
     }
     if ("InvalidAccessKeyId".equals(code)) {
-      return "the access key is not known to " + settings.where() + " (InvalidAccessKeyId)";
+      return "the access key is not known to " + s3.where() + " (InvalidAccessKeyId)";
     }
     if ("SignatureDoesNotMatch".equals(code)) {
       return "the secret key does not match the access key (SignatureDoesNotMatch)";
@@ -158,14 +158,15 @@ final class S3Failure {
         + (message == null ? "" : ": " + message);
   }
 
-  private static String code(S3Exception s) {
+  /** The S3 error code of an answer, or null where its body held none (not S3's, or a HEAD). */
+  static String code(S3Exception s) {
     return s.awsErrorDetails() == null ? null : s.awsErrorDetails().errorCode();
   }
 
   /** The endpoint with {@code http:} for its {@code https:}, for the hint. */
-  private static String plainHttp(S3Settings settings) {
-    URI u = URI.create(settings.endpoint() == null ? "https://s3.amazonaws.com"
-        : settings.endpoint());
+  private static String plainHttp(S3Settings s3) {
+    URI u = URI.create(s3.endpoint() == null ? "https://s3.amazonaws.com"
+        : s3.endpoint());
     return "http://" + u.getRawAuthority() + (u.getRawPath() == null ? "" : u.getRawPath());
   }
 

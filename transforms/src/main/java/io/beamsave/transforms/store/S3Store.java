@@ -4,26 +4,17 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
-import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
-import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.ContentStreamProvider;
-import software.amazon.awssdk.http.apache5.Apache5HttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
@@ -37,30 +28,20 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * It does not retry (the SDK's own retries are off, so attempts do not multiply); it turns every
  * SDK failure into a {@link StoreException} that names the object and, through {@link
  * S3Failure}, says whether it may pass and in an operator's words what the server said or why
- * it could not be reached. One SDK client (and connection
- * pool) per settings per JVM, shared by all threads. Open one with {@link Stores}.
+ * it could not be reached. Its client is its settings' {@link S3Endpoint}, shared by all threads;
+ * a store itself holds no more than where it is. Open one with {@link Stores}.
  */
 public final class S3Store implements Store {
-  /**
-   * One SDK client (and connection pool) per settings, and the buckets found to answer as S3
-   * through it. Both live as long as the JVM: workers reuse them from task to task.
-   */
-  private record Endpoint(S3Client client, java.util.Set<String> verified) {}
-
-  private static final Map<S3Settings, Endpoint> CLIENTS = new ConcurrentHashMap<>();
-
-  private final S3Settings settings;
-  private final S3Client s3;
-  private final java.util.Set<String> verified;
+  private final S3Settings s3;
+  private final S3Endpoint endpoint;
+  private final S3Client client;
   private final String bucket;
   private final String prefix;
 
-  S3Store(S3Settings settings, String bucket, String prefix) {
-    this.settings = settings;
-    Endpoint e = CLIENTS.computeIfAbsent(settings,
-        s -> new Endpoint(newClient(s), ConcurrentHashMap.newKeySet()));
-    this.s3 = e.client();
-    this.verified = e.verified();
+  S3Store(S3Settings s3, String bucket, String prefix) {
+    this.s3 = s3;
+    this.endpoint = S3Endpoint.of(s3);
+    this.client = endpoint.client();
     this.bucket = bucket;
     this.prefix = prefix;
   }
@@ -70,34 +51,8 @@ public final class S3Store implements Store {
    * of what S3 alone can tell, such as {@link #uploadsInProgress}. Everything else opens stores
    * with {@link Stores}.
    */
-  public static S3Store at(S3Settings settings, ObjectUri root) {
-    return new S3Store(settings, root.bucket(), root.key());
-  }
-
-  private static S3Client newClient(S3Settings s) {
-    var b =
-        S3Client.builder()
-            .region(Region.of(s.region()))
-            .forcePathStyle(s.pathStyle())
-            // Many S3-compatible servers reject the SDK's default aws-chunked bodies with
-            // trailing checksums; integrity is checked with Content-MD5 and ETags instead.
-            .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-            .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
-            // Retries have one owner, RetryingStore, so attempts do not multiply.
-            .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry()))
-            .putAuthScheme(WholePayloadSigner.scheme())
-            .httpClientBuilder(
-                Apache5HttpClient.builder()
-                    .maxConnections(64)
-                    .connectionTimeout(s.attemptTimeout().compareTo(Duration.ofSeconds(5)) < 0
-                        ? s.attemptTimeout() : Duration.ofSeconds(5))
-                    // How long a read of an answer may wait: a silent server fails an attempt
-                    // after this, and RetryingStore gives the request settings.timeout() in all.
-                    .socketTimeout(s.attemptTimeout()));
-    if (s.endpoint() != null) {
-      b.endpointOverride(URI.create(s.endpoint()));
-    }
-    return b.build();
+  public static S3Store at(S3Settings s3, ObjectUri root) {
+    return new S3Store(s3, root.bucket(), root.key());
   }
 
   private String full(String key) {
@@ -111,7 +66,7 @@ public final class S3Store implements Store {
 
   @Override
   public boolean wantsPartMd5() {
-    return !settings.signsPayload();
+    return !s3.signsPayload();
   }
 
   /**
@@ -119,84 +74,12 @@ public final class S3Store implements Store {
    * what}; the first request to a bucket first makes sure the endpoint answers as S3.
    */
   private <T> T call(String what, Supplier<T> op) {
-    if (!verified.contains(bucket)) {
-      verifyS3(what);
-    }
+    endpoint.verify(bucket, what);
     try {
       return op.get();
     } catch (SdkException | UncheckedIOException e) {
-      throw failure(what, e);
+      throw S3Failure.of(what, e, s3);
     }
-  }
-
-  /**
-   * Fails unless the endpoint answers as an S3 server: a one-key listing of the bucket must come
-   * back as S3 lists (naming the bucket), or as an S3 error (a code such as {@code AccessDenied}
-   * or {@code NoSuchBucket}, which the request itself then reports). A web server or another
-   * service on the port answers 200 to anything, which the SDK would read as an empty listing,
-   * an object of its page's bytes or an upload without an id: "no images", a download of junk,
-   * exit 0.
-   */
-  private void verifyS3(String what) {
-    String notS3 = null;
-    try {
-      var listing = s3.listObjectsV2(r -> r.bucket(bucket).maxKeys(1));
-      if (!bucket.equals(listing.name())) {
-        notS3 = "a listing of bucket '" + bucket + "' came back without the bucket's name";
-      }
-    } catch (S3Exception e) {
-      if (e.statusCode() >= 500) {
-        throw failure(what, e); // Busy or failing, S3 or not: worth another attempt.
-      }
-      if (code(e) == null) {
-        notS3 = "HTTP " + e.statusCode() + " without an S3 error in its body";
-      }
-      // Else an S3 error: the request itself meets it, and reports it as such.
-    } catch (SdkClientException e) {
-      // An answer cut short by the network does not parse either: that may pass.
-      if (isUnparsable(e) && !brokenConnection(e)) {
-        notS3 = "its answer to a listing of bucket '" + bucket + "' is not S3's XML";
-      } else {
-        throw failure(what, e);
-      }
-    } catch (SdkException | UncheckedIOException e) {
-      throw failure(what, e);
-    }
-    if (notS3 != null) {
-      throw new StoreException(StoreException.Kind.UNREACHABLE, what + ": " + settings.where()
-          + " does not answer as an S3 server (" + notS3 + "; a web server, or the wrong"
-          + " port? check --s3-endpoint)");
-    }
-    verified.add(bucket);
-  }
-
-  private static boolean brokenConnection(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof java.io.IOException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Whether the SDK failed because an answer would not parse as what S3 sends. */
-  private static boolean isUnparsable(SdkClientException e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      String m = t.getMessage() == null ? "" : t.getMessage();
-      if (m.contains("parse XML") || m.contains("unmarshall") || m.contains("Unmarshall")
-          || t instanceof javax.xml.stream.XMLStreamException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private StoreException failure(String what, RuntimeException e) {
-    return S3Failure.of(what, e, settings);
-  }
-
-  private static String code(S3Exception s) {
-    return s.awsErrorDetails() == null ? null : s.awsErrorDetails().errorCode();
   }
 
   /** Fails with a clear line if the bucket is missing or the credentials are refused. */
@@ -206,7 +89,7 @@ public final class S3Store implements Store {
         where(key),
         () -> {
           try {
-            return s3.headBucket(r -> r.bucket(bucket));
+            return client.headBucket(r -> r.bucket(bucket));
           } catch (S3Exception e) {
             if (e.statusCode() != 403 && e.statusCode() != 404) {
               throw e;
@@ -214,9 +97,9 @@ public final class S3Store implements Store {
             // HEAD answers carry no error code; a one-key listing says what is wrong (a
             // missing bucket, an unknown key, a bad secret).
             try {
-              return s3.listObjectsV2(r -> r.bucket(bucket).maxKeys(1));
+              return client.listObjectsV2(r -> r.bucket(bucket).maxKeys(1));
             } catch (S3Exception listing) {
-              if ("AccessDenied".equals(code(listing))) {
+              if ("AccessDenied".equals(S3Failure.code(listing))) {
                 // Credentials are fine but may not list: let the real request decide.
                 return null;
               }
@@ -232,7 +115,7 @@ public final class S3Store implements Store {
         where(key),
         () -> {
           try {
-            return s3.headObject(r -> r.bucket(bucket).key(full(key)));
+            return client.headObject(r -> r.bucket(bucket).key(full(key)));
           } catch (S3Exception e) {
             // HEAD answers carry no error code: a 404 is a missing key unless the bucket is
             // missing, and a 403 may be a bad key or secret; the bucket check tells.
@@ -260,7 +143,7 @@ public final class S3Store implements Store {
     call(
         where(key) + " (bytes " + offset + "+" + len + ")",
         () -> {
-          try (InputStream in = s3.getObject(
+          try (InputStream in = client.getObject(
               r -> r.bucket(bucket).key(full(key)).range(range).ifMatch(ifMatch))) {
             int n = in.readNBytes(buf, off, len);
             if (n != len || in.read() >= 0) {
@@ -277,27 +160,27 @@ public final class S3Store implements Store {
   @Override
   public byte[] get(String key) {
     return call(where(key),
-        () -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(full(key))).asByteArray());
+        () -> client.getObjectAsBytes(r -> r.bucket(bucket).key(full(key))).asByteArray());
   }
 
-  /** Writes {@code data[0, len)} as one object in one request, checked with Content-MD5. */
+  /** Writes {@code body} as one object in one request, checked with Content-MD5. */
   @Override
-  public void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle) {
-    String md5 = Base64.getEncoder().encodeToString(Md5.of(data, 0, len));
+  public void put(String key, Body body, String contentType) {
+    String md5 = Base64.getEncoder().encodeToString(Md5.of(body.data(), 0, body.length()));
     call(
         where(key),
         () ->
-            s3.putObject(
+            client.putObject(
                 r -> r.bucket(bucket).key(full(key)).contentType(contentType).contentMD5(md5)
-                    .contentLength((long) len),
-                RequestBody.fromContentProvider(body(data, len, throttle), len, contentType)));
+                    .contentLength((long) body.length()),
+                RequestBody.fromContentProvider(sent(body), body.length(), contentType)));
   }
 
   @Override
   public String copyPart(String key, String uploadId, int number, String from) {
     return call(
         where(key) + " part " + number,
-        () -> s3.uploadPartCopy(
+        () -> client.uploadPartCopy(
                 r -> r.sourceBucket(bucket).sourceKey(full(from))
                     .destinationBucket(bucket).destinationKey(full(key))
                     .uploadId(uploadId).partNumber(number))
@@ -315,7 +198,7 @@ public final class S3Store implements Store {
     return call(
         where(key) + " part " + number + " (copy of " + where(from) + " bytes " + offset + "+"
             + length + ")",
-        () -> s3.uploadPartCopy(
+        () -> client.uploadPartCopy(
                 r -> r.sourceBucket(bucket).sourceKey(full(from)).copySourceRange(range)
                     .copySourceIfMatch(ifMatch)
                     .destinationBucket(bucket).destinationKey(full(key))
@@ -325,7 +208,7 @@ public final class S3Store implements Store {
 
   @Override
   public void delete(String key) {
-    call(where(key), () -> s3.deleteObject(r -> r.bucket(bucket).key(full(key))));
+    call(where(key), () -> client.deleteObject(r -> r.bucket(bucket).key(full(key))));
   }
 
   /** Every object whose key starts with {@code under}, in key order. */
@@ -339,7 +222,7 @@ public final class S3Store implements Store {
               ListObjectsV2Request.builder().bucket(bucket).prefix(full(under)).build();
           // Keys ending in / are directory markers some servers (S3Proxy's filesystem
           // backend) list; beamsave never writes one.
-          s3.listObjectsV2Paginator(req).contents().stream()
+          client.listObjectsV2Paginator(req).contents().stream()
               .filter(o -> !o.key().endsWith("/"))
               .forEach(o -> all.add(
                   new Item(o.key().substring(prefix.length()), o.size(), o.lastModified())));
@@ -352,7 +235,7 @@ public final class S3Store implements Store {
     return call(
         where(key),
         () ->
-            s3.createMultipartUpload(
+            client.createMultipartUpload(
                     r -> r.bucket(bucket).key(full(key)).contentType(contentType)
                         .metadata(metadata))
                 .uploadId());
@@ -364,19 +247,18 @@ public final class S3Store implements Store {
    * that does not match, and the returned ETag is checked against it.
    */
   @Override
-  public String uploadPart(
-      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
-      LinkThrottle throttle) {
+  public String uploadPart(String key, String uploadId, int number, Body body, byte[] md5) {
     String contentMd5 = md5 == null ? null : Base64.getEncoder().encodeToString(md5);
     String expected = md5 == null ? null : Md5.hex(md5);
     String what = where(key) + " part " + number;
     String etag = call(
         what,
         () ->
-            s3.uploadPart(
+            client.uploadPart(
                     r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
-                        .partNumber(number).contentLength((long) len).contentMD5(contentMd5),
-                    RequestBody.fromContentProvider(body(data, len, throttle), len,
+                        .partNumber(number).contentLength((long) body.length())
+                        .contentMD5(contentMd5),
+                    RequestBody.fromContentProvider(sent(body), body.length(),
                         "application/octet-stream"))
                 .eTag());
     String got = unquote(etag);
@@ -388,16 +270,14 @@ public final class S3Store implements Store {
   }
 
   /**
-   * A body for one attempt, slowed to the emulated link. Where the payload is signed the SDK
-   * reads the body once to hash it before it reads it again to send it: only the sending read
-   * crosses the link, so only it pays the throttle.
+   * The body of one attempt. Where the payload is signed the SDK reads it once to hash it before
+   * it reads it again to send it: only the sending read is of the bytes as they travel ({@link
+   * Body#stream}), so only it crosses what a wrapper put in their way (an emulated link).
    */
-  private ContentStreamProvider body(byte[] data, int len, LinkThrottle throttle) {
-    AtomicInteger reads = new AtomicInteger(settings.signsPayload() ? 0 : 1);
-    return () -> {
-      InputStream in = new ByteArrayInputStream(data, 0, len);
-      return reads.getAndIncrement() == 0 ? in : LinkThrottle.wrap(in, throttle);
-    };
+  private ContentStreamProvider sent(Body body) {
+    AtomicInteger reads = new AtomicInteger(s3.signsPayload() ? 0 : 1);
+    return () -> reads.getAndIncrement() == 0
+        ? new ByteArrayInputStream(body.data(), 0, body.length()) : body.stream();
   }
 
   /** Upload ids in progress for exactly {@code key}, newest first (for checks and tests). */
@@ -417,7 +297,7 @@ public final class S3Store implements Store {
         where(under),
         () -> {
           List<Upload> found = new ArrayList<>();
-          for (MultipartUpload u : s3.listMultipartUploadsPaginator(
+          for (MultipartUpload u : client.listMultipartUploadsPaginator(
               r -> r.bucket(bucket).prefix(full(under))).uploads()) {
             if (u.key().startsWith(prefix)) {
               found.add(new Upload(u.key().substring(prefix.length()), u.uploadId(),
@@ -435,7 +315,7 @@ public final class S3Store implements Store {
         where(key) + " upload " + uploadId,
         () -> {
           List<Part> parts = new ArrayList<>();
-          s3.listPartsPaginator(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId))
+          client.listPartsPaginator(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId))
               .parts()
               .forEach(p -> parts.add(new Part(p.partNumber(), p.eTag(),
                   p.size() == null ? -1 : p.size())));
@@ -455,7 +335,7 @@ public final class S3Store implements Store {
       return unquote(call(
           where(key),
           () ->
-              s3.completeMultipartUpload(
+              client.completeMultipartUpload(
                       r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)
                           .ifNoneMatch(ifNoneMatch).ifMatch(ifMatch)
                           .multipartUpload(m -> m.parts(completed)))
@@ -475,14 +355,13 @@ public final class S3Store implements Store {
 
   /** S3's answer to two conditional writes of one key at once: 409 ConditionalRequestConflict. */
   private static boolean conflict(StoreException e) {
-    return e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s
-        && s.statusCode() == 409;
+    return e.getCause() instanceof S3Exception s && s.statusCode() == 409;
   }
 
   @Override
   public void abort(String key, String uploadId) {
     call(where(key),
-        () -> s3.abortMultipartUpload(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)));
+        () -> client.abortMultipartUpload(r -> r.bucket(bucket).key(full(key)).uploadId(uploadId)));
   }
 
   /** An ETag without the quotes S3 puts around it; empty for none. */

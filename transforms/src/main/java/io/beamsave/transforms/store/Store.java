@@ -1,8 +1,11 @@
 package io.beamsave.transforms.store;
 
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * The one contract beamsave needs from where images and working files live: a local directory
@@ -11,8 +14,15 @@ import java.util.Optional;
  *
  * <p>Every failure is a {@link StoreException} naming the object, of a {@link
  * StoreException.Kind} callers can act on. A store does not retry; {@link RetryingStore} does,
- * around any store, in one place. An object written with {@link #put} or completed from a
- * multipart upload appears whole or not at all.
+ * around any store, in one place; {@link ThrottledStore} sends writes at a link's speed. An
+ * object written with {@link #put} or completed from a multipart upload appears whole or not at
+ * all.
+ *
+ * <p>Multipart uploads ({@link #createMultipart}, {@link #uploadPart}, {@link #copyPart}, {@link
+ * #parts}, {@link #complete}, {@link #abort}) are object storage's, and a backend may not
+ * support them: a directory ({@link LocalStore}) does not, and fails them with {@link
+ * StoreException.Kind#NOT_SUPPORTED}, while {@link #uploads} finds none there. Images are
+ * written by parts only to {@code s3://} locations.
  */
 public interface Store {
   /** What an object is: its length, its ETag (quotes removed; may be empty) and metadata. */
@@ -23,6 +33,30 @@ public interface Store {
 
   /** A part of a multipart upload: its number, its ETag as the store gave it, its length. */
   record Part(int number, String etag, long size) {}
+
+  /**
+   * What a write sends: {@code data[0, length)}, and the way its bytes travel to the store. A
+   * store that sends them over a connection reads {@link #stream} once for each attempt, and
+   * takes whatever else it needs of them (a digest, the hash a signature covers, a file's
+   * content) from {@link #data}, so that only the bytes that travel pass what a wrapper put in
+   * their way ({@link #through}). The array is not copied: it must not change during the write.
+   */
+  record Body(byte[] data, int length, UnaryOperator<InputStream> way) {
+    /** {@code data[0, length)}, travelling as they are. */
+    public static Body of(byte[] data, int length) {
+      return new Body(data, length, UnaryOperator.identity());
+    }
+
+    /** The bytes as they travel to the store: a new stream for each attempt. */
+    public InputStream stream() {
+      return way.apply(new ByteArrayInputStream(data, 0, length));
+    }
+
+    /** These bytes, travelling also through {@code next} (a throttle, a counter). */
+    public Body through(UnaryOperator<InputStream> next) {
+      return new Body(data, length, in -> next.apply(way.apply(in)));
+    }
+  }
 
   /** {@code key} as the operator would write it, for messages: {@code s3://B/K} or a path. */
   String where(String key);
@@ -52,8 +86,13 @@ public interface Store {
   /** A whole (small) object. */
   byte[] get(String key);
 
-  /** Writes {@code data[0, len)} as one object, replacing any, sent at the link's speed. */
-  void put(String key, byte[] data, int len, String contentType, LinkThrottle throttle);
+  /** Writes {@code data[0, len)} as one object, replacing any. */
+  default void put(String key, byte[] data, int len, String contentType) {
+    put(key, Body.of(data, len), contentType);
+  }
+
+  /** Writes {@code body} as one object, replacing any. */
+  void put(String key, Body body, String contentType);
 
   /** Every object whose key starts with {@code prefix}, in key order. */
   List<Item> list(String prefix);
@@ -64,13 +103,17 @@ public interface Store {
   /** Begins a multipart upload to {@code key}; returns its id. */
   String createMultipart(String key, String contentType, Map<String, String> metadata);
 
+  /** Stores {@code data[0, len)} as part {@code number}, as the method below does a body. */
+  default String uploadPart(
+      String key, String uploadId, int number, byte[] data, int len, byte[] md5) {
+    return uploadPart(key, uploadId, number, Body.of(data, len), md5);
+  }
+
   /**
-   * Stores {@code data[0, len)} as part {@code number}, replacing a part of that number; returns
-   * its ETag. With {@code md5}, the store refuses a body that does not match it.
+   * Stores {@code body} as part {@code number}, replacing a part of that number; returns its
+   * ETag. With {@code md5}, the store refuses a body that does not match it.
    */
-  String uploadPart(
-      String key, String uploadId, int number, byte[] data, int len, byte[] md5,
-      LinkThrottle throttle);
+  String uploadPart(String key, String uploadId, int number, Body body, byte[] md5);
 
   /**
    * Makes the whole object {@code from} part {@code number} without its bytes leaving the
@@ -132,7 +175,10 @@ public interface Store {
     }
   }
 
-  /** Whether {@link #complete(String, String, List, String)} is atomic in this store. */
+  /**
+   * Whether {@link #complete(String, String, List, String)} is atomic in this store, not only
+   * checked just before.
+   */
   default boolean conditionalWrites() {
     return true;
   }
@@ -143,7 +189,10 @@ public interface Store {
   /** A multipart upload not yet completed or aborted: its key, its id, when it began. */
   record Upload(String key, String uploadId, java.time.Instant initiated) {}
 
-  /** Every upload in progress to a key that starts with {@code prefix}, oldest first. */
+  /**
+   * Every upload in progress to a key that starts with {@code prefix}, oldest first; none in a
+   * store without multipart uploads.
+   */
   List<Upload> uploads(String prefix);
 
   /**

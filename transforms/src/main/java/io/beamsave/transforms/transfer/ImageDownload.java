@@ -101,7 +101,8 @@ public final class ImageDownload {
   private static void fetch(
       Store store, ObjectUri from, Path file, long size, int parallel, LongConsumer tell)
       throws IOException {
-    ExecutorService pool = Executors.newFixedThreadPool(parallel, ImageUpload.daemon("beamsave-download"));
+    ExecutorService pool =
+        Executors.newFixedThreadPool(parallel, TransferThreads.daemon("beamsave-download"));
     try (FileChannel ch =
         FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       List<Future<Void>> ranges = new ArrayList<>();
@@ -122,11 +123,11 @@ public final class ImageDownload {
                 }));
       }
       for (Future<Void> f : ranges) {
-        ImageUpload.get(f);
+        TransferThreads.get(f);
       }
     } finally {
       pool.shutdownNow();
-      ImageUpload.awaitQuietly(pool);
+      TransferThreads.awaitQuietly(pool);
     }
   }
 

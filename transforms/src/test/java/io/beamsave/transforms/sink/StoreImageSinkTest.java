@@ -15,6 +15,7 @@ import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.sink.ImageSink.Kept;
 import io.beamsave.transforms.sink.ImageSink.WrittenShard;
 import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import java.nio.file.Files;
@@ -109,7 +110,7 @@ class StoreImageSinkTest {
     for (int i = shards.length - 1; i >= 0; i--) {
       written.add(write(sink, i, shards[i]));
     }
-    assertThat(written).extracting(w -> w.copy().where() == StoreImageSink.PART)
+    assertThat(written).extracting(w -> w.copy() instanceof ImageSink.Copy.Part)
         .containsExactly(false, true, false, true);
     long length = finish(sink, written);
     Catalog c = holds("parts", shards);
@@ -184,35 +185,34 @@ class StoreImageSinkTest {
   @Test
   void anObjectWrittenUnderTheImagesKeyWhileTheSaveRunsIsNotReplaced() throws Exception {
     try (S3MockServer strict = S3MockServer.start(dir.resolve("s3mock"), BUCKET)) {
-      for (io.beamsave.transforms.store.S3Settings at :
-          List.of(server.settings(), strict.settings())) {
-        S3Store store = S3Store.at(at, new ObjectUri(BUCKET, ""));
+      for (S3Settings s3 : List.of(server.settings(), strict.settings())) {
+        S3Store store = S3Store.at(s3, new ObjectUri(BUCKET, ""));
         byte[] theirs = "another writer's object".getBytes(java.nio.charset.StandardCharsets.UTF_8);
         for (boolean wasThere : new boolean[] {false, true}) {
           String name = "meanwhile-" + wasThere;
           if (wasThere) {
             byte[] old = "the image this save replaces".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            store.put(name + ".bsave", old, old.length, "application/octet-stream", null);
+            store.put(name + ".bsave", old, old.length, "application/octet-stream");
           }
           ImageSink sink = new StoreImageSink(new ObjectUri(BUCKET, name + ".bsave"),
-              new ObjectUri(BUCKET, name + "-staging/"), at, 0, 2).prepare();
+              new ObjectUri(BUCKET, name + "-staging/"), s3, 0, 2).prepare();
           WrittenShard s0 = write(sink, 0, bytes(6 * MIB, 40));
-          store.put(name + ".bsave", theirs, theirs.length, "application/octet-stream", null);
+          store.put(name + ".bsave", theirs, theirs.length, "application/octet-stream");
           assertThatThrownBy(() -> finish(sink, List.of(s0)))
-              .as(at.where())
+              .as(s3.where())
               .hasMessageContaining("s3://sink/" + name + ".bsave")
               .hasMessageContaining(wasThere
                   ? "the object it was to replace was replaced or removed meanwhile"
                   : "another object was written under this key meanwhile")
               .hasMessageContaining("nothing was written over it");
-          assertThat(store.get(name + ".bsave")).as(at.where()).isEqualTo(theirs);
+          assertThat(store.get(name + ".bsave")).as(s3.where()).isEqualTo(theirs);
           // (S3Mock's abort then removes the object too: a defect of the mock, not S3's way.)
           sink.discard();
           assertThat(store.uploadsInProgress(name + ".bsave")).isEmpty();
         }
         // With nothing written meanwhile, the image it was started to replace is replaced.
         ImageSink sink = new StoreImageSink(new ObjectUri(BUCKET, "meanwhile-true.bsave"),
-            new ObjectUri(BUCKET, "meanwhile-true-staging/"), at, 0, 2).prepare();
+            new ObjectUri(BUCKET, "meanwhile-true-staging/"), s3, 0, 2).prepare();
         WrittenShard s0 = write(sink, 0, bytes(6 * MIB, 41));
         long length = finish(sink, List.of(s0));
         assertThat(store.stat("meanwhile-true.bsave").orElseThrow().size()).isEqualTo(length);
@@ -237,7 +237,8 @@ class StoreImageSinkTest {
     }
     // S3 refuses a part for a completed upload (NoSuchUpload: the worker sees the image done);
     // S3Proxy stores it where nothing reads it. Either way the image stays the first run's.
-    assertThat(again.get(0).copy().where()).isIn(StoreImageSink.DONE, StoreImageSink.PART);
+    assertThat(again.get(0).copy())
+        .isInstanceOfAny(ImageSink.Copy.ImageComplete.class, ImageSink.Copy.Part.class);
     assertThat(finish(sink, again)).isEqualTo(length);
     holds("rerun", shards);
   }

@@ -42,7 +42,7 @@ class ReplacedImageTest {
   }
 
   static void put(String key, byte[] b) {
-    store.put(key, b, b.length, "application/octet-stream", null);
+    store.put(key, b, b.length, "application/octet-stream");
   }
 
   @Test

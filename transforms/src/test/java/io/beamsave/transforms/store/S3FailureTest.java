@@ -15,8 +15,8 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -124,7 +124,7 @@ class S3FailureTest {
     new java.util.Random(5).nextBytes(object);
     AtomicInteger ignored = new AtomicInteger();
     counted(server.endpoint(), ignored).put("reset-" + fault, object, object.length,
-        "application/octet-stream", null);
+        "application/octet-stream");
     try (FaultProxy proxy = new FaultProxy(server.port(), 0, 1)) {
       proxy.failNext(fault, 2);
       AtomicInteger calls = new AtomicInteger();

@@ -157,7 +157,7 @@ class ImageTransferTest {
     for (int part = 1; part <= 2; part++) {
       int off = (int) ((part - 1) * PART);
       store.uploadPart(to.key(), id, part, java.util.Arrays.copyOfRange(all, off, (int) (off + PART)),
-          (int) PART, Md5.of(all, off, (int) PART), null);
+          (int) PART, Md5.of(all, off, (int) PART));
     }
     java.util.Properties state = new java.util.Properties();
     state.setProperty("uploadId", id);
@@ -166,7 +166,7 @@ class ImageTransferTest {
     state.setProperty("imageSize", Long.toString(all.length));
     java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
     state.store(b, null);
-    store.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain", null);
+    store.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain");
     assertThat(store.stat(to.key())).as("nothing at the key before completion").isEmpty();
 
     ImageUpload.Result r = ImageUpload.upload(store, image, to, options("none", true), null);
@@ -199,9 +199,9 @@ class ImageTransferTest {
         state.setProperty("expect", Store.ABSENT);
         java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
         state.store(b, null);
-        at.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain", null);
+        at.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain");
         byte[] theirs = "another writer's".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        at.put(to.key(), theirs, theirs.length, "application/octet-stream", null);
+        at.put(to.key(), theirs, theirs.length, "application/octet-stream");
 
         assertThatThrownBy(() -> ImageUpload.upload(at, image, to, options("none", true), null))
             .hasMessageContaining("s3://" + BUCKET + "/appeared.bsave: another object was"
@@ -228,7 +228,7 @@ class ImageTransferTest {
     state.setProperty("imageSize", Long.toString(Files.size(image)));
     java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
     state.store(b, null);
-    store.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain", null);
+    store.put(ImageUpload.stateObject(to).key(), b.toByteArray(), b.size(), "text/plain");
     assertThatThrownBy(() -> ImageUpload.upload(store, image, to, options("none", true), null))
         .hasMessageContaining("used --transfer-codec zstd:3");
     // Without --resume, a fresh upload replaces it and leaves no parts behind.

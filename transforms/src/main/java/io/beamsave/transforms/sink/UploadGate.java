@@ -1,0 +1,83 @@
+package io.beamsave.transforms.sink;
+
+import io.beamsave.transforms.BeamsaveException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * Which runs of this JVM may still write to their image's upload, and the writes of its workers
+ * in flight, by upload id. A run is stopped for a while when its store cannot be reached (a job
+ * a cluster restarts in the same worker JVM once the store is back must not fail for it), and
+ * for good when its driver discards it. Every write of a worker passes {@link #write}, which
+ * refuses it for a stopped run and counts it while it is in flight, so that a discarded run
+ * aborts its upload only once none is left: a part that lands after its upload was aborted
+ * brings the upload back on some stores (S3Proxy's filesystem). The state is per JVM, as the
+ * driver and the workers of a run that share a JVM share no object but the sink they carry.
+ */
+final class UploadGate {
+  private UploadGate() {}
+
+  /** Why a run can no longer write, and until when ({@link System#nanoTime}) unless for good. */
+  private record Stopped(String why, boolean forever, long until) {}
+
+  /** Runs of this JVM stopped, by upload id: no worker writes for them meanwhile. */
+  private static final Map<String, Stopped> STOPPED = new ConcurrentHashMap<>();
+
+  /** Requests of this JVM's workers in flight, by upload id. */
+  private static final Map<String, AtomicInteger> IN_FLIGHT = new ConcurrentHashMap<>();
+
+  /** Fails at once, saying why, if the run of upload {@code uploadId} is stopped. */
+  static void check(String uploadId) {
+    Stopped s = STOPPED.get(uploadId);
+    if (s != null && (s.forever() || System.nanoTime() - s.until() < 0)) {
+      throw new BeamsaveException(s.why());
+    }
+  }
+
+  /** Runs {@code write} for upload {@code uploadId} unless its run is stopped, counted. */
+  static <T> T write(String uploadId, Supplier<T> write) {
+    AtomicInteger n = IN_FLIGHT.computeIfAbsent(uploadId, k -> new AtomicInteger());
+    n.incrementAndGet();
+    try {
+      check(uploadId);
+      return write.get();
+    } finally {
+      synchronized (n) {
+        n.decrementAndGet();
+        n.notifyAll();
+      }
+    }
+  }
+
+  /** Stops the run of upload {@code uploadId} for {@code pause}, unless it is stopped for good. */
+  static void stopFor(String uploadId, String why, Duration pause) {
+    Stopped now = new Stopped(why, false, System.nanoTime() + pause.toNanos());
+    STOPPED.merge(uploadId, now, (was, next) -> was.forever() ? was : next);
+  }
+
+  /**
+   * Stops the run of upload {@code uploadId} for good, then waits until none of its writes in
+   * this JVM is in flight, for at most {@code patience}.
+   */
+  static void stopForGood(String uploadId, String why, Duration patience) {
+    STOPPED.put(uploadId, new Stopped(why, true, 0));
+    AtomicInteger n = IN_FLIGHT.get(uploadId);
+    if (n == null) {
+      return;
+    }
+    long end = System.nanoTime() + patience.toNanos();
+    synchronized (n) {
+      while (n.get() > 0 && System.nanoTime() < end) {
+        try {
+          n.wait(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+}
