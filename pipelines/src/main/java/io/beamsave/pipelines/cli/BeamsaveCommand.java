@@ -86,7 +86,7 @@ public final class BeamsaveCommand implements Runnable {
     for (Class<?> c : commands) {
       byName.put(c.getAnnotation(Command.class).name(), c);
     }
-    return byName;
+    return java.util.Collections.unmodifiableMap(byName);
   }
 
   @Option(

@@ -5,6 +5,7 @@ import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.store.LinkThrottle;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -125,9 +126,14 @@ public final class StoreImageSink implements ImageSink {
     return new ObjectUri(uri().bucket(), staging).toString();
   }
 
-  /** The image's bucket, its writes sent through the link this JVM's workers share. */
+  /**
+   * The image's bucket, its writes sent through the link the run's workers in this JVM share:
+   * every library's staging of a run ({@code RUN/LIBRARY/shards/}) is under the run's.
+   */
   private Store store() {
-    return ThrottledStore.over(Stores.bucketOf(uri(), s3), LinkThrottle.shared(linkMbps));
+    String run = staging.replaceAll("[^/]+/[^/]+/?$", "");
+    return ThrottledStore.over(Stores.bucketOf(uri(), s3),
+        LinkThrottle.shared(uri().bucket() + "/" + run, linkMbps));
   }
 
   private String shardKey(int shard, long copy) {
@@ -275,7 +281,7 @@ public final class StoreImageSink implements ImageSink {
    */
   public boolean canCopy(int shard, String source, long length) {
     return shard > 0 && shard < maxShards() && length >= MIN_PART
-        && length <= MAX_COPIED_PART && ObjectUri.isObject(source)
+        && length <= MAX_COPIED_PART && Location.inStore(source)
         && ObjectUri.parse(source, false).bucket().equals(uri().bucket());
   }
 

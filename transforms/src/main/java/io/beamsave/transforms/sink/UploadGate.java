@@ -1,9 +1,8 @@
 package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.run.RunState;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -20,26 +19,22 @@ import java.util.function.Supplier;
 final class UploadGate {
   private UploadGate() {}
 
-  /** Why a run can no longer write, and until when ({@link System#nanoTime}) unless for good. */
-  private record Stopped(String why, boolean forever, long until) {}
-
-  /** Runs of this JVM stopped, by upload id: no worker writes for them meanwhile. */
-  private static final Map<String, Stopped> STOPPED = new ConcurrentHashMap<>();
-
-  /** Requests of this JVM's workers in flight, by upload id. */
-  private static final Map<String, AtomicInteger> IN_FLIGHT = new ConcurrentHashMap<>();
+  /** The run's state in this JVM, known by its upload id. */
+  private static RunState run(String uploadId) {
+    return RunState.of("upload " + uploadId);
+  }
 
   /** Fails at once, saying why, if the run of upload {@code uploadId} is stopped. */
   static void check(String uploadId) {
-    Stopped s = STOPPED.get(uploadId);
-    if (s != null && (s.forever() || System.nanoTime() - s.until() < 0)) {
+    RunState.Stop s = run(uploadId).stopped();
+    if (s != null) {
       throw new BeamsaveException(s.why());
     }
   }
 
   /** Runs {@code write} for upload {@code uploadId} unless its run is stopped, counted. */
   static <T> T write(String uploadId, Supplier<T> write) {
-    AtomicInteger n = IN_FLIGHT.computeIfAbsent(uploadId, k -> new AtomicInteger());
+    AtomicInteger n = run(uploadId).inFlight("writes");
     n.incrementAndGet();
     try {
       check(uploadId);
@@ -54,8 +49,7 @@ final class UploadGate {
 
   /** Stops the run of upload {@code uploadId} for {@code pause}, unless it is stopped for good. */
   static void stopFor(String uploadId, String why, Duration pause) {
-    Stopped now = new Stopped(why, false, System.nanoTime() + pause.toNanos());
-    STOPPED.merge(uploadId, now, (was, next) -> was.forever() ? was : next);
+    run(uploadId).stop(why, false, System.nanoTime() + pause.toNanos());
   }
 
   /**
@@ -63,11 +57,9 @@ final class UploadGate {
    * this JVM is in flight, for at most {@code patience}.
    */
   static void stopForGood(String uploadId, String why, Duration patience) {
-    STOPPED.put(uploadId, new Stopped(why, true, 0));
-    AtomicInteger n = IN_FLIGHT.get(uploadId);
-    if (n == null) {
-      return;
-    }
+    RunState state = run(uploadId);
+    state.stop(why, true, 0);
+    AtomicInteger n = state.inFlight("writes");
     long end = System.nanoTime() + patience.toNanos();
     synchronized (n) {
       while (n.get() > 0 && System.nanoTime() < end) {

@@ -30,7 +30,7 @@ public final class ImageLocation {
 
   /** The identity of {@code location}, a path or {@code s3://B/K}, as it is now. */
   public static ImageLocation of(String location) {
-    if (ObjectUri.isObject(location)) {
+    if (Location.inStore(location)) {
       ObjectUri uri = ObjectUri.parse(location, true);
       return new ImageLocation(location, uri.toString(), null);
     }

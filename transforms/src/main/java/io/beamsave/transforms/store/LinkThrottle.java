@@ -1,5 +1,6 @@
 package io.beamsave.transforms.store;
 
+import io.beamsave.transforms.run.RunState;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,15 +32,13 @@ public final class LinkThrottle {
     return mbps == 0 ? null : new LinkThrottle(mbps);
   }
 
-  private static final java.util.Map<Double, LinkThrottle> SHARED =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
   /**
-   * The throttle every transfer of this JVM to a link of {@code mbps} shares (null when 0), so
-   * that workers sending at once share the link's speed as they would share the link.
+   * The throttle every transfer of run {@code run} in this JVM to a link of {@code mbps} shares
+   * (null when 0), so that its workers sending at once share the link's speed as they would
+   * share the link. It is the run's ({@link RunState}).
    */
-  public static LinkThrottle shared(double mbps) {
-    return mbps == 0 ? null : SHARED.computeIfAbsent(mbps, LinkThrottle::of);
+  public static LinkThrottle shared(String run, double mbps) {
+    return mbps == 0 ? null : RunState.of("link " + run).shared(mbps, LinkThrottle::of);
   }
 
   /** Blocks until {@code n} bytes may pass. */

@@ -51,7 +51,7 @@ public sealed interface Location {
    * top) is in a store, anything else a local path.
    */
   static Location of(String text) {
-    return text.startsWith(ObjectUri.SCHEME) ? new InStore(ObjectUri.parse(text, true))
+    return inStore(text) ? new InStore(ObjectUri.parse(text, true))
         : new Local(Path.of(text));
   }
 

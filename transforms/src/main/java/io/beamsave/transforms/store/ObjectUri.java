@@ -7,14 +7,9 @@ import java.io.Serializable;
 public record ObjectUri(String bucket, String key) implements Serializable {
   public static final String SCHEME = "s3://";
 
-  /** Whether {@code location} names object storage rather than a local path. */
-  public static boolean isObject(String location) {
-    return location != null && location.startsWith(SCHEME);
-  }
-
   /** Parses {@code s3://BUCKET/KEY}; the key may be empty only when {@code prefixOk}. */
   public static ObjectUri parse(String uri, boolean prefixOk) {
-    if (!isObject(uri)) {
+    if (!Location.inStore(uri)) {
       throw new BeamsaveException(uri + ": not an s3:// location");
     }
     String rest = uri.substring(SCHEME.length());

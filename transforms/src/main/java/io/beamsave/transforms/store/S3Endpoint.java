@@ -25,7 +25,23 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * RetryingStore} is the only code that does and attempts do not multiply.
  */
 final class S3Endpoint {
+  /**
+   * One per settings this JVM used: a handful (each command or job names one endpoint), closed
+   * with the JVM so that their connections are given back rather than dropped.
+   */
   private static final Map<S3Settings, S3Endpoint> ENDPOINTS = new ConcurrentHashMap<>();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      for (S3Endpoint e : ENDPOINTS.values()) {
+        try {
+          e.client.close();
+        } catch (RuntimeException ignored) {
+          // Exiting anyway: a client that cannot close has nothing left to lose.
+        }
+      }
+    }, "beamsave-s3-close"));
+  }
 
   private final S3Settings s3;
   private final S3Client client;

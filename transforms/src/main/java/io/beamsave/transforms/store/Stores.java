@@ -11,7 +11,7 @@ public final class Stores {
    * storage. A prefix is taken as a directory: keys are relative to {@code PREFIX/}.
    */
   public static Store open(String location, S3Settings s3) {
-    if (!ObjectUri.isObject(location)) {
+    if (!Location.inStore(location)) {
       return new LocalStore(Path.of(location));
     }
     ObjectUri root = ObjectUri.parse(location, true);
