@@ -265,6 +265,15 @@ class CommandLineTest {
     assertThat(bad).containsPattern("(?m)^beamsave_save_success 0\\.0$")
         .contains(lastSuccess).doesNotContain("beamsave_save_raw_bytes");
     assertThat(dir.resolve(".beamsave.prom.tmp")).doesNotExist();
+
+    // A save that fails on what it was asked, before it looks at a library, says so too.
+    Files.writeString(metrics, ok);
+    Cli refused = Cli.run("save", "--library", payroll, "--image", dir.resolve("m.bsave"), "-q",
+        "--metrics-file", metrics, "--full-every", "3");
+    assertThat(refused.exit()).isNotZero();
+    assertThat(refused.err()).contains("--full-every needs --base");
+    assertThat(Files.readString(metrics)).containsPattern("(?m)^beamsave_save_success 0\\.0$")
+        .contains(lastSuccess);
   }
 
   @Test

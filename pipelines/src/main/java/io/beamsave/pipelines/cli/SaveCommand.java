@@ -179,9 +179,16 @@ final class SaveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    SaveRequest request;
+    CommandLine cli = spec.commandLine();
+    Save.Result result = Save.run(metricsFile, this::request, pipeline::options, new Save.Output(
+        json::note, json::warning, pipeline.progress(cli.getErr(), json),
+        done -> print(done, cli.getOut())));
+    return result.partial() ? BeamsaveCommand.EXIT_PARTIAL : 0;
+  }
+
+  private SaveRequest request() {
     try {
-      request = new SaveRequest(libraries, image, staging, codec,
+      return new SaveRequest(libraries, image, staging, codec,
           shardSize == null ? null : Sizes.parse(shardSize), Sizes.parse(blockSize), linkMbps,
           select.selection(), allowChanging, skipUnreadable, incremental.base,
           incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
@@ -189,11 +196,6 @@ final class SaveCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }
-    CommandLine cli = spec.commandLine();
-    Save.Result result = Save.run(request, pipeline.options(), new Save.Output(
-        json::note, json::warning, pipeline.progress(cli.getErr(), json)));
-    print(result, cli.getOut());
-    return result.partial() ? BeamsaveCommand.EXIT_PARTIAL : 0;
   }
 
   private void print(Save.Result result, PrintWriter out) {

@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
@@ -38,8 +39,13 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * and the ledger beside each image.
  */
 public final class Save {
-  /** Where the save speaks: notes and warnings as they come, progress while it runs. */
-  public record Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress) {}
+  /**
+   * Where the save speaks: notes and warnings as they come, progress while it runs, and the
+   * result once the images are complete, before the report file and the ledger are written
+   * (the operator sees the report even when those fail).
+   */
+  public record Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress,
+      Consumer<Result> result) {}
 
   /**
    * What a save produced.
@@ -64,19 +70,23 @@ public final class Save {
   }
 
   /**
-   * Runs {@code request} to its end. On failure no unfinished image or staging is left (see
-   * {@link SavePipeline#run}), and a metrics file, if asked for, says the save failed.
+   * Runs the save {@code request} asks for to its end. On failure no unfinished image or
+   * staging is left (see {@link SavePipeline#run}), and {@code metricsFile}, if not null, says
+   * the save failed: also when the request or the options cannot be made, which is why they
+   * are made here.
    */
-  public static Result run(SaveRequest request, PipelineOptions options, Output output)
-      throws IOException {
+  public static Result run(Path metricsFile, Supplier<SaveRequest> request,
+      Supplier<PipelineOptions> options, Output output) throws IOException {
     Instant began = Instant.now();
     try {
-      return new Save(request, output).run(options);
+      checkMetricsFile(metricsFile);
+      PipelineOptions beam = options.get();
+      return new Save(request.get(), output).run(beam);
     } catch (RuntimeException | IOException e) {
-      if (request.metricsFile() != null) {
+      if (metricsFile != null) {
         // A failure is news for the monitoring too; what it was is on stderr.
         try {
-          SaveMetrics.write(request.metricsFile(), null, began, Instant.now());
+          SaveMetrics.write(metricsFile, null, began, Instant.now());
         } catch (RuntimeException unwritable) {
           e.addSuppressed(unwritable);
         }
@@ -86,7 +96,6 @@ public final class Save {
   }
 
   private Result run(PipelineOptions options) throws IOException {
-    checkMetricsFile();
     Workers workers = Workers.of(options);
     SaveSpec save = spec(workers);
     // The walk overlaps reading the base images' catalogs and the start-up of Beam and its
@@ -108,16 +117,17 @@ public final class Save {
       output.warning().accept(changed + " file(s) changed while being saved; marked in the image");
     }
     boolean partial = warnPartial(save, outcome);
+    Result result = new Result(outcome, report, partial, start, end);
+    output.result().accept(result);
     if (request.reportJson() != null) {
       report.writeJson(request.reportJson());
     }
     record(save, outcome, start, end);
-    return new Result(outcome, report, partial, start, end);
+    return result;
   }
 
   /** Found out before the save, not after a good one. */
-  private void checkMetricsFile() {
-    Path file = request.metricsFile();
+  private static void checkMetricsFile(Path file) {
     if (file == null) {
       return;
     }

@@ -1,7 +1,6 @@
 package io.beamsave.transforms.run;
 
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -85,13 +84,20 @@ public final class RunState {
       return;
     }
     long idle = TimeUnit.MINUTES.toNanos(IDLE_MINUTES);
-    for (Iterator<RunState> it = RUNS.values().iterator(); it.hasNext(); ) {
-      RunState s = it.next();
-      // One with an undo registered is the launcher's running command: it stays.
-      if (now - s.lastUsed > idle && s.cleanups.isEmpty()) {
-        it.remove();
-      }
+    for (String run : RUNS.keySet()) {
+      RUNS.computeIfPresent(run, (k, s) -> s.idleSince(now, idle) ? null : s);
     }
+  }
+
+  /**
+   * Whether nothing of the run has been used for {@code idle} nanoseconds and nothing of it can
+   * still matter: no undo registered (the launcher's running command), no write in flight, no
+   * stop for good that a late worker must still see.
+   */
+  private boolean idleSince(long now, long idle) {
+    Stop s = stop.get();
+    return now - lastUsed > idle && cleanups.isEmpty() && (s == null || !s.forever())
+        && inFlight.values().stream().allMatch(n -> n.get() == 0);
   }
 
   /** The run's monitor for {@code what} (a file it writes): the same object for every caller. */

@@ -43,8 +43,7 @@ import java.util.function.Function;
  * whose ETag the part has, so the catalog always describes the bytes the image holds. The image
  * appears at its key only when complete and its length checked. A failed or interrupted run
  * aborts the upload once its workers in this JVM have no write in flight ({@link UploadGate}),
- * and its staged shards are removed either way. Every write is sent at {@code --link-mbps},
- * through the throttle the workers of this JVM share.
+ * and its staged shards are removed either way.
  */
 public final class StoreImageSink implements ImageSink {
   private static final long serialVersionUID = 3L;
@@ -126,14 +125,10 @@ public final class StoreImageSink implements ImageSink {
     return new ObjectUri(uri().bucket(), staging).toString();
   }
 
-  /**
-   * The image's bucket, its writes sent through the link the run's workers in this JVM share:
-   * every library's staging of a run ({@code RUN/LIBRARY/shards/}) is under the run's.
-   */
+  /** The image's bucket, through the link ({@code --link-mbps}) the run's workers share. */
   private Store store() {
-    String run = staging.replaceAll("[^/]+/[^/]+/?$", "");
     return ThrottledStore.over(Stores.bucketOf(uri(), s3),
-        LinkThrottle.shared(uri().bucket() + "/" + run, linkMbps));
+        LinkThrottle.shared(UploadGate.runOf(staging), linkMbps));
   }
 
   private String shardKey(int shard, long copy) {

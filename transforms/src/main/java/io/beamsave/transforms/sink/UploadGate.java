@@ -5,6 +5,8 @@ import io.beamsave.transforms.run.RunState;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import java.util.regex.MatchResult;
+import java.util.regex.Pattern;
 
 /**
  * Which runs of this JVM may still write to their image's upload, and the writes of its workers
@@ -18,6 +20,17 @@ import java.util.function.Supplier;
  */
 final class UploadGate {
   private UploadGate() {}
+
+  /** The run's part of a staging prefix ({@code .../.beamsave-staging-RUN/LIBRARY/shards/}). */
+  private static final Pattern RUN = Pattern.compile("\\.beamsave-staging-[^/]+");
+
+  /**
+   * The name of the run whose shards are staged under {@code staging}: the same for every
+   * library of one run, wherever its images go.
+   */
+  static String runOf(String staging) {
+    return RUN.matcher(staging).results().map(MatchResult::group).findFirst().orElse(staging);
+  }
 
   /** The run's state in this JVM, known by its upload id. */
   private static RunState run(String uploadId) {
