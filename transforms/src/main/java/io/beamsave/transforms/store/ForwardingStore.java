@@ -93,11 +93,6 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
-  public boolean conditionalWrites() {
-    return store.conditionalWrites();
-  }
-
-  @Override
   public void abort(String key, String uploadId) {
     store.abort(key, uploadId);
   }

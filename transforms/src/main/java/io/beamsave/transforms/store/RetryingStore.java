@@ -164,11 +164,6 @@ public final class RetryingStore implements Store {
   }
 
   @Override
-  public boolean conditionalWrites() {
-    return store.conditionalWrites();
-  }
-
-  @Override
   public void abort(String key, String uploadId) {
     run(() -> store.abort(key, uploadId));
   }

@@ -150,8 +150,8 @@ public interface Store {
    * there: nothing ({@link #ABSENT}, S3's {@code If-None-Match: *}), or an object with the ETag
    * {@code expect} ({@code If-Match}); null makes it whatever is there. Fails with {@link
    * StoreException.Kind#CHANGED}, completing nothing, when the condition does not hold. A store
-   * that cannot make the write conditional checks the key just before instead (a narrow race
-   * left open, said in {@link #conditionalWrites}). Returns the object's ETag.
+   * that cannot make the write conditional checks the key just before instead ({@link
+   * #checkHolds}: a narrow race left open). Returns the object's ETag.
    */
   String complete(String key, String uploadId, List<Part> parts, String expect);
 
@@ -173,14 +173,6 @@ public interface Store {
               : "the object it was to replace was replaced or removed meanwhile")
           + "; nothing was written over it");
     }
-  }
-
-  /**
-   * Whether {@link #complete(String, String, List, String)} is atomic in this store, not only
-   * checked just before.
-   */
-  default boolean conditionalWrites() {
-    return true;
   }
 
   /** Drops the upload and its parts. */
