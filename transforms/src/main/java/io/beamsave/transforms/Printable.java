@@ -20,6 +20,42 @@ public final class Printable {
 
   private static final char[] HEX = "0123456789abcdef".toCharArray();
 
+  /**
+   * The bytes a printed name stands for: the inverse of {@link #bytes(byte[])}, {@code \xNN}
+   * one byte, {@code \\} a backslash, anything else its UTF-8.
+   *
+   * @throws IllegalArgumentException for a backslash followed by anything else
+   */
+  public static byte[] parse(String printed) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(printed.length());
+    int i = 0;
+    while (i < printed.length()) {
+      int next = printed.indexOf('\\', i);
+      int end = next < 0 ? printed.length() : next;
+      out.writeBytes(printed.substring(i, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      if (next < 0) {
+        break;
+      }
+      if (printed.startsWith("\\\\", next)) {
+        out.write('\\');
+        i = next + 2;
+      } else if (printed.startsWith("\\x", next) && next + 4 <= printed.length()
+          && hexValue(printed, next + 2) >= 0) {
+        out.write(hexValue(printed, next + 2));
+        i = next + 4;
+      } else {
+        throw new IllegalArgumentException("a backslash is written \\\\ and a byte \\xNN");
+      }
+    }
+    return out.toByteArray();
+  }
+
+  private static int hexValue(String s, int at) {
+    int hi = Character.digit(s.charAt(at), 16);
+    int lo = Character.digit(s.charAt(at + 1), 16);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+  }
+
   /** {@code name} printed as described above. */
   public static String bytes(byte[] name) {
     return bytes(name, 0, name.length);

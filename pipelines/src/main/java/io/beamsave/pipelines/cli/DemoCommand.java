@@ -124,11 +124,12 @@ final class DemoCommand implements Callable<Integer> {
       }
       try (ImageRef ref = ImageRef.of(from, s3, progress)) {
         RestorePipeline.Outcome r =
-            RestorePipeline.run(ref, restored, List.of(), false, pipeline.options(), progress);
+            RestorePipeline.run(ref, restored, List.of(), false,
+                io.beamsave.pipelines.restore.ReadRun.PipelineUse.AUTO, pipeline::options, progress);
         out.printf(
             Locale.ROOT, "restored %s: %d files into %s (%.2fs)%n", from, r.files(), restored,
             r.seconds());
-        VerifyPipeline.Outcome v = VerifyPipeline.run(ref, pipeline.options(), progress);
+        VerifyPipeline.Outcome v = VerifyPipeline.run(ref, pipeline::options, progress);
         out.printf(
             Locale.ROOT, "verified %s: every block and digest OK (%.2fs)%n", from, v.seconds());
       }

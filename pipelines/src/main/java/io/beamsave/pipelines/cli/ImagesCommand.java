@@ -8,7 +8,7 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.store.Location;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -240,14 +240,16 @@ final class ImagesCommand implements Callable<Integer> {
   private Row read(StoredImages.Image i) {
     String fallback = libraryOf(i);
     try {
-      Catalog c = StoredImages.catalog(i, s3.settings(), keys.keys());
-      if (c == null) {
+      CatalogHead h = StoredImages.head(i, s3.settings(), keys.keys());
+      if (h == null) {
         return new Row(i, fallback, null, -1, -1, -1, "transfer-compressed", null, List.of());
       }
-      long changed = c.entries().stream().filter(Entry::changed).count();
-      long unreadable = c.entries().stream().filter(Entry::unreadable).count();
+      Catalog c = h.catalog();
+      long changed = h.totals().changed();
+      long unreadable = h.totals().unreadable();
       // One being replaced is whole until the new one takes its name.
-      return new Row(i, c.library(), c.codecSpec(), c.rawBytes(), c.ownRawBytes(), c.fileCount(),
+      return new Row(i, c.library(), c.codecSpec(), h.totals().rawBytes(),
+          h.totals().ownBytes(), h.totals().files(),
           i.busy() ? "in progress" : unreadable > 0 ? "partial (" + unreadable + " unreadable)"
               : changed > 0 ? "changed (" + changed + ")" : "ok", Lineage.of(c), List.of());
     } catch (KeyException e) {

@@ -3,12 +3,17 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.Printable;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogHead;
+import io.beamsave.transforms.image.CatalogWalk;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.PathBytes;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -16,6 +21,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /** {@code beamsave list}: the catalog as a table. */
 @Command(
@@ -25,12 +31,14 @@ import picocli.CommandLine.Option;
       "%nExamples:",
       "  beamsave list /backup/data.bsave",
       "  beamsave list /backup/data/latest --sources",
+      "  beamsave list /backup/data/latest home/alice/mail",
       "  beamsave list s3://backups/nightly/data/latest --json | jq -r 'select(.type==\"entry\") | .path'"
     },
     description =
-        "List the entries of an image (type, mode, size, mtime in UTC, path). Reads only the"
-            + " trailer and the catalog (an incremental image's catalog lists the whole tree:"
-            + " no base is read).")
+        "List the entries of an image (type, mode, size, mtime in UTC, path), in path order,"
+            + " or only those at and beneath PATH. Reads only the trailer and the catalog (an"
+            + " incremental image's catalog lists the whole tree: no base is read), page by"
+            + " page.")
 final class ListCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
@@ -134,58 +142,114 @@ final class ListCommand implements Callable<Integer> {
     }
   }
 
+  @Parameters(
+      index = "1",
+      arity = "0..1",
+      paramLabel = "PATH",
+      description =
+          "List only PATH (a path in the image, as 'list' prints it: a byte that is not UTF-8"
+              + " as \\xNN) and what is beneath it. Of a paged catalog (images saved since"
+              + " format version 5) only the pages that hold them are read.")
+  String path;
+
   @Override
   public Integer call() {
-    Catalog c;
-    try (ImageRef ref = image.open(null)) {
-      c = ref.readCatalog();
-    }
+    PathBytes under = path == null ? PathBytes.of("") : parsePath(path);
     PrintWriter out = spec.commandLine().getOut();
-    if (json.on()) {
-      Map<String, Object> head = JsonOutput.object("image");
-      head.put("image", image.image());
-      head.put("library", c.library());
-      head.put("codec", c.codecSpec());
-      head.put("created", Instant.ofEpochMilli(c.createdMillis()).toString());
-      head.put("entries", c.entries().size());
-      head.put("files", c.fileCount());
-      head.put("rawBytes", c.rawBytes());
-      head.put("shards", c.shards().size());
-      head.put("blockSize", c.blockSize());
-      head.put("shardSize", c.shardSize());
-      head.put("imageId", c.id().toString());
-      head.put("depth", c.depth());
-      head.put("bases", c.bases().stream().map(Catalog.Base::location).toList());
-      json.emit(head);
-      for (Entry e : c.entries()) {
+    try (ImageRef ref = image.open(null)) {
+      // The entries stream page by page: a catalog of any size lists in the memory of a page.
+      Lister lister = new Lister(out, under);
+      ref.walk(List.of(under), lister::head, lister);
+      lister.end();
+    }
+    return 0;
+  }
+
+  private static PathBytes parsePath(String text) {
+    String p = text;
+    while (p.endsWith("/") && p.length() > 1) {
+      p = p.substring(0, p.length() - 1);
+    }
+    p = p.startsWith("/") ? p.substring(1) : p;
+    try {
+      return PathBytes.of(Printable.parse(p));
+    } catch (IllegalArgumentException e) {
+      throw new BeamsaveException("PATH '" + text + "': " + e.getMessage());
+    }
+  }
+
+  /** Prints the head once the catalog's head is known, then each entry as it comes. */
+  private final class Lister implements CatalogWalk.Visitor {
+    private final PrintWriter out;
+    private final PathBytes under;
+    private Catalog c;
+    private String sourceColumn;
+    private long files;
+    private long bytes;
+    private long entries;
+
+    Lister(PrintWriter out, PathBytes under) {
+      this.out = out;
+      this.under = under;
+    }
+
+    void head(CatalogHead h) {
+      c = h.catalog();
+      if (json.on()) {
+        Map<String, Object> head = JsonOutput.object("image");
+        head.put("image", image.image());
+        head.put("library", c.library());
+        head.put("codec", c.codecSpec());
+        head.put("created", Instant.ofEpochMilli(c.createdMillis()).toString());
+        head.put("entries", h.totals().entries());
+        head.put("files", h.totals().files());
+        head.put("rawBytes", h.totals().rawBytes());
+        head.put("shards", c.shards().size());
+        head.put("blockSize", c.blockSize());
+        head.put("shardSize", c.shardSize());
+        head.put("imageId", c.id().toString());
+        head.put("depth", c.depth());
+        head.put("bases", c.bases().stream().map(Catalog.Base::location).toList());
+        json.emit(head);
+        return;
+      }
+      out.printf(
+          Locale.ROOT,
+          "library %s, codec %s, saved %s UTC, %d entries, %d shards%n",
+          Printable.text(c.library()),
+          Printable.text(c.codecSpec()),
+          time(Math.floorDiv(c.createdMillis(), 1000)),
+          h.totals().entries(),
+          c.shards().size());
+      if (c.incremental()) {
+        out.printf(Locale.ROOT, "incremental (save %d of its chain): %s of its files' bytes are"
+            + " in %d base image%s, e.g. %s%n", c.depth(),
+            Sizes.human(h.totals().rawBytes() - h.totals().ownBytes()),
+            c.bases().size(), c.bases().size() == 1 ? "" : "s",
+            Printable.text(c.bases().get(0).location()));
+      }
+      int width = 0;
+      if (sources) {
+        for (Catalog.Base b : c.bases()) {
+          width = Math.max(width, b.location().length() - b.location().lastIndexOf('/') - 1);
+        }
+      }
+      sourceColumn = sources ? "%-" + Math.max(6, width) + "s  " : "%s";
+      out.printf(Locale.ROOT, "%-4s %-5s %12s  %-19s  " + sourceColumn + "%s%n", "type", "mode",
+          "size", "mtime", sources ? "source" : "", "path");
+    }
+
+    @Override
+    public void visit(Entry e) {
+      entries++;
+      if (e.isFile()) {
+        files++;
+        bytes += e.size();
+      }
+      if (json.on()) {
         json.emit(entry(e, sources ? c : null));
+        return;
       }
-      return 0;
-    }
-    out.printf(
-        Locale.ROOT,
-        "library %s, codec %s, saved %s UTC, %d entries, %d shards%n",
-        Printable.text(c.library()),
-        Printable.text(c.codecSpec()),
-        time(Math.floorDiv(c.createdMillis(), 1000)),
-        c.entries().size(),
-        c.shards().size());
-    if (c.incremental()) {
-      out.printf(Locale.ROOT, "incremental (save %d of its chain): %s of its files' bytes are in"
-          + " %d base image%s, e.g. %s%n", c.depth(), Sizes.human(c.rawBytes() - c.ownRawBytes()),
-          c.bases().size(), c.bases().size() == 1 ? "" : "s",
-          Printable.text(c.bases().get(0).location()));
-    }
-    int width = 0;
-    if (sources) {
-      for (Entry e : c.entries()) {
-        width = Math.max(width, source(c, e).length());
-      }
-    }
-    String sourceColumn = sources ? "%-" + Math.max(6, width) + "s  " : "%s";
-    out.printf(Locale.ROOT, "%-4s %-5s %12s  %-19s  " + sourceColumn + "%s%n", "type", "mode",
-        "size", "mtime", sources ? "source" : "", "path");
-    for (Entry e : c.entries()) {
       String type =
           switch (e.type()) {
             case FILE -> e.unreadable() ? "f?" : e.changed() ? "f!" : "f";
@@ -203,12 +267,20 @@ final class ListCommand implements Callable<Integer> {
           e.path(),
           e.linkTarget() == null ? "" : " -> " + e.linkTarget());
     }
-    out.printf(
-        Locale.ROOT,
-        "%d files, %s (f! = changed while being saved, f? = could not be read: not saved,"
-            + " d? = could not be wholly listed: holds only what could)%n",
-        c.fileCount(),
-        Sizes.human(c.rawBytes()));
-    return 0;
+
+    void end() {
+      if (!under.isEmpty() && entries == 0) {
+        throw new BeamsaveException(image.image() + " holds no entry '" + under + "'");
+      }
+      if (json.on()) {
+        return;
+      }
+      out.printf(
+          Locale.ROOT,
+          "%d files, %s (f! = changed while being saved, f? = could not be read: not saved,"
+              + " d? = could not be wholly listed: holds only what could)%n",
+          files,
+          Sizes.human(bytes));
+    }
   }
 }

@@ -62,14 +62,21 @@ final class RestoreCommand implements Callable<Integer> {
 
   @Mixin PipelineArgs pipeline;
 
+  @Mixin ReadArgs read;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     RestorePipeline.Outcome o;
-    try (ImageRef ref = image.open(progress).readCatalogAhead()) {
-      o = RestorePipeline.run(ref, target, includes, overwrite, pipeline.options(), progress);
+    try (ImageRef ref = image.open(progress)) {
+      if (RestorePipeline.literalPaths(includes) == null) {
+        // The whole catalog is needed: read it while Beam starts.
+        ref.readCatalogAhead();
+      }
+      o = RestorePipeline.run(ref, target, includes, overwrite, read.pipelineUse,
+          pipeline::options, progress);
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));
     spec.commandLine()

@@ -45,6 +45,8 @@ final class VerifyCommand implements Callable<Integer> {
 
   @Mixin PipelineArgs pipeline;
 
+  @Mixin ReadArgs read;
+
   @Mixin JsonOutput json;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -58,7 +60,8 @@ final class VerifyCommand implements Callable<Integer> {
       if (ends.encrypted() && ref.keys().isEmpty()) {
         return withoutKey(ref, ends, progress);
       }
-      o = VerifyPipeline.run(ref.readCatalogAhead(), chain, pipeline.options(), progress);
+      o = VerifyPipeline.run(ref.readCatalogAhead(), chain, read.pipelineUse,
+          pipeline::options, progress);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (json.on()) {

@@ -104,7 +104,8 @@ public final class Experiments {
       ProcessUsage before = ProcessUsage.now();
       long start = System.nanoTime();
       try (ImageRef ref = ImageRef.of(saved.image.toString(), null, null)) {
-        RestorePipeline.run(ref, target, List.of(), false, options, null);
+        RestorePipeline.run(ref, target, List.of(), false,
+            io.beamsave.pipelines.restore.ReadRun.PipelineUse.ALWAYS, () -> options, null);
       }
       double seconds = (System.nanoTime() - start) / 1e9;
       ProcessUsage usage = ProcessUsage.now().since(before);

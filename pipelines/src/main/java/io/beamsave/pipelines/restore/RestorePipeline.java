@@ -5,17 +5,26 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.beam.Elements;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ReadShards;
 import io.beamsave.transforms.read.ReadTask;
 import io.beamsave.transforms.run.StageMetrics;
+import io.beamsave.transforms.select.Glob;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.transforms.Reshuffle;
@@ -41,6 +50,26 @@ public final class RestorePipeline {
   public record Outcome(
       Path target, long files, long entries, long bytes, double seconds, List<String> warnings) {}
 
+  /**
+   * The paths {@code includes} name when every one is an anchored path without wildcards
+   * ({@code d/f}, {@code /etc}): what they select is beneath them and above them only, and a
+   * paged catalog reads just those pages. Null when there are none, or any is a pattern.
+   */
+  public static List<PathBytes> literalPaths(List<String> includes) {
+    if (includes == null || includes.isEmpty()) {
+      return null;
+    }
+    List<PathBytes> out = new ArrayList<>();
+    for (String i : includes) {
+      PathBytes p = Glob.literalPath(i);
+      if (p == null) {
+        return null;
+      }
+      out.add(p);
+    }
+    return out;
+  }
+
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
     return p.apply("Shards", Elements.of(tasks, ReadTask.CODER))
@@ -53,11 +82,33 @@ public final class RestorePipeline {
       Path target,
       List<String> includes,
       boolean overwrite,
-      PipelineOptions options,
+      ReadRun.PipelineUse use,
+      Supplier<PipelineOptions> options,
       PrintWriter progress) {
     long start = System.nanoTime();
-    Catalog catalog = image.readCatalog();
-    List<Entry> chosen = new ArrayList<>(Selection.select(catalog.entries(), includes));
+    List<PathBytes> literal = literalPaths(includes);
+    Catalog catalog;
+    List<Entry> candidates;
+    if (literal == null) {
+      catalog = image.readCatalog();
+      candidates = catalog.entries();
+    } else {
+      // Named paths: only the catalog pages that hold them and their directories are read.
+      Map<PathBytes, Entry> found = new LinkedHashMap<>();
+      CatalogHead head = image.walk(literal, e -> found.putIfAbsent(e.path(), e));
+      Set<PathBytes> above = new TreeSet<>(PathOrder.PATHS);
+      for (PathBytes p : literal) {
+        for (PathBytes d = p.parent(); d != null; d = d.parent()) {
+          above.add(d);
+        }
+      }
+      for (Entry e : image.find(List.copyOf(above), head)) {
+        found.putIfAbsent(e.path(), e);
+      }
+      catalog = head.catalog();
+      candidates = List.copyOf(found.values());
+    }
+    List<Entry> chosen = new ArrayList<>(Selection.select(candidates, includes));
     // A file the save could not read holds zeros or nothing: making it would pass that off as
     // the file, so it stays out, and the operator is told.
     List<Entry> unread = chosen.stream().filter(e -> e.isFile() && e.unreadable()).toList();
@@ -71,8 +122,8 @@ public final class RestorePipeline {
     List<Entry> files = chosen.stream().filter(Entry::isFile).toList();
     long bytes = files.stream().mapToLong(Entry::size).sum();
     // Before the target is touched: a missing or replaced base fails the restore up front.
-    ImageChain chain = ImageChain.resolve(image.member(), files, image.s3(), image.keys(),
-        image.baseLocations());
+    ImageChain chain = ImageChain.resolve(image.member(catalog), files, image.s3(),
+        image.keys(), image.baseLocations());
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       boolean finished = false;
@@ -80,16 +131,11 @@ public final class RestorePipeline {
       try {
         long[] ids = tree.create(chosen);
         List<ReadTask> tasks = ReadTask.forEntries(chain, files, ids);
-        long clampedByWorkers = 0;
-        if (!tasks.isEmpty()) {
-          Pipeline p = Pipeline.create(options);
-          build(p, tasks,
-              ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys())
-                  .withTags(chain.tags()));
-          workersRan = true;
-          clampedByWorkers = Job.run(p, progress("restored", bytes, tasks.size()), progress)
-              .counter(StageMetrics.MTIMES_CLAMPED);
-        }
+        workersRan = !tasks.isEmpty();
+        long clampedByWorkers = ReadRun.read(tasks,
+            ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys())
+                .withTags(chain.tags()), bytes, use, options,
+            progress("restored", bytes, tasks.size()), progress).mtimesClamped();
         // The library root's metadata goes to the target in a whole restore; one of chosen
         // entries leaves the target as it was.
         boolean whole = includes == null || includes.isEmpty();

@@ -144,6 +144,20 @@ public final class StoredImages {
     }
   }
 
+  /**
+   * The head of {@code image}'s catalog (its catalog without entries, and the totals), as
+   * {@link #catalog} reads the catalog: of a paged catalog, the head alone is read.
+   */
+  public static io.beamsave.transforms.image.CatalogHead head(Image image, S3Settings s3,
+      Keys keys) throws IOException {
+    if (transferCompressed(image, s3)) {
+      return null;
+    }
+    try (ImageSource src = ImageSources.open(image.uri(), s3)) {
+      return ImageReader.readHead(src, keys, true);
+    }
+  }
+
   private static boolean transferCompressed(Image image, S3Settings s3) {
     return Location.inStore(image.uri())
         && !ImageSources.transferCodecOf(image.uri(), s3).isNone();
@@ -160,11 +174,12 @@ public final class StoredImages {
     }
     try (ImageSource src = ImageSources.open(image.uri(), s3)) {
       ImageReader.Trailer ends = ImageReader.readEnds(src);
+      // The head alone holds the lineage: a paged catalog's entries are not read.
       if (!ends.encrypted()) {
-        return Lineage.of(ImageReader.readCatalog(src));
+        return Lineage.of(ImageReader.readHead(src, Keys.NONE, false).catalog());
       }
       try {
-        return Lineage.of(ImageReader.readCatalog(src, keys));
+        return Lineage.of(ImageReader.readHead(src, keys, false).catalog());
       } catch (KeyException notForTheseKeys) {
         return Lineage.of(ends.envelope());
       }

@@ -3,8 +3,13 @@ package io.beamsave.pipelines.transfer;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogHead;
+import io.beamsave.transforms.image.CatalogWalk;
+import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
@@ -156,12 +161,68 @@ public final class ImageRef implements AutoCloseable {
   }
 
   /**
+   * The catalog's head and the entries under each of {@code under} (all of them for an empty
+   * path), read page by page: only the pages that can hold them. {@code visitor} hears each
+   * entry in path order, holding no more than a page of them.
+   *
+   * @return the head (its catalog without entries), which {@link #member(Catalog)} takes
+   */
+  public CatalogHead walk(List<PathBytes> under, CatalogWalk.Visitor visitor) {
+    return walk(under, h -> { }, visitor);
+  }
+
+  /** Like {@link #walk(List, CatalogWalk.Visitor)}, {@code onHead} told of the head first. */
+  public CatalogHead walk(List<PathBytes> under, java.util.function.Consumer<CatalogHead> onHead,
+      CatalogWalk.Visitor visitor) {
+    try (ImageSource src = ImageSources.open(location, s3)) {
+      CatalogHead head = ImageReader.readHead(src, keys, false);
+      tag = src.tag();
+      onHead.accept(head);
+      CatalogWalk walk =
+          new CatalogWalk(src, head);
+      for (PathBytes p : under) {
+        walk.walk(p, visitor);
+      }
+      return head;
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The entries at {@code paths} that the catalog has, in the order given (absent ones left
+   * out), each read from the one page that can hold it.
+   */
+  public List<Entry> find(List<PathBytes> paths,
+      CatalogHead head) {
+    try (ImageSource src = ImageSources.open(location, s3)) {
+      CatalogWalk walk =
+          new CatalogWalk(src, head);
+      List<Entry> out = new java.util.ArrayList<>();
+      for (PathBytes p : paths) {
+        Entry e = walk.find(p);
+        if (e != null) {
+          out.add(e);
+        }
+      }
+      return out;
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
+  }
+
+  /** The image as a chain's first member, known by {@code catalog} (a head will do). */
+  public ImageChain.Member member(Catalog catalog) {
+    return new ImageChain.Member(location, catalog, tag);
+  }
+
+  /**
    * The image as a chain's first member: where it is, its catalog ({@link #readCatalog}), and
    * the tag of what was read, which workers reading it then expect.
    */
-  public io.beamsave.transforms.read.ImageChain.Member member() {
+  public ImageChain.Member member() {
     Catalog c = readCatalog();
-    return new io.beamsave.transforms.read.ImageChain.Member(location, c, tag);
+    return new ImageChain.Member(location, c, tag);
   }
 
   @Override

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.verify;
 
+import io.beamsave.pipelines.restore.ReadRun;
 import io.beamsave.pipelines.restore.RestorePipeline;
-import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
@@ -14,7 +14,6 @@ import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.read.ReadShards;
 import io.beamsave.transforms.read.ReadTask;
-import io.beamsave.transforms.run.StageMetrics;
 import java.io.PrintWriter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -22,7 +21,7 @@ import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.apache.beam.sdk.Pipeline;
+import java.util.function.Supplier;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
@@ -39,16 +38,17 @@ public final class VerifyPipeline {
       Catalog catalog, long bytesChecked, long changedFiles, double seconds,
       List<ImageChain.Member> images) {}
 
-  public static Outcome run(ImageRef image, PipelineOptions options, PrintWriter progress) {
-    return run(image, false, options, progress);
+  public static Outcome run(ImageRef image, Supplier<PipelineOptions> options,
+      PrintWriter progress) {
+    return run(image, false, ReadRun.PipelineUse.AUTO, options, progress);
   }
 
-  public static Outcome run(
-      ImageRef image, boolean chain, PipelineOptions options, PrintWriter progress) {
+  public static Outcome run(ImageRef image, boolean chain, ReadRun.PipelineUse use,
+      Supplier<PipelineOptions> options, PrintWriter progress) {
     long start = System.nanoTime();
     Catalog catalog = image.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
-    ImageChain top = ImageChain.resolve(image.member(), files, image.s3(), image.keys(),
+    ImageChain top = ImageChain.resolve(image.member(catalog), files, image.s3(), image.keys(),
         image.baseLocations());
     List<ReadTask> tasks = new ArrayList<>(ReadTask.forEntries(top, files));
     long expected = catalog.rawBytes();
@@ -65,20 +65,14 @@ public final class VerifyPipeline {
         checked.add(base);
       }
     }
-    long bytes = 0;
-    if (!tasks.isEmpty()) {
-      Pipeline p = Pipeline.create(options);
-      java.util.Map<String, io.beamsave.transforms.crypt.ImageKey> keys =
-          new java.util.HashMap<>(top.keys());
-      keys.putAll(ImageChain.keysOf(checked));
-      java.util.Map<String, String> tags = new java.util.HashMap<>(top.tags());
-      tags.putAll(ImageChain.tagsOf(checked));
-      RestorePipeline.build(p, tasks,
-          ReadShards.verify(image.s3()).withKeys(keys).withTags(tags));
-      bytes =
-          Job.run(p, RestorePipeline.progress("verified", expected, tasks.size()), progress)
-              .counter(StageMetrics.BYTES_CHECKED);
-    }
+    java.util.Map<String, io.beamsave.transforms.crypt.ImageKey> keys =
+        new java.util.HashMap<>(top.keys());
+    keys.putAll(ImageChain.keysOf(checked));
+    java.util.Map<String, String> tags = new java.util.HashMap<>(top.tags());
+    tags.putAll(ImageChain.tagsOf(checked));
+    long bytes = ReadRun.read(tasks, ReadShards.verify(image.s3()).withKeys(keys).withTags(tags),
+        expected, use, options, RestorePipeline.progress("verified", expected, tasks.size()),
+        progress).bytesChecked();
     if (bytes != expected) {
       throw new BeamsaveException(
           image.display() + ": checked " + bytes + " bytes, the catalogs hold " + expected);

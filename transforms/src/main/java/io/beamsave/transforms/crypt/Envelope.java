@@ -46,6 +46,11 @@ public final class Envelope {
   private final List<Stanza> stanzas;
   private final byte[] bytes;
 
+  /** The image's format version, as the header's bytes 8 and 9 hold it (4 or 6). */
+  public int version() {
+    return Short.toUnsignedInt(ByteBuffer.wrap(bytes).getShort(8));
+  }
+
   private Envelope(ImageId id, long createdMillis, int depth, ImageId origin,
       List<ImageId> bases, List<Stanza> stanzas, byte[] bytes) {
     this.id = id;
@@ -74,7 +79,8 @@ public final class Envelope {
     }
     int content = contentLength(bases.size(), stanzas);
     int length = (content + MAC_SIZE + 4 + SPARE + ALIGN - 1) / ALIGN * ALIGN;
-    return encode(id, created, depth, origin, bases, stanzas, dataKey, length);
+    return encode(ImageFormat.ENCRYPTED_VERSION, id, created, depth, origin, bases, stanzas,
+        dataKey, length);
   }
 
   /** This header with {@code newStanzas} instead, re-authenticated, at the same length. */
@@ -92,7 +98,8 @@ public final class Envelope {
           + (content + MAC_SIZE + 4) + "); consolidate the image with the recipients wanted"
           + " instead");
     }
-    return encode(id, createdMillis, depth, origin, bases, newStanzas, dataKey, bytes.length);
+    return encode(version(), id, createdMillis, depth, origin, bases, newStanzas, dataKey,
+        bytes.length);
   }
 
   private static int contentLength(int bases, List<Stanza> stanzas) {
@@ -103,10 +110,10 @@ public final class Envelope {
     return n;
   }
 
-  private static Envelope encode(ImageId id, long created, int depth, ImageId origin,
+  private static Envelope encode(int version, ImageId id, long created, int depth, ImageId origin,
       List<ImageId> bases, List<Stanza> stanzas, byte[] dataKey, int length) {
     ByteBuffer b = ByteBuffer.allocate(length);
-    b.put(ImageFormat.MAGIC).putShort((short) ImageFormat.ENCRYPTED_VERSION)
+    b.put(ImageFormat.MAGIC).putShort((short) version)
         .putShort((short) ENCRYPTED).putInt(length);
     b.put(id.bytes()).putLong(created).putInt(depth)
         .put(origin == null ? new byte[ImageId.SIZE] : origin.bytes());

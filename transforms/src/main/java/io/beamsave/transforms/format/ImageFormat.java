@@ -9,17 +9,20 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ImageFormat {
   /**
+   * Version 5: a paged catalog (docs/image-format.md, "Paged catalog"): entries in path order
+   * in pages compressed on their own, and a head with the page index that readers load first.
    * Version 3: an image id, base images and extents that reference them (incremental saves).
    * Version 2: names as bytes, nanosecond ctime and inode per entry, the library root.
    */
-  public static final int VERSION = 3;
+  public static final int VERSION = 5;
 
-  /**
-   * Version 4: an encrypted image (docs/image-format.md, "Encrypted images"), whatever else it
-   * holds is as in version 3. Writers write it for encrypted images only, so that an image
-   * without encryption stays readable by readers of version 3.
-   */
-  public static final int ENCRYPTED_VERSION = 4;
+  /** An encrypted image with a paged catalog: version 5, sealed as version 4 is. */
+  public static final int ENCRYPTED_VERSION = 6;
+
+  /** The last version whose catalog is one piece, and its encrypted twin. */
+  public static final int WHOLE_CATALOG_VERSION = 3;
+
+  public static final int WHOLE_CATALOG_ENCRYPTED_VERSION = 4;
 
   public static final int OLDEST_VERSION = 1;
   /** The newest version readers read. */
@@ -27,6 +30,16 @@ public final class ImageFormat {
   public static final byte[] MAGIC = "BEAMSAVE".getBytes(StandardCharsets.US_ASCII);
   public static final byte[] TRAILER_MAGIC = "BSAVEEND".getBytes(StandardCharsets.US_ASCII);
   public static final byte[] CATALOG_MAGIC = "BSCATLOG".getBytes(StandardCharsets.US_ASCII);
+  /**
+   * A page of a paged catalog closes once it holds this many raw bytes: small enough that
+   * finding one path reads a few KiB, large enough that a million entries need under two
+   * thousand index rows.
+   */
+  public static final int PAGE_TARGET = 64 * 1024;
+  /** The most raw bytes one page may hold: one entry (a file of many extents) may pass the target. */
+  public static final int MAX_PAGE_RAW = 64 * 1024 * 1024;
+  /** A page's raw bytes are at most this many times its stored bytes (no slack: pages are many). */
+  public static final int MAX_PAGE_EXPANSION = 256;
   public static final int HEADER_SIZE = 16;
   public static final int TRAILER_SIZE = 40;
   /** An encrypted image's trailer also holds its catalog's key, wrapped. */
@@ -60,6 +73,16 @@ public final class ImageFormat {
 
   private ImageFormat() {}
 
+  /** Whether images of {@code version} are encrypted (4 and 6). */
+  public static boolean encrypted(int version) {
+    return version == ENCRYPTED_VERSION || version == WHOLE_CATALOG_ENCRYPTED_VERSION;
+  }
+
+  /** Whether images of {@code version} have a paged catalog (5 and 6). */
+  public static boolean paged(int version) {
+    return version >= VERSION;
+  }
+
   public static byte[] header() {
     ByteBuffer b = ByteBuffer.allocate(HEADER_SIZE);
     b.put(MAGIC).putShort((short) VERSION);
@@ -82,7 +105,7 @@ public final class ImageFormat {
       throw new ImageException(image + ": image format version " + version + " not supported"
           + (version > NEWEST_VERSION ? " (written by a newer beamsave)" : ""));
     }
-    if (version == ENCRYPTED_VERSION) {
+    if (encrypted(version)) {
       return version;
     }
     for (int i = 0; i < 6; i++) {

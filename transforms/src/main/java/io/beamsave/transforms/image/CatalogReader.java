@@ -26,15 +26,15 @@ public final class CatalogReader {
   private static final int EXTENT_BYTES = 4 + 8 + 8 + ImageFormat.DIGEST_SIZE;
   private static final int EXTENT_BYTES_V3 = 2 + EXTENT_BYTES;
   private static final int BASE_BYTES = ImageId.SIZE + 32 + 8 + 2;
-  private static final int MIN_SHARD_BYTES = 8 + 8 + 8 + 4;
-  private static final int MIN_SHARD_BYTES_V4 = MIN_SHARD_BYTES + ImageKey.WRAPPED_KEY_SIZE;
+  static final int MIN_SHARD_BYTES = 8 + 8 + 8 + 4;
+  static final int MIN_SHARD_BYTES_V4 = MIN_SHARD_BYTES + ImageKey.WRAPPED_KEY_SIZE;
   /** The smallest frame of an encrypted image: an empty block's header, sealed. */
   private static final int MIN_FRAME = ImageFormat.BLOCK_HEADER_SIZE + BlockSealer.OVERHEAD;
 
   private CatalogReader() {}
 
   /** Smallest encoding of an entry in {@code version}, to bound counts by the bytes left. */
-  private static int minEntryBytes(int version) {
+  static int minEntryBytes(int version) {
     return version == 1 ? 2 + 1 + 1 + 4 + 4 + 4 + 8 + 4 + 8 : 2 + 1 + 1 + 4 + 4 + 4 + 12 + 12 + 8 + 8;
   }
 
@@ -107,6 +107,30 @@ public final class CatalogReader {
   private static Catalog decodeUnchecked(String image, byte[] raw, long dataStart,
       long catalogOffset, int version) throws ImageException {
     CatalogInput in = new CatalogInput(image, ByteBuffer.wrap(raw));
+    Catalog p = readPreamble(in, version);
+    long entryCount = in.count(minEntryBytes(version), "entry count");
+    List<Entry> entries = new ArrayList<>((int) entryCount);
+    for (int i = 0; i < entryCount; i++) {
+      entries.add(readEntry(in, i, version, p.bases().size()));
+    }
+    List<ShardInfo> shards = readShards(in, p.blockSize(), ImageFormat.encrypted(version));
+    CatalogValidator.checkLayout(image, shards, dataStart, catalogOffset);
+    if (in.b.hasRemaining()) {
+      throw new ImageException(image + ": catalog: " + in.b.remaining() + " trailing bytes");
+    }
+    CatalogValidator.checkTree(image, entries);
+    CatalogValidator.checkExtents(image, entries, shards);
+    return new Catalog(p.library(), p.codecSpec(), p.createdMillis(), p.blockSize(),
+        p.shardSize(), p.root(), entries, shards, p.id(), p.origin(), p.depth(), p.bases(), null,
+        null);
+  }
+
+  /**
+   * What a catalog holds before its entries (library, codec, sizes, root, id and lineage), as
+   * a catalog without entries or shards.
+   */
+  static Catalog readPreamble(CatalogInput in, int version) throws ImageException {
+    String image = in.image;
     byte[] magic = in.bytes(ImageFormat.CATALOG_MAGIC.length, "catalog magic");
     if (!Arrays.equals(magic, ImageFormat.CATALOG_MAGIC)) {
       throw new ImageException(image + ": catalog: bad magic");
@@ -138,29 +162,23 @@ public final class CatalogReader {
             + " bases");
       }
     }
-    long entryCount = in.count(minEntryBytes(version), "entry count");
-    List<Entry> entries = new ArrayList<>((int) entryCount);
-    for (int i = 0; i < entryCount; i++) {
-      entries.add(readEntry(in, i, version, bases.size()));
-    }
-    boolean sealed = version == ImageFormat.ENCRYPTED_VERSION;
+    return new Catalog(library, codec, created, blockSize, shardSize, root, List.of(),
+        List.of(), id, origin, depth, bases, null, null);
+  }
+
+  /** The shard table; {@code sealed}: of an encrypted image, each shard with its key. */
+  static List<ShardInfo> readShards(CatalogInput in, int blockSize, boolean sealed)
+      throws ImageException {
     long shardCount = in.count(sealed ? MIN_SHARD_BYTES_V4 : MIN_SHARD_BYTES, "shard count");
     List<ShardInfo> shards = new ArrayList<>((int) shardCount);
     for (int i = 0; i < shardCount; i++) {
       shards.add(readShard(in, i, blockSize, sealed));
     }
-    CatalogValidator.checkLayout(image, shards, dataStart, catalogOffset);
-    if (in.b.hasRemaining()) {
-      throw new ImageException(image + ": catalog: " + in.b.remaining() + " trailing bytes");
-    }
-    CatalogValidator.checkTree(image, entries);
-    CatalogValidator.checkExtents(image, entries, shards);
-    return new Catalog(library, codec, created, blockSize, shardSize, root, entries, shards, id,
-        origin, depth, bases, null, null);
+    return shards;
   }
 
   /** The base list: distinct ids, none the image's own or zero; locations as text. */
-  private static List<Catalog.Base> readBases(CatalogInput in, ImageId self) throws ImageException {
+  static List<Catalog.Base> readBases(CatalogInput in, ImageId self) throws ImageException {
     if (self.isZero()) {
       throw in.fail("image id is zero");
     }
@@ -189,7 +207,7 @@ public final class CatalogReader {
     return List.copyOf(bases);
   }
 
-  private static Entry readRoot(CatalogInput in) throws ImageException {
+  static Entry readRoot(CatalogInput in) throws ImageException {
     int mode = in.int32("root mode");
     int uid = in.int32("root uid");
     int gid = in.int32("root gid");
@@ -215,7 +233,7 @@ public final class CatalogReader {
    * catalog holds millions of entries, and rendering each path for messages that are never
    * shown cost a second per million); a failure then names the entry and its path.
    */
-  private static Entry readEntry(CatalogInput in, int index, int version, int baseCount)
+  static Entry readEntry(CatalogInput in, long index, int version, int baseCount)
       throws ImageException {
     PathBytes path = in.name("entry " + index + " path");
     try {
@@ -296,7 +314,7 @@ public final class CatalogReader {
    * A shard table entry; {@code sealed}: of an encrypted image, whose blocks are frames ({@link
    * BlockSealer}) and whose entry ends with the shard's wrapped key.
    */
-  private static ShardInfo readShard(CatalogInput in, int index, int blockSize, boolean sealed)
+  static ShardInfo readShard(CatalogInput in, int index, int blockSize, boolean sealed)
       throws ImageException {
     String where = "shard " + index;
     int min = sealed ? MIN_FRAME : ImageFormat.BLOCK_HEADER_SIZE;

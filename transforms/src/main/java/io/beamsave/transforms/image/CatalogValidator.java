@@ -71,42 +71,11 @@ final class CatalogValidator {
       throws ImageException {
     int[] counts = new int[shards.size()];
     for (Entry e : entries) {
-      if (!e.isFile()) {
-        continue;
-      }
-      long covered = 0;
+      checkFile(image, e, shards);
       for (Extent x : e.extents()) {
-        if (x.isReference()) {
-          // Checked against the base's shard table when the base is opened (ImageChain).
-          if (x.shard() < 0 || x.length() <= 0 || x.offset() > Long.MAX_VALUE - x.length()
-              || covered > e.size() - x.length()) {
-            throw new ImageException(image + ": catalog: file " + e.path()
-                + " has an invalid extent in base " + x.image());
-          }
-          covered += x.length();
-          continue;
+        if (!x.isReference()) {
+          counts[x.shard()]++;
         }
-        if (x.shard() < 0 || x.shard() >= shards.size()) {
-          throw new ImageException(
-              image + ": catalog: file " + e.path() + " names missing shard " + x.shard());
-        }
-        ShardInfo s = shards.get(x.shard());
-        if (x.length() <= 0 || x.offset() > s.rawLength() - x.length()) {
-          throw new ImageException(
-              image + ": catalog: file " + e.path() + " has an extent outside shard "
-                  + x.shard());
-        }
-        if (covered > e.size() - x.length()) {
-          throw new ImageException(
-              image + ": catalog: file " + e.path() + " extents exceed its size " + e.size());
-        }
-        covered += x.length();
-        counts[x.shard()]++;
-      }
-      if (covered != e.size()) {
-        throw new ImageException(
-            image + ": catalog: file " + e.path() + " extents cover " + covered + " of "
-                + e.size() + " bytes");
       }
     }
     // Per shard, the extents' offsets, lengths and files; a writer's come sorted by offset.
@@ -154,6 +123,47 @@ final class CatalogValidator {
       }
     }
     checkReferences(image, entries);
+  }
+
+  /**
+   * A file's extents name existing shards of this image (or a base), lie inside them and cover
+   * the file exactly; nothing for an entry that is not a file.
+   */
+  static void checkFile(String image, Entry e, List<ShardInfo> shards) throws ImageException {
+    if (!e.isFile()) {
+      return;
+    }
+    long covered = 0;
+    for (Extent x : e.extents()) {
+      if (x.isReference()) {
+        // Checked against the base's shard table when the base is opened (ImageChain).
+        if (x.shard() < 0 || x.length() <= 0 || x.offset() > Long.MAX_VALUE - x.length()
+            || covered > e.size() - x.length()) {
+          throw new ImageException(image + ": catalog: file " + e.path()
+              + " has an invalid extent in base " + x.image());
+        }
+        covered += x.length();
+        continue;
+      }
+      if (x.shard() < 0 || x.shard() >= shards.size()) {
+        throw new ImageException(
+            image + ": catalog: file " + e.path() + " names missing shard " + x.shard());
+      }
+      ShardInfo s = shards.get(x.shard());
+      if (x.length() <= 0 || x.offset() > s.rawLength() - x.length()) {
+        throw new ImageException(
+            image + ": catalog: file " + e.path() + " has an extent outside shard " + x.shard());
+      }
+      if (covered > e.size() - x.length()) {
+        throw new ImageException(
+            image + ": catalog: file " + e.path() + " extents exceed its size " + e.size());
+      }
+      covered += x.length();
+    }
+    if (covered != e.size()) {
+      throw new ImageException(image + ": catalog: file " + e.path() + " extents cover "
+          + covered + " of " + e.size() + " bytes");
+    }
   }
 
   /**

@@ -7,10 +7,13 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.List;
 
 /**
- * Serializes the catalog to its raw bytes (docs/image-format.md, "Catalog"): format version 3,
- * or 4 for an encrypted image. {@link CatalogReader} reads them back. Static methods only.
+ * Serializes the catalog to its raw bytes (docs/image-format.md, "Catalog"): the head of a
+ * paged catalog ({@link #head}; its pages are cut by {@link CatalogPager}), or a whole catalog
+ * as versions 3 and 4 laid it out ({@link #encode}, which tests still write). {@link
+ * CatalogReader} and {@link CatalogHead} read them back. Static methods only.
  */
 public final class CatalogWriter {
   /** The most bases a catalog may list: extents name them by a u16. */
@@ -19,66 +22,114 @@ public final class CatalogWriter {
   private CatalogWriter() {}
 
   /**
-   * The catalog's raw bytes in the current format version: 3, or 4 for an encrypted image,
-   * whose shard table holds each shard's wrapped key.
+   * The catalog's raw bytes as a whole catalog (format version 3, or 4 for an encrypted image,
+   * whose shard table holds each shard's wrapped key).
    */
   public static byte[] encode(Catalog c) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + c.entries().size() * 96);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.write(ImageFormat.CATALOG_MAGIC);
-      writeText(out, c.library());
-      writeText(out, c.codecSpec());
-      out.writeLong(c.createdMillis());
-      out.writeInt(c.blockSize());
-      out.writeLong(c.shardSize());
-      writeRoot(out, c.root());
-      out.write(c.id().bytes());
-      out.write(c.origin() == null ? new byte[ImageId.SIZE] : c.origin().bytes());
-      out.writeInt(c.depth());
-      if (c.bases().size() > MAX_BASES) {
-        throw new IllegalArgumentException("more than " + MAX_BASES + " base images");
-      }
-      out.writeShort(c.bases().size());
-      for (Catalog.Base b : c.bases()) {
-        out.write(b.id().bytes());
-        out.write(b.catalogDigest());
-        out.writeLong(b.createdMillis());
-        writeBytes(out, PathBytes.of(b.location()), "base location");
-      }
+      writePreamble(out, c);
       out.writeInt(c.entries().size());
       for (Entry e : c.entries()) {
-        writeEntryMetadata(out, e);
-        if (e.isFile()) {
-          out.writeInt(e.extents().size());
-          for (Extent x : e.extents()) {
-            out.writeShort(x.image());
-            out.writeInt(x.shard());
-            out.writeLong(x.offset());
-            out.writeLong(x.length());
-            out.write(x.digest());
-          }
-        }
+        writeEntry(out, e);
       }
-      out.writeInt(c.shards().size());
-      for (ShardInfo s : c.shards()) {
-        out.writeLong(s.imageOffset());
-        out.writeLong(s.storedLength());
-        out.writeLong(s.rawLength());
-        out.writeInt(s.blockLengths().length);
-        for (int len : s.blockLengths()) {
-          out.writeInt(len);
-        }
-        if (c.encrypted()) {
-          if (s.sealedKey() == null || s.sealedKey().length != ImageKey.WRAPPED_KEY_SIZE) {
-            throw new IllegalArgumentException("a shard of an encrypted image without its key");
-          }
-          out.write(s.sealedKey());
-        }
+      writeShards(out, c);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /**
+   * The head of a paged catalog (version 5, or 6 encrypted): what {@link #encode} writes but
+   * the entries, then {@code pageKey} (encrypted only), the totals and the page index.
+   */
+  public static byte[] head(Catalog c, CatalogHead.Totals totals, List<CatalogHead.Page> pages,
+      byte[] pageKey) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + pages.size() * 96);
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      writePreamble(out, c);
+      writeShards(out, c);
+      if (c.encrypted()) {
+        out.write(pageKey);
+      }
+      out.writeLong(totals.entries());
+      out.writeLong(totals.files());
+      out.writeLong(totals.rawBytes());
+      out.writeLong(totals.ownBytes());
+      out.writeLong(totals.changed());
+      out.writeLong(totals.unreadable());
+      out.writeInt(pages.size());
+      for (CatalogHead.Page p : pages) {
+        writeBytes(out, p.firstPath(), "path");
+        out.writeInt(p.entries());
+        out.writeInt(p.blocks());
+        out.writeInt(p.rawLength());
+        out.writeLong(p.offset());
+        out.writeLong(p.storedLength());
+        out.write(p.digest());
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
     return bytes.toByteArray();
+  }
+
+  private static void writePreamble(DataOutputStream out, Catalog c) throws IOException {
+    out.write(ImageFormat.CATALOG_MAGIC);
+    writeText(out, c.library());
+    writeText(out, c.codecSpec());
+    out.writeLong(c.createdMillis());
+    out.writeInt(c.blockSize());
+    out.writeLong(c.shardSize());
+    writeRoot(out, c.root());
+    out.write(c.id().bytes());
+    out.write(c.origin() == null ? new byte[ImageId.SIZE] : c.origin().bytes());
+    out.writeInt(c.depth());
+    if (c.bases().size() > MAX_BASES) {
+      throw new IllegalArgumentException("more than " + MAX_BASES + " base images");
+    }
+    out.writeShort(c.bases().size());
+    for (Catalog.Base b : c.bases()) {
+      out.write(b.id().bytes());
+      out.write(b.catalogDigest());
+      out.writeLong(b.createdMillis());
+      writeBytes(out, PathBytes.of(b.location()), "base location");
+    }
+  }
+
+  /** An entry with its extents, as catalogs of version 3 on lay it out. */
+  static void writeEntry(DataOutputStream out, Entry e) throws IOException {
+    writeEntryMetadata(out, e);
+    if (e.isFile()) {
+      out.writeInt(e.extents().size());
+      for (Extent x : e.extents()) {
+        out.writeShort(x.image());
+        out.writeInt(x.shard());
+        out.writeLong(x.offset());
+        out.writeLong(x.length());
+        out.write(x.digest());
+      }
+    }
+  }
+
+  private static void writeShards(DataOutputStream out, Catalog c) throws IOException {
+    out.writeInt(c.shards().size());
+    for (ShardInfo s : c.shards()) {
+      out.writeLong(s.imageOffset());
+      out.writeLong(s.storedLength());
+      out.writeLong(s.rawLength());
+      out.writeInt(s.blockLengths().length);
+      for (int len : s.blockLengths()) {
+        out.writeInt(len);
+      }
+      if (c.encrypted()) {
+        if (s.sealedKey() == null || s.sealedKey().length != ImageKey.WRAPPED_KEY_SIZE) {
+          throw new IllegalArgumentException("a shard of an encrypted image without its key");
+        }
+        out.write(s.sealedKey());
+      }
+    }
   }
 
   private static void writeRoot(DataOutputStream out, Entry root) throws IOException {

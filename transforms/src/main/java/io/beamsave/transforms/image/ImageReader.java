@@ -11,7 +11,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.zip.CRC32C;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -74,6 +76,87 @@ public final class ImageReader {
   public static Catalog readCatalog(ImageSource ch, Keys keys, boolean plainToo)
       throws IOException {
     String name = ch.name();
+    Opened o = open(ch, keys, plainToo);
+    Trailer t = o.trailer();
+    try {
+      Catalog c;
+      if (ImageFormat.paged(t.version())) {
+        CatalogHead h = readHead(ch, o);
+        List<Entry> entries =
+            new ArrayList<>((int) Math.min(h.totals().entries(), 1 << 20));
+        for (int i = 0, block = 0; i < h.pages().size(); block += h.pages().get(i).blocks(), i++) {
+          entries.addAll(readPage(ch, h, i, block));
+        }
+        c = h.whole(name, entries);
+      } else {
+        ch.willRead(t.catalogOffset(), t.catalogStored());
+        byte[] raw = readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(),
+            o.rawLength(), false, o.sealKey(), 0);
+        c = CatalogReader.decode(name, raw, t.dataStart(), t.catalogOffset(), t.version());
+      }
+      if (o.key() != null) {
+        checkLineage(name, c, t.envelope());
+        return c.withKey(o.key());
+      }
+      return c;
+    } catch (OutOfMemoryError e) {
+      throw new ImageException(name + ": not enough memory for its catalog of " + o.rawLength()
+          + " bytes; give Java more (BEAMSAVE_JAVA_OPTS=-Xmx...)");
+    }
+  }
+
+  /**
+   * The head of an image's catalog: for a paged catalog (version 5 on), its head alone, whose
+   * pages {@link #readPage} then reads one at a time; for an older image, whose catalog is one
+   * piece, a head of one page that holds every entry, read whole.
+   */
+  public static CatalogHead readHead(ImageSource ch, Keys keys, boolean plainToo)
+      throws IOException {
+    Opened o = open(ch, keys, plainToo);
+    if (!ImageFormat.paged(o.trailer().version())) {
+      return CatalogHead.ofWhole(readCatalog(ch, keys, plainToo));
+    }
+    CatalogHead h = readHead(ch, o);
+    if (o.key() != null) {
+      checkLineage(ch.name(), h.catalog(), o.trailer().envelope());
+      return h.withKey(o.key());
+    }
+    return h;
+  }
+
+  /** The entries of page {@code index} of {@code head}, read and checked. */
+  public static List<Entry> readPage(ImageSource ch, CatalogHead head, int index)
+      throws IOException {
+    if (head.whole() != null) {
+      return head.whole().entries();
+    }
+    return readPage(ch, head, index, head.firstBlock(index));
+  }
+
+  private static List<Entry> readPage(ImageSource ch, CatalogHead head, int index,
+      int firstBlock) throws IOException {
+    CatalogHead.Page p = head.pages().get(index);
+    SecretKeySpec key = head.pageKey() == null ? null : BlockSealer.key(head.pageKey());
+    byte[] raw = readCatalogBlocks(ch.name() + ": catalog page " + index, ch, p.offset(),
+        p.storedLength(), p.rawLength(), false, key, firstBlock);
+    return head.decodePage(ch.name(), index, raw);
+  }
+
+  private static CatalogHead readHead(ImageSource ch, Opened o) throws IOException {
+    Trailer t = o.trailer();
+    byte[] raw = readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(),
+        o.rawLength(), false, o.sealKey(), 0);
+    return CatalogHead.decode(ch.name(), raw, t.dataStart(), t.catalogOffset(), t.version());
+  }
+
+  /**
+   * An image opened at its ends: the trailer, the image's key and its catalog's (null when not
+   * encrypted), and the raw length of the catalog (or of a paged catalog's head).
+   */
+  private record Opened(Trailer trailer, ImageKey key, SecretKeySpec sealKey, long rawLength) {}
+
+  private static Opened open(ImageSource ch, Keys keys, boolean plainToo) throws IOException {
+    String name = ch.name();
     Trailer t = readEnds(ch);
     if (!t.encrypted() && !keys.isEmpty() && !plainToo) {
       throw new ImageException(name + " is not encrypted, yet keys were given to open it: it"
@@ -83,21 +166,8 @@ public final class ImageReader {
     }
     ImageKey key = t.encrypted() ? ImageKey.open(name, t.envelope(), keys) : null;
     CatalogSeal seal = key == null ? null : openCatalogSeal(name, t, key);
-    long rawLength = seal == null ? t.catalogRaw() : seal.rawLength();
-    ch.willRead(t.catalogOffset(), t.catalogStored());
-    try {
-      byte[] raw = readCatalogBlocks(name, ch, t.catalogOffset(), t.catalogStored(), rawLength,
-          false, seal == null ? null : seal.key());
-      Catalog c = CatalogReader.decode(name, raw, t.dataStart(), t.catalogOffset(), t.version());
-      if (key != null) {
-        checkLineage(name, c, t.envelope());
-        return c.withKey(key);
-      }
-      return c;
-    } catch (OutOfMemoryError e) {
-      throw new ImageException(name + ": not enough memory for its catalog of " + rawLength
-          + " bytes; give Java more (BEAMSAVE_JAVA_OPTS=-Xmx...)");
-    }
+    return new Opened(t, key, seal == null ? null : seal.key(),
+        seal == null ? t.catalogRaw() : seal.rawLength());
   }
 
   /**
@@ -130,7 +200,7 @@ public final class ImageReader {
         ? openCatalogSeal(ch.name(), t, ImageKey.open(ch.name(), t.envelope(), keys)) : null;
     byte[] first = readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(),
         seal == null ? t.catalogRaw() : seal.rawLength(), true,
-        seal == null ? null : seal.key());
+        seal == null ? null : seal.key(), 0);
     return CatalogReader.decodeLabel(ch.name(), first);
   }
 
@@ -147,7 +217,7 @@ public final class ImageReader {
     }
     ByteBuffer header = readAt(ch, 0, ImageFormat.HEADER_SIZE, name);
     int headerVersion = ImageFormat.checkHeader(name, header);
-    if (headerVersion == ImageFormat.ENCRYPTED_VERSION) {
+    if (ImageFormat.encrypted(headerVersion)) {
       return readEncryptedEnds(ch, header.array(), size);
     }
     ByteBuffer t = readAt(ch, size - ImageFormat.TRAILER_SIZE, ImageFormat.TRAILER_SIZE, name);
@@ -215,9 +285,9 @@ public final class ImageReader {
     long catalogStored = b.getLong(8);
     int version = Short.toUnsignedInt(b.getShort(n - 16));
     int reserved = Short.toUnsignedInt(b.getShort(n - 14));
-    if (version != ImageFormat.ENCRYPTED_VERSION || reserved != 0) {
+    if (version != envelope.version() || reserved != 0) {
       throw new ImageException(name + ": trailer has version " + version + ", header "
-          + ImageFormat.ENCRYPTED_VERSION);
+          + envelope.version());
     }
     long minFrame = ImageFormat.BLOCK_HEADER_SIZE + BlockSealer.OVERHEAD;
     if (catalogOffset < headerLength || catalogStored < minFrame
@@ -264,7 +334,7 @@ public final class ImageReader {
         catalogContext(offset, stored));
     ByteBuffer t = ByteBuffer.allocate(ImageFormat.ENCRYPTED_TRAILER_SIZE);
     t.putLong(offset).putLong(stored).put(sealed);
-    t.putShort((short) ImageFormat.ENCRYPTED_VERSION).putShort((short) 0);
+    t.putShort((short) key.envelope().version()).putShort((short) 0);
     CRC32C crc = new CRC32C();
     crc.update(t.array(), 0, t.position());
     t.putInt((int) crc.getValue());
@@ -272,18 +342,23 @@ public final class ImageReader {
     return t.array();
   }
 
+  /**
+   * Reads and decodes the blocks at {@code offset} that hold {@code rawTotal} raw bytes: a
+   * catalog, a head or a page; sealed under {@code key}, their frames are numbered from {@code
+   * firstIndex}.
+   */
   private static byte[] readCatalogBlocks(String name, ImageSource ch, long offset, long stored,
-      long rawTotal, boolean firstOnly, SecretKeySpec key) throws IOException {
+      long rawTotal, boolean firstOnly, SecretKeySpec key, int firstIndex) throws IOException {
     // rawTotal is bounded by readEnds; the blocks are decoded straight into their place.
     byte[] raw = firstOnly ? null : new byte[(int) rawTotal];
     int filled = 0;
     long pos = offset;
     long end = offset + stored;
-    int index = 0;
+    int index = firstIndex;
     int head = key == null ? ImageFormat.BLOCK_HEADER_SIZE : BlockSealer.FRAME_HEADER;
     try (BlockDecoder decoder = new BlockDecoder()) {
       while (pos < end) {
-        String where = name + ": catalog block " + index;
+        String where = name + ": catalog block " + (index - firstIndex);
         if (end - pos < head) {
           throw new ImageException(where + ": truncated");
         }

@@ -217,7 +217,7 @@ public final class ImageWriter implements AutoCloseable {
    */
   public long finish(Catalog catalog, Codec codec) throws IOException {
     checkShardsTile(catalog.shards(), end());
-    return finish(CatalogWriter.encode(catalog), codec, catalog.blockSize(), catalog.key());
+    return finish(tail(catalog, codec, end()));
   }
 
   private long end() throws IOException {
@@ -250,17 +250,23 @@ public final class ImageWriter implements AutoCloseable {
   }
 
   /**
-   * Like {@link #finish(Catalog, Codec)} with the catalog already encoded; tests use it to
-   * write images whose catalog a correct writer would never produce.
+   * Writes a version 3 image whose catalog is {@code raw}, one piece, as {@link
+   * CatalogWriter#encode} lays it out: tests use it to write images whose catalog a correct
+   * writer would never produce, and images as older versions wrote them.
    */
   public long finish(byte[] raw, Codec codec, int blockSize) throws IOException {
-    return finish(raw, codec, blockSize, null);
+    if (headerLength != ImageFormat.HEADER_SIZE) {
+      throw new IllegalStateException("a version 3 image is not encrypted");
+    }
+    byte[] header = ImageFormat.header();
+    header[9] = (byte) ImageFormat.WHOLE_CATALOG_VERSION;
+    writeFully(channel, ByteBuffer.wrap(header), 0);
+    return finish(tail(raw, codec, blockSize, end(), null, ImageFormat.WHOLE_CATALOG_VERSION));
   }
 
-  /** Like {@link #finish(byte[], Codec, int)}, the catalog sealed with {@code key} if not null. */
-  public long finish(byte[] raw, Codec codec, int blockSize, ImageKey key) throws IOException {
+  /** Writes {@code tail} (catalog and trailer) at the end, then renames the image into place. */
+  private long finish(byte[] tail) throws IOException {
     long catalogOffset = end();
-    byte[] tail = tail(raw, codec, blockSize, catalogOffset, key);
     writeFully(channel, ByteBuffer.wrap(tail), catalogOffset);
     channel.force(true);
     Path monitor = partial.toAbsolutePath().normalize();
@@ -283,41 +289,85 @@ public final class ImageWriter implements AutoCloseable {
   }
 
   /**
-   * The end of an image whose catalog starts at {@code catalogOffset}: the encoded catalog
-   * {@code raw} as blocks of {@code codec}, then the trailer pointing at it. Images assembled
-   * in object storage end with these bytes too.
+   * The end of an image whose catalog starts at {@code catalogOffset}: the catalog's pages in
+   * path order, each as blocks of {@code codec}, then its head, then the trailer pointing at
+   * the head (docs/image-format.md, "Paged catalog"). With the catalog's key, the end of an
+   * encrypted image: the pages sealed under a key the head holds, the head under a key the
+   * trailer holds wrapped. Images assembled in object storage end with these bytes too.
    */
-  public static byte[] tail(byte[] raw, Codec codec, int blockSize, long catalogOffset)
+  public static byte[] tail(Catalog catalog, Codec codec, long catalogOffset)
       throws IOException {
-    return tail(raw, codec, blockSize, catalogOffset, null);
+    ImageKey key = catalog.key();
+    int blockSize = catalog.blockSize();
+    List<Entry> entries = catalog.entries();
+    if (!PathOrder.isSorted(entries)) {
+      entries = new ArrayList<>(entries);
+      entries.sort(PathOrder.ENTRIES);
+    }
+    BlockBuffer out = new BlockBuffer(entries.size() * 24 + 4096);
+    byte[] pageKey = key == null ? null : ImageKey.newBlockKey();
+    List<CatalogHead.Page> pages = new ArrayList<>();
+    CatalogHead.Totals totals;
+    try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
+      // One key for all pages, their frames numbered on from page to page.
+      blocks.sealWith(pageKey);
+      byte[] slice = new byte[blockSize];
+      CatalogPager pager = new CatalogPager(page -> {
+        try {
+          long start = out.size();
+          int n = writeBlocks(blocks, page.raw(), slice, out);
+          pages.add(new CatalogHead.Page(page.firstPath(), page.entries(), n, page.raw().length,
+              catalogOffset + start, out.size() - start, CatalogHead.sha256(page.raw())));
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      });
+      for (Entry e : entries) {
+        pager.add(e);
+      }
+      totals = pager.finish();
+    }
+    long headOffset = catalogOffset + out.size();
+    byte[] head = CatalogWriter.head(catalog, totals, pages, pageKey);
+    byte[] headTail = tail(head, codec, blockSize, headOffset, key, ImageFormat.VERSION);
+    out.write(headTail);
+    return out.toByteArray();
+  }
+
+  /** Writes {@code raw} as blocks of at most {@code slice.length}; returns how many. */
+  private static int writeBlocks(BlockEncoder blocks, byte[] raw, byte[] slice, BlockBuffer out)
+      throws IOException {
+    int n = 0;
+    for (int off = 0; off < raw.length; off += slice.length) {
+      int len = Math.min(slice.length, raw.length - off);
+      System.arraycopy(raw, off, slice, 0, len);
+      blocks.write(slice, len, out);
+      n++;
+    }
+    return n;
   }
 
   /**
-   * Like {@link #tail(byte[], Codec, int, long)}; with {@code key}, the end of an encrypted
-   * image: the catalog sealed under a key of its own, which the trailer holds wrapped.
+   * {@code raw} (a whole catalog, or a paged catalog's head) at {@code offset} as blocks of
+   * {@code codec}, then the trailer pointing at it, of {@code version}; with {@code key}, sealed
+   * under a key of its own, which the trailer holds wrapped.
    */
-  public static byte[] tail(byte[] raw, Codec codec, int blockSize, long catalogOffset,
-      ImageKey key) throws IOException {
+  private static byte[] tail(byte[] raw, Codec codec, int blockSize, long offset, ImageKey key,
+      int version) throws IOException {
     BlockBuffer out = new BlockBuffer(raw.length / 2 + 64);
     byte[] catalogKey = key == null ? null : ImageKey.newBlockKey();
     try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
       blocks.sealWith(catalogKey);
-      byte[] slice = new byte[blockSize];
-      for (int off = 0; off < raw.length; off += slice.length) {
-        int n = Math.min(slice.length, raw.length - off);
-        System.arraycopy(raw, off, slice, 0, n);
-        blocks.write(slice, n, out);
-      }
+      writeBlocks(blocks, raw, new byte[blockSize], out);
     }
-    long catalogStored = out.size();
+    long stored = out.size();
     if (key != null) {
-      out.write(ImageReader.encryptedTrailer(key, catalogKey, raw.length, catalogOffset,
-          catalogStored));
+      out.write(ImageReader.encryptedTrailer(key, catalogKey, raw.length, offset, stored));
       return out.toByteArray();
     }
     ByteBuffer t = ByteBuffer.allocate(ImageFormat.TRAILER_SIZE);
-    t.putLong(catalogOffset).putLong(catalogStored).putLong(raw.length);
-    t.putShort((short) ImageFormat.VERSION).putShort((short) 0);
+    t.putLong(offset).putLong(stored).putLong(raw.length);
+    t.putShort((short) version).putShort((short) 0);
     CRC32C crc = new CRC32C();
     crc.update(t.array(), 0, 28);
     t.putInt((int) crc.getValue());

@@ -98,7 +98,7 @@ public final class ImageChain {
    */
   public static ImageChain resolve(
       String location, Catalog catalog, Iterable<Entry> entries, S3Settings s3, Keys keys) {
-    return resolve(new Member(location, catalog), basesUsedBy(entries), entries, s3, keys,
+    return resolve(new Member(location, catalog), basesUsedBy(entries), false, entries, s3, keys,
         List.of());
   }
 
@@ -114,7 +114,7 @@ public final class ImageChain {
   /** Like {@link #resolve(Member, Iterable, S3Settings, Keys)}, bases also looked for in {@code lookIn}. */
   public static ImageChain resolve(Member image, Iterable<Entry> entries, S3Settings s3,
       Keys keys, List<String> lookIn) {
-    return resolve(image, basesUsedBy(entries), entries, s3, keys, lookIn);
+    return resolve(image, basesUsedBy(entries), false, entries, s3, keys, lookIn);
   }
 
   /** Opens every base the image lists, checked as {@link #resolve} does. */
@@ -130,10 +130,16 @@ public final class ImageChain {
     for (int i = 1; i <= catalog.bases().size(); i++) {
       all.add(i);
     }
-    return resolve(new Member(location, catalog), all, catalog.entries(), s3, keys, lookIn);
+    return resolve(new Member(location, catalog), all, true, catalog.entries(), s3, keys,
+        lookIn);
   }
 
-  private static ImageChain resolve(Member image, TreeSet<Integer> needed,
+  /**
+   * Opens the bases {@code needed}; {@code whole}: with their whole catalogs, else their
+   * catalogs' heads (shards, id, lineage: what reading files from them takes), which for a
+   * paged catalog is a small part of it.
+   */
+  private static ImageChain resolve(Member image, TreeSet<Integer> needed, boolean whole,
       Iterable<Entry> entries, S3Settings s3, Keys keys, List<String> lookIn) {
     String location = image.location();
     Catalog catalog = image.catalog();
@@ -141,7 +147,8 @@ public final class ImageChain {
     List<CompletableFuture<Member>> opening = new ArrayList<>();
     for (int i : needed) {
       Catalog.Base b = catalog.bases().get(i - 1);
-      opening.add(CompletableFuture.supplyAsync(() -> open(location, b, s3, keys, lookIn)));
+      opening.add(CompletableFuture.supplyAsync(
+          () -> open(location, b, s3, keys, lookIn, whole)));
     }
     int k = 0;
     for (int i : needed) {
@@ -240,7 +247,7 @@ public final class ImageChain {
   }
 
   private static Member open(String image, Catalog.Base b, S3Settings s3, Keys keys,
-      List<String> lookIn) {
+      List<String> lookIn, boolean whole) {
     List<String> tried = candidates(image, b.location(), lookIn);
     for (String where : tried) {
       if (!exists(where, s3)) {
@@ -249,7 +256,8 @@ public final class ImageChain {
       Catalog c;
       String tag;
       try (ImageSource src = ImageSources.open(where, s3)) {
-        c = ImageReader.readCatalog(src, keys);
+        c = whole ? ImageReader.readCatalog(src, keys)
+            : ImageReader.readHead(src, keys, false).catalog();
         tag = src.tag();
       } catch (IOException | BeamsaveException e) {
         throw new BeamsaveException(image + ": base image " + where + " cannot be read: "

@@ -125,7 +125,16 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       stage.started();
       java.util.concurrent.atomic.LongAdder live =
           LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_CHECKED);
+      long[] done = read(task, live);
+      mtimesClamped.inc(done[1]);
+      out.output(done[0]);
+      stage.finished();
+    }
+
+    /** Reads one task; returns the raw bytes checked and the files whose mtime was clamped. */
+    long[] read(ReadTask task, java.util.concurrent.atomic.LongAdder live) throws IOException {
       long[] checked = {0};
+      long clamped = 0;
       try (TargetFiles files = target == null ? null : new TargetFiles(target)) {
         images.reader(task.blockSize()).read(
             images.source(task.image()),
@@ -154,12 +163,35 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
               }
             });
         if (files != null) {
-          mtimesClamped.inc(files.clamped);
+          clamped = files.clamped;
         }
       }
-      out.output(checked[0]);
-      stage.finished();
+      return new long[] {checked[0], clamped};
     }
+  }
+
+  /**
+   * Reads {@code tasks} one after another in this thread, without a pipeline: for small work,
+   * which a pipeline's start would take longer than. {@code live} hears of the bytes as they are
+   * checked.
+   *
+   * @return the raw bytes checked and the files whose mtime was clamped
+   */
+  public long[] readHere(java.util.List<ReadTask> tasks,
+      java.util.concurrent.atomic.LongAdder live) throws IOException {
+    ReadShardFn fn = new ReadShardFn(this);
+    fn.setup();
+    long[] total = new long[2];
+    try {
+      for (ReadTask t : tasks) {
+        long[] done = fn.read(t, live);
+        total[0] += done[0];
+        total[1] += done[1];
+      }
+    } finally {
+      fn.teardown();
+    }
+    return total;
   }
 
   /**

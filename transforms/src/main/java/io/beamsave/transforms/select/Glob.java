@@ -63,6 +63,22 @@ public final class Glob {
     this.directoriesOnly = directoriesOnly;
   }
 
+  /**
+   * The path an anchored pattern without wildcards names ({@code d/f}, {@code /etc/}), which
+   * matches that path and what is beneath it only; null for any other pattern.
+   */
+  public static PathBytes literalPath(String pattern) {
+    String p = pattern;
+    while (p.length() > 1 && p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    if (p.indexOf('/') < 0 || p.chars().anyMatch(c -> "*?[]{}\\".indexOf(c) >= 0)) {
+      return null;
+    }
+    p = p.startsWith("/") ? p.substring(1) : p;
+    return p.isEmpty() || p.contains("//") ? null : PathBytes.of(p);
+  }
+
   /** Compiles {@code pattern}, given as {@code option} (named in errors). */
   public static Glob compile(String pattern, String option) {
     try {

@@ -2,13 +2,14 @@ package io.beamsave.transforms.shard;
 
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.PathOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 
 /**
- * Lays a library's files, sorted by path (unsigned bytes), end to end as one virtual stream and cuts it every
+ * Lays a library's files, sorted by path ({@link PathOrder}), end to end as one virtual stream and cuts it every
  * {@code shardSize} bytes: small files are packed together, large files split, and every shard
  * but the last holds exactly {@code shardSize} raw bytes. Deterministic: the same entries and
  * shard size always give the same plan, so the plan can be recomputed instead of shipped.
@@ -31,7 +32,8 @@ public final class ShardPlanner {
     }
   }
 
-  public static final Comparator<Entry> BY_PATH = Comparator.comparing(Entry::path);
+  /** The order of a catalog's entries, and so of a library's bytes in its shards. */
+  public static final Comparator<Entry> BY_PATH = PathOrder.ENTRIES;
 
   public static Plan plan(List<Entry> entries, long shardSize) {
     if (shardSize <= 0) {

@@ -107,8 +107,7 @@ final class Assembly implements AutoCloseable {
       pos = place(at, s, pos);
     }
     List<Kept> kept = chosen.stream().map(s -> new Kept(s, at.get(s.shard()))).toList();
-    byte[] tail = ImageWriter.tail(CatalogWriter.encode(catalog.apply(kept).withKey(sink.key())),
-        codec, blockSize, pos, sink.key());
+    byte[] tail = ImageWriter.tail(catalog.apply(kept).withKey(sink.key()), codec, pos);
     long length = pos + tail.length;
 
     int next = direct.isEmpty() ? 1 : direct.get(direct.size() - 1).shard() + 2;

@@ -108,12 +108,20 @@ class GoldenImageTest {
     return image;
   }
 
-  /** Writes golden/v3.bsave afresh with today's writer, against golden/v2.bsave. */
-  Path writeV3() throws IOException {
+  static final ImageId V5_ID = ImageId.parse("101112131415161718191a1b1c1d1e1f");
+
+  /**
+   * Writes golden/v5.bsave afresh with today's writer: the tree of golden/v3.bsave, saved
+   * incrementally against golden/v2.bsave, with a paged catalog (one page).
+   */
+  Path writeV5() throws IOException {
     Path v2 = dir.resolve("v2.bsave");
     Files.write(v2, resource("v2.bsave"));
     Catalog base = ImageReader.readCatalog(v2);
-    return write("v3.bsave", X, shard -> v3Catalog(shard, base));
+    return write("v5.bsave", X, shard -> {
+      Catalog c = v3Catalog(shard, base);
+      return c.withIdentity(V5_ID, null, c.depth(), c.bases());
+    });
   }
 
   /**
@@ -122,15 +130,15 @@ class GoldenImageTest {
    */
   @Test
   void theWriterStillWritesTheGoldenImageByteForByte() throws Exception {
-    byte[] written = Files.readAllBytes(writeV3());
+    byte[] written = Files.readAllBytes(writeV5());
     String out = System.getProperty("beamsave.golden.write");
     if (out != null) {
-      Files.write(Path.of(out, "v3.bsave"), written);
+      Files.write(Path.of(out, "v5.bsave"), written);
       return;
     }
-    byte[] golden = resource("v3.bsave");
+    byte[] golden = resource("v5.bsave");
     assertThat(HexFormat.of().formatHex(written))
-        .as("the writer drifted from golden/v3.bsave (docs/image-format.md dumps it); a format"
+        .as("the writer drifted from golden/v5.bsave (docs/image-format.md dumps it); a format"
             + " change needs a new version")
         .isEqualTo(HexFormat.of().formatHex(golden));
   }
@@ -159,6 +167,36 @@ class GoldenImageTest {
                 null))
         .hasMessageContaining("file hello.txt references bytes base image " + v2
             + " does not hold");
+  }
+
+  @Test
+  void thePagedGoldenImageReadsAsItsWholeTwinAndPageByPage() throws Exception {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Path v3 = dir.resolve("v3.bsave");
+    Files.write(v3, resource("v3.bsave"));
+    Path v5 = dir.resolve("v5.bsave");
+    Files.write(v5, resource("v5.bsave"));
+    Catalog whole = ImageReader.readCatalog(v3);
+    Catalog paged = ImageReader.readCatalog(v5);
+    assertThat(paged.id()).isEqualTo(V5_ID);
+    assertThat(paged.bases()).usingRecursiveFieldByFieldElementComparator()
+        .isEqualTo(whole.bases());
+    assertThat(paged.entries()).isEqualTo(whole.entries());
+    try (ImageSource src = FileImageSource.open(v5)) {
+      CatalogHead head = ImageReader.readHead(src, io.beamsave.transforms.crypt.Keys.NONE,
+          false);
+      assertThat(head.catalog().entries()).isEmpty();
+      assertThat(head.totals()).isEqualTo(new CatalogHead.Totals(4, 2, 14, 1, 0, 0));
+      assertThat(head.pages()).hasSize(1);
+      assertThat(head.pages().get(0).firstPath()).isEqualTo(PathBytes.of("d"));
+      assertThat(ImageReader.readPage(src, head, 0)).isEqualTo(whole.entries());
+      assertThat(head.catalog().digest()).isEqualTo(paged.digest());
+    }
+    io.beamsave.transforms.read.ImageChain chain =
+        io.beamsave.transforms.read.ImageChain.resolve(v5.toString(), paged, paged.entries(),
+            null);
+    assertThat(chain.member(1).location()).isEqualTo(v2.toString());
   }
 
   @Test

@@ -17,9 +17,13 @@ import java.util.zip.CRC32C;
  *
  * <ul>
  *   <li>0, 1: the rest is a raw catalog of format version 2 or 1, decoded directly;
- *   <li>2: the rest is an image whose checksums are made right first (the trailer's, and each
+ *   <li>2: the rest is an image (any version) whose checksums are made right first (the trailer's, and each
  *       block's in sequence), so mutations get past the CRC32C to the structure and the codecs;
  *       its catalog is read, then every file's pieces through the shard reader.
+ *   <li>4: the rest is a u16 entry count and a page of a paged catalog (version 5), decoded
+ *       against an index row made to agree with it;
+ *   <li>5: the rest is the head of a paged catalog, decoded directly;
+ *   <li>2, 6, 7: as 2;
  *   <li>3: the rest is an encrypted image (format version 4) whose header, frame and trailer
  *       checksums are made right first: its frames are walked without a key ({@link
  *       StructureCheck}), then it is opened with the key of {@code golden/v4.key}, which a
@@ -40,14 +44,48 @@ class ImageDecodersFuzzTest {
     }
     byte[] rest = java.util.Arrays.copyOfRange(input, 1, input.length);
     try {
-      switch (input[0] & 3) {
+      switch (input[0] & 7) {
         case 0 -> CatalogReader.decode("fuzz", rest, 1L << 40, 2);
         case 1 -> CatalogReader.decode("fuzz", rest, 1L << 40, 1);
-        case 2 -> readWholeImage(fixChecksums(rest));
-        default -> readEncryptedImage(fixEncryptedChecksums(rest));
+        case 3 -> readEncryptedImage(fixEncryptedChecksums(rest));
+        case 4 -> decodePage(rest);
+        case 5 -> CatalogHead.decode("fuzz", rest, 16, 1L << 40, ImageFormat.VERSION);
+        default -> readWholeImage(fixChecksums(rest));
       }
     } catch (ImageException expected) {
       // A clean, named refusal is the right answer to a bad image.
+    }
+  }
+
+  /**
+   * A page of golden/v5.bsave's catalog: a u16 entry count, then the page's raw bytes, checked
+   * against an index row that agrees with them (first path, length, digest), so that mutations
+   * reach the entries' checks.
+   */
+  static void decodePage(byte[] input) throws ImageException {
+    if (input.length < 4) {
+      return;
+    }
+    int entries = Math.max(1, ByteBuffer.wrap(input).getShort(0) & 0xffff);
+    byte[] raw = java.util.Arrays.copyOfRange(input, 2, input.length);
+    int nameLength = ByteBuffer.wrap(raw).getShort(0) & 0xffff;
+    if (nameLength > raw.length - 2) {
+      return;
+    }
+    PathBytes first = PathBytes.wrap(java.util.Arrays.copyOfRange(raw, 2, 2 + nameLength));
+    CatalogHead h = V5_HEAD;
+    CatalogHead one = new CatalogHead(h.catalog(), null, h.totals(), List.of(new CatalogHead.Page(
+        first, entries, 1, raw.length, 0, 0, CatalogHead.sha256(raw))), h.version(), null);
+    one.decodePage("fuzz", 0, raw);
+  }
+
+  private static final CatalogHead V5_HEAD = v5Head();
+
+  private static CatalogHead v5Head() {
+    try (ImageSource src = new BytesImageSource(GoldenImageTest.resource("v5.bsave"))) {
+      return ImageReader.readHead(src, io.beamsave.transforms.crypt.Keys.NONE, false);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -73,7 +73,7 @@ class ImageFormatTest {
   }
 
   byte[] readBack(Path image, Catalog c) throws Exception {
-    Entry e = c.entries().get(0);
+    Entry e = c.entries().stream().filter(Entry::isFile).findFirst().orElseThrow();
     byte[] out = new byte[(int) e.size()];
     try (ImageSource ch = FileImageSource.open(image);
         ShardReader r = new ShardReader(c.blockSize())) {
@@ -92,9 +92,10 @@ class ImageFormatTest {
       assertThat(ImageWriter.partialPath(image)).doesNotExist();
       Catalog c = ImageReader.readCatalog(image);
       assertThat(c.library()).isEqualTo("lib");
-      assertThat(Entries.paths(c.entries())).containsExactly("data", "d", "d/l");
-      assertThat(c.entries().get(2).linkTarget()).isEqualTo(PathBytes.of("../data"));
-      assertThat(c.entries().get(0).mode()).isEqualTo(0640);
+      // Entries come back in path order, whatever order the writer was given them in.
+      assertThat(Entries.paths(c.entries())).containsExactly("d", "d/l", "data");
+      assertThat(c.entries().get(1).linkTarget()).isEqualTo(PathBytes.of("../data"));
+      assertThat(c.entries().get(2).mode()).isEqualTo(0640);
       assertThat(readBack(image, c)).as(codec).isEqualTo(data);
       // Zero blocks take only their header; raw blocks are not inflated.
       int[] lens = c.shards().get(0).blockLengths();
