@@ -300,11 +300,13 @@ public final class ImageWriter implements AutoCloseable {
     ImageKey key = catalog.key();
     int blockSize = catalog.blockSize();
     List<Entry> entries = catalog.entries();
-    if (!PathOrder.isSorted(entries)) {
+    // A list held in memory may come in another order (an older image's, consolidated); one
+    // streamed is in path order, which the pager checks as it goes.
+    if (entries instanceof java.util.RandomAccess && !PathOrder.isSorted(entries)) {
       entries = new ArrayList<>(entries);
       entries.sort(PathOrder.ENTRIES);
     }
-    BlockBuffer out = new BlockBuffer(entries.size() * 24 + 4096);
+    BlockBuffer out = new BlockBuffer(Math.min(entries.size(), 1 << 20) * 24 + 4096);
     byte[] pageKey = key == null ? null : ImageKey.newBlockKey();
     List<CatalogHead.Page> pages = new ArrayList<>();
     CatalogHead.Totals totals;

@@ -79,8 +79,12 @@ public final class AssembleImage
       stage.started();
       String name = shards.getKey();
       SaveSpec.Library lib = spec.library(name);
-      Listing listing = PlanShards.readListing(spec, name);
-      ShardPlanner.Plan plan = ShardPlanner.plan(listing.entries(), spec.shardSize());
+      byte[] staged = PlanShards.listingBytes(spec, name);
+      Listing listing = Listing.readHead(
+          new java.io.DataInputStream(new java.io.ByteArrayInputStream(staged)));
+      long raw = new java.io.DataInputStream(new java.io.ByteArrayInputStream(
+          Staging.read(spec, name, SaveSpec.plannedName(name)))).readLong();
+      long planned = -Math.floorDiv(-raw, spec.shardSize());
       // A task that ran twice wrote its shard twice, each copy whole and kept apart by the
       // sink, and both results may arrive here: the sink keeps the copy its image holds.
       Map<ImageSink.WrittenShard, ShardResult> results = new IdentityHashMap<>();
@@ -91,10 +95,9 @@ public final class AssembleImage
           distinct.add(r.shard());
         }
       }
-      if (distinct.size() != plan.shardCount()) {
+      if (distinct.size() != planned) {
         throw new IllegalStateException(
-            name + ": " + distinct.size() + " shards compressed, " + plan.shardCount()
-                + " planned");
+            name + ": " + distinct.size() + " shards compressed, " + planned + " planned");
       }
       // An encrypted image's header, written before its first shard, already names its id and
       // when it was made; its catalog must agree.
@@ -103,9 +106,10 @@ public final class AssembleImage
       long created = key != null ? key.envelope().createdMillis() : System.currentTimeMillis();
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
+        // The entries are made as the catalog's pages are written, one at a time.
+        PlannedEntries entries = new PlannedEntries(staged, spec.shardSize(), byShard);
         return new Catalog(name, spec.codec().spec(), created,
-            spec.blockSize(), spec.shardSize(), listing.root(),
-            withDigests(plan.entries(), byShard),
+            spec.blockSize(), spec.shardSize(), listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())
             .withIdentity(id, null, listing.depth(), listing.bases());
       };
@@ -118,11 +122,11 @@ public final class AssembleImage
         throw BeamsaveException.io("cannot write image", lib.destination(), e);
       }
       String image = lib.destination();
-      long files = plan.entries().stream().filter(Entry::isFile).count();
-      new ImageSummary(name, lib.destination(), files, plan.rawBytes(), imageBytes,
+      long[] counts = counts(staged);
+      new ImageSummary(name, lib.destination(), counts[0], raw, imageBytes,
           distinct.size(), unreadable(listing, results.values()), listing.missing(),
           id.toString(), listing.bases().isEmpty() ? "" : listing.bases().get(0).location(),
-          listing.referencedBytes())
+          counts[1])
           .writeTo(spec);
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));
@@ -170,6 +174,23 @@ public final class AssembleImage
     listing.unreadable().forEach(u -> all.putIfAbsent(u.path(), u));
     results.forEach(r -> r.unreadable().forEach(u -> all.putIfAbsent(u.path(), u)));
     return new ArrayList<>(all.values());
+  }
+
+  /** How many files the staged listing holds, and the bytes of those left in a base. */
+  private static long[] counts(byte[] staged) throws IOException {
+    java.io.DataInputStream in =
+        new java.io.DataInputStream(new java.io.ByteArrayInputStream(staged));
+    Listing.readHead(in);
+    int n = in.readInt();
+    long[] counts = new long[2];
+    for (int i = 0; i < n; i++) {
+      Entry e = Listing.readEntry(in);
+      counts[0] += e.isFile() ? 1 : 0;
+      for (Extent x : e.extents()) {
+        counts[1] += x.isReference() ? x.length() : 0;
+      }
+    }
+    return counts;
   }
 
   /**

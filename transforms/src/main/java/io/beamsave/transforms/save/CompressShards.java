@@ -153,10 +153,11 @@ public final class CompressShards
       ImageKey imageKey = lib.sink().key();
       byte[] shardKey = imageKey == null ? null : ImageKey.newBlockKey();
       encoder.sealWith(shardKey);
-      List<byte[]> digests = new ArrayList<>(task.pieces().size());
+      List<ShardTask.FileRange> pieces = task.pieces(spec);
+      List<byte[]> digests = new ArrayList<>(pieces.size());
       List<PathBytes> changed = new ArrayList<>();
       List<Unreadable> unreadable = new ArrayList<>();
-      for (ShardTask.FileRange p : task.pieces()) {
+      for (ShardTask.FileRange p : pieces) {
         digest.reset();
         if (readPiece(tree, p, w, unreadable)) {
           changed.add(p.path());

@@ -61,69 +61,92 @@ public record Listing(
       new DataCoder<>() {
         @Override
         public void write(Listing b, DataOutputStream out) throws IOException {
-          CatalogWriter.writeEntryMetadata(out, b.root);
-          out.writeInt(b.entries.size());
+          writeHead(b, b.entries.size(), out);
           for (Entry e : b.entries) {
-            CatalogWriter.writeEntryMetadata(out, e);
-            // Only references need to travel: a file's own extents are planned again.
-            boolean refs = !e.extents().isEmpty() && e.extents().get(0).isReference();
-            out.writeInt(refs ? e.extents().size() : 0);
-            for (Extent x : refs ? e.extents() : List.<Extent>of()) {
-              out.writeShort(x.image());
-              out.writeInt(x.shard());
-              out.writeLong(x.offset());
-              out.writeLong(x.length());
-              out.write(x.digest());
-            }
-          }
-          Unreadable.writeAll(out, b.unreadable);
-          Unreadable.writePaths(out, b.missing);
-          out.writeInt(b.depth);
-          out.writeInt(b.bases.size());
-          for (Catalog.Base base : b.bases) {
-            out.write(base.id().bytes());
-            out.write(base.catalogDigest());
-            out.writeLong(base.createdMillis());
-            out.writeUTF(base.location());
+            writeEntry(e, out);
           }
         }
 
         @Override
         public Listing read(DataInputStream in) throws IOException {
-          Entry root = CatalogReader.readEntryMetadata(in);
+          Listing head = readHead(in);
           int n = in.readInt();
           List<Entry> entries = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
-            Entry e = CatalogReader.readEntryMetadata(in);
-            int refs = in.readInt();
-            if (refs > 0) {
-              List<Extent> extents = new ArrayList<>(refs);
-              for (int k = 0; k < refs; k++) {
-                int image = in.readUnsignedShort();
-                int shard = in.readInt();
-                long offset = in.readLong();
-                long length = in.readLong();
-                byte[] digest = new byte[io.beamsave.transforms.format.ImageFormat.DIGEST_SIZE];
-                in.readFully(digest);
-                extents.add(new Extent(image, shard, offset, length, digest));
-              }
-              e = e.withExtents(extents);
-            }
-            entries.add(e);
+            entries.add(readEntry(in));
           }
-          List<Unreadable> unreadable = Unreadable.readAll(in);
-          List<PathBytes> missing = Unreadable.readPaths(in);
-          int depth = in.readInt();
-          int nb = in.readInt();
-          List<Catalog.Base> bases = new ArrayList<>(nb);
-          for (int i = 0; i < nb; i++) {
-            byte[] id = new byte[ImageId.SIZE];
-            in.readFully(id);
-            byte[] digest = new byte[32];
-            in.readFully(digest);
-            bases.add(new Catalog.Base(new ImageId(id), digest, in.readLong(), in.readUTF()));
-          }
-          return new Listing(root, entries, unreadable, missing, bases, depth);
+          return head.withEntries(entries);
         }
       };
+
+  /**
+   * Writes everything but the entries, then their count: the entries follow, each by {@link
+   * #writeEntry}, so that a reader can take them one at a time ({@link #readHead}, then {@link
+   * #readEntry} as often as the count says).
+   */
+  static void writeHead(Listing b, int entries, DataOutputStream out) throws IOException {
+    CatalogWriter.writeEntryMetadata(out, b.root);
+    Unreadable.writeAll(out, b.unreadable);
+    Unreadable.writePaths(out, b.missing);
+    out.writeInt(b.depth);
+    out.writeInt(b.bases.size());
+    for (Catalog.Base base : b.bases) {
+      out.write(base.id().bytes());
+      out.write(base.catalogDigest());
+      out.writeLong(base.createdMillis());
+      out.writeUTF(base.location());
+    }
+    out.writeInt(entries);
+  }
+
+  /** An entry: its metadata, and its extents if they are references (own ones are planned). */
+  static void writeEntry(Entry e, DataOutputStream out) throws IOException {
+    CatalogWriter.writeEntryMetadata(out, e);
+    boolean refs = !e.extents().isEmpty() && e.extents().get(0).isReference();
+    out.writeInt(refs ? e.extents().size() : 0);
+    for (Extent x : refs ? e.extents() : List.<Extent>of()) {
+      out.writeShort(x.image());
+      out.writeInt(x.shard());
+      out.writeLong(x.offset());
+      out.writeLong(x.length());
+      out.write(x.digest());
+    }
+  }
+
+  /** What {@link #writeHead} wrote but the entry count: a listing without entries. */
+  static Listing readHead(DataInputStream in) throws IOException {
+    Entry root = CatalogReader.readEntryMetadata(in);
+    List<Unreadable> unreadable = Unreadable.readAll(in);
+    List<PathBytes> missing = Unreadable.readPaths(in);
+    int depth = in.readInt();
+    int nb = in.readInt();
+    List<Catalog.Base> bases = new ArrayList<>(nb);
+    for (int i = 0; i < nb; i++) {
+      byte[] id = new byte[ImageId.SIZE];
+      in.readFully(id);
+      byte[] digest = new byte[32];
+      in.readFully(digest);
+      bases.add(new Catalog.Base(new ImageId(id), digest, in.readLong(), in.readUTF()));
+    }
+    return new Listing(root, List.of(), unreadable, missing, bases, depth);
+  }
+
+  static Entry readEntry(DataInputStream in) throws IOException {
+    Entry e = CatalogReader.readEntryMetadata(in);
+    int refs = in.readInt();
+    if (refs == 0) {
+      return e;
+    }
+    List<Extent> extents = new ArrayList<>(refs);
+    for (int k = 0; k < refs; k++) {
+      int image = in.readUnsignedShort();
+      int shard = in.readInt();
+      long offset = in.readLong();
+      long length = in.readLong();
+      byte[] digest = new byte[io.beamsave.transforms.format.ImageFormat.DIGEST_SIZE];
+      in.readFully(digest);
+      extents.add(new Extent(image, shard, offset, length, digest));
+    }
+    return e.withExtents(extents);
+  }
 }

@@ -3,17 +3,20 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.image.BlockBuffer;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.shard.IncrementalPlan;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,7 +84,8 @@ public final class PlanShards
         throws IOException {
       stage.started();
       Listing listed = listing.getValue();
-      SaveSpec.Library lib = spec.library(listing.getKey());
+      String name = listing.getKey();
+      SaveSpec.Library lib = spec.library(name);
       if (lib.base() != null) {
         IncrementalPlan.Result inc = IncrementalPlan.against(
             listed.entries(),
@@ -90,35 +94,64 @@ public final class PlanShards
         listed = listed.withBases(inc.entries(), inc.bases(), inc.depth());
         bytesReferenced.inc(inc.referencedBytes());
       }
-      ShardPlanner.Plan plan = ShardPlanner.plan(listed.entries(), spec.shardSize());
-      if (plan.shardCount() > lib.sink().maxShards()) {
-        long leastMiB = -Math.floorDiv(-plan.rawBytes(), (long) lib.sink().maxShards() << 20);
-        throw new BeamsaveException(lib.destination() + ": " + plan.shardCount()
+      List<Entry> sorted = listed.entries();
+      if (!PathOrder.isSorted(sorted)) {
+        sorted = new ArrayList<>(sorted);
+        sorted.sort(ShardPlanner.BY_PATH);
+      }
+      listed = listed.withEntries(sorted);
+      long raw = rawBytes(listed);
+      long shards = -Math.floorDiv(-raw, spec.shardSize());
+      if (shards > lib.sink().maxShards()) {
+        long leastMiB = -Math.floorDiv(-raw, (long) lib.sink().maxShards() << 20);
+        throw new BeamsaveException(lib.destination() + ": " + shards
             + " shards are more than the " + lib.sink().maxShards()
             + " this image can hold; use --shard-size " + leastMiB + "MiB or more");
       }
-      writeListing(spec, listing.getKey(), listed.withEntries(plan.entries()));
-      List<List<ShardTask.FileRange>> pieces = new ArrayList<>(plan.shardCount());
-      for (int i = 0; i < Math.max(1, plan.shardCount()); i++) {
-        pieces.add(new ArrayList<>());
-      }
-      for (Entry e : plan.entries()) {
+      // The plan is made entry by entry, and each shard's pieces go out once it is complete.
+      ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize());
+      List<ShardTask.FileRange> pieces = new ArrayList<>();
+      int shard = 0;
+      for (Entry e : sorted) {
         long fileOffset = 0;
-        for (Extent x : e.extents()) {
+        for (Extent x : layout.place(e).extents()) {
           if (x.isReference()) {
             break;
           }
-          pieces
-              .get(x.shard())
-              .add(ShardTask.FileRange.of(e, fileOffset, x.length()));
+          if (x.shard() != shard) {
+            emit(name, shard, pieces, out);
+            pieces = new ArrayList<>();
+            shard = x.shard();
+          }
+          pieces.add(ShardTask.FileRange.of(e, fileOffset, x.length()));
           fileOffset += x.length();
         }
       }
-      for (int i = 0; i < pieces.size(); i++) {
-        out.output(new ShardTask(listing.getKey(), i, pieces.get(i)));
-      }
-      bytesPlanned.inc(plan.rawBytes());
+      // A library without file data still has one (empty) task, so that it is assembled.
+      emit(name, shard, pieces, out);
+      writeListing(spec, name, listed, raw);
+      bytesPlanned.inc(raw);
       stage.finished();
+    }
+
+    /** Hands on shard {@code shard}'s task, its pieces staged if they are many. */
+    private void emit(String library, int shard, List<ShardTask.FileRange> pieces,
+        OutputReceiver<ShardTask> out) throws IOException {
+      if (pieces.size() <= ShardTask.INLINE_PIECES) {
+        out.output(new ShardTask(library, shard, pieces));
+        return;
+      }
+      long size = 4;
+      for (ShardTask.FileRange p : pieces) {
+        size += 70 + p.path().length();
+      }
+      BlockBuffer bytes = new BlockBuffer(size);
+      try (DataOutputStream data = new DataOutputStream(bytes)) {
+        ShardTask.writePieces(pieces, data);
+      }
+      String staged = SaveSpec.piecesName(library, shard);
+      Staging.write(spec, library, staged, bytes.array(), bytes.size());
+      out.output(new ShardTask(library, shard, List.of(), staged));
     }
   }
 
@@ -146,26 +179,47 @@ public final class PlanShards
   }
 
   /** Keeps the sorted listing in staging, where {@link AssembleImage} reads it back. */
-  static void writeListing(SaveSpec spec, String library, Listing listing) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 16);
+  static void writeListing(SaveSpec spec, String library, Listing listing, long raw)
+      throws IOException {
+    // Sized for the entries at once: a growing buffer held twice the listing while it copied.
+    long size = 1 << 16;
+    for (Entry e : listing.entries()) {
+      size += 64 + e.path().length() + (e.linkTarget() == null ? 0 : 2 + e.linkTarget().length())
+          + (long) e.extents().size() * 30;
+    }
+    BlockBuffer out = new BlockBuffer(Math.min(size, Integer.MAX_VALUE - 64));
     Listing.CODER.encode(listing, out);
-    Staging.write(spec, library, SaveSpec.listingName(library), out.toByteArray(), out.size());
+    Staging.write(spec, library, SaveSpec.listingName(library), out.array(), out.size());
+    ByteArrayOutputStream planned = new ByteArrayOutputStream(8);
+    new DataOutputStream(planned).writeLong(raw);
+    Staging.write(spec, library, SaveSpec.plannedName(library), planned.toByteArray(), 8);
+  }
+
+  /** Bytes of the listing's files that go to the new image's shards. */
+  private static long rawBytes(Listing listing) {
+    long n = 0;
+    for (Entry e : listing.entries()) {
+      boolean ref = !e.extents().isEmpty() && e.extents().get(0).isReference();
+      n += e.isFile() && !ref ? e.size() : 0;
+    }
+    return n;
   }
 
   /**
-   * The raw bytes planned for all libraries of {@code spec}, from the listings the planning
-   * step left in staging: for progress on runners whose counters arrive only when a task ends.
+   * The raw bytes planned for all libraries of {@code spec}, from what the planning step left
+   * in staging: for progress on runners whose counters arrive only when a task ends.
    */
   public static long plannedBytes(SaveSpec spec) throws IOException {
     long bytes = 0;
     for (String library : spec.libraries().keySet()) {
-      bytes += ShardPlanner.plan(readListing(spec, library).entries(), spec.shardSize()).rawBytes();
+      bytes += new java.io.DataInputStream(new ByteArrayInputStream(
+          Staging.read(spec, library, SaveSpec.plannedName(library)))).readLong();
     }
     return bytes;
   }
 
-  static Listing readListing(SaveSpec spec, String library) throws IOException {
-    return Listing.CODER.decode(
-        new ByteArrayInputStream(Staging.read(spec, library, SaveSpec.listingName(library))));
+  /** The staged listing's bytes, which {@link Listing#readHead} and its entries read. */
+  static byte[] listingBytes(SaveSpec spec, String library) {
+    return Staging.read(spec, library, SaveSpec.listingName(library));
   }
 }

@@ -275,6 +275,16 @@ public final class SaveSpec implements Serializable {
     return Stores.open(staging, s3);
   }
 
+  /** The staged name of the pieces of shard {@code shard} of {@code library}, if many. */
+  public static String piecesName(String library, int shard) {
+    return library + "/pieces-" + shard;
+  }
+
+  /** The staged name of the raw bytes planned for {@code library} (for progress). */
+  public static String plannedName(String library) {
+    return library + "/planned";
+  }
+
   /** The staged name of the sorted listing of {@code library}, which waits for assembly. */
   public static String listingName(String library) {
     return library + "/listing";

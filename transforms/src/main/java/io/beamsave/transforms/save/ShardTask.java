@@ -1,5 +1,8 @@
 package io.beamsave.transforms.save;
 
+import static io.beamsave.transforms.beam.DataCoder.readBytes;
+import static io.beamsave.transforms.beam.DataCoder.writeBytes;
+
 import io.beamsave.transforms.beam.DataCoder;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.PathBytes;
@@ -12,9 +15,62 @@ import java.util.List;
 /**
  * The work of compressing one shard: the file pieces that make up its raw bytes, in order, each
  * with what the listing saw of its file (size, mtime, ctime, inode) so that a change during the
- * save is noticed.
+ * save is noticed. A shard of many pieces (small files) has them in the run's staging instead,
+ * under {@code staged}, and its worker reads them from there: the task that travels through the
+ * pipeline stays small, and no JVM holds every shard's pieces at once.
  */
-public record ShardTask(String library, int shard, List<FileRange> pieces) {
+public record ShardTask(String library, int shard, List<FileRange> pieces, String staged) {
+
+  /** Shards of more pieces than this have them staged. */
+  static final int INLINE_PIECES = 1000;
+
+  public ShardTask(String library, int shard, List<FileRange> pieces) {
+    this(library, shard, pieces, null);
+  }
+
+  /** The pieces, read from staging if they are there. */
+  public List<FileRange> pieces(SaveSpec spec) throws IOException {
+    if (staged == null) {
+      return pieces;
+    }
+    return readPieces(new DataInputStream(new java.io.ByteArrayInputStream(
+        Staging.read(spec, library, staged))));
+  }
+
+  /** Writes {@code pieces} as what {@link #readPieces} reads. */
+  static void writePieces(List<FileRange> pieces, DataOutputStream out) throws IOException {
+    out.writeInt(pieces.size());
+    for (FileRange p : pieces) {
+      writeBytes(out, p.path);
+      out.writeLong(p.fileOffset);
+      out.writeLong(p.length);
+      out.writeLong(p.fileSize);
+      out.writeLong(p.mtimeSeconds);
+      out.writeInt(p.mtimeNanos);
+      out.writeLong(p.ctimeSeconds);
+      out.writeInt(p.ctimeNanos);
+      out.writeLong(p.inode);
+    }
+  }
+
+  static List<FileRange> readPieces(DataInputStream in) throws IOException {
+    int n = in.readInt();
+    List<FileRange> pieces = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      pieces.add(
+          new FileRange(
+              readBytes(in),
+              in.readLong(),
+              in.readLong(),
+              in.readLong(),
+              in.readLong(),
+              in.readInt(),
+              in.readLong(),
+              in.readInt(),
+              in.readLong()));
+    }
+    return pieces;
+  }
 
   /**
    * {@code length} bytes of the library's file at {@code path} (relative), from {@code
@@ -38,6 +94,7 @@ public record ShardTask(String library, int shard, List<FileRange> pieces) {
     }
   }
 
+  /** The raw bytes of the pieces held inline. */
   public long rawBytes() {
     long n = 0;
     for (FileRange p : pieces) {
@@ -52,17 +109,11 @@ public record ShardTask(String library, int shard, List<FileRange> pieces) {
         public void write(ShardTask t, DataOutputStream out) throws IOException {
           writeString(out, t.library);
           out.writeInt(t.shard);
-          out.writeInt(t.pieces.size());
-          for (FileRange p : t.pieces) {
-            writeBytes(out, p.path);
-            out.writeLong(p.fileOffset);
-            out.writeLong(p.length);
-            out.writeLong(p.fileSize);
-            out.writeLong(p.mtimeSeconds);
-            out.writeInt(p.mtimeNanos);
-            out.writeLong(p.ctimeSeconds);
-            out.writeInt(p.ctimeNanos);
-            out.writeLong(p.inode);
+          out.writeBoolean(t.staged != null);
+          if (t.staged != null) {
+            writeString(out, t.staged);
+          } else {
+            writePieces(t.pieces, out);
           }
         }
 
@@ -70,22 +121,10 @@ public record ShardTask(String library, int shard, List<FileRange> pieces) {
         public ShardTask read(DataInputStream in) throws IOException {
           String library = readString(in);
           int shard = in.readInt();
-          int n = in.readInt();
-          List<FileRange> pieces = new ArrayList<>(n);
-          for (int i = 0; i < n; i++) {
-            pieces.add(
-                new FileRange(
-                    readBytes(in),
-                    in.readLong(),
-                    in.readLong(),
-                    in.readLong(),
-                    in.readLong(),
-                    in.readInt(),
-                    in.readLong(),
-                    in.readInt(),
-                    in.readLong()));
+          if (in.readBoolean()) {
+            return new ShardTask(library, shard, List.of(), readString(in));
           }
-          return new ShardTask(library, shard, pieces);
+          return new ShardTask(library, shard, readPieces(in), null);
         }
       };
 }

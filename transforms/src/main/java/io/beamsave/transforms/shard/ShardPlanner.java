@@ -36,23 +36,42 @@ public final class ShardPlanner {
   public static final Comparator<Entry> BY_PATH = PathOrder.ENTRIES;
 
   public static Plan plan(List<Entry> entries, long shardSize) {
-    if (shardSize <= 0) {
-      throw new IllegalArgumentException("shardSize must be positive, was " + shardSize);
-    }
     List<Entry> sorted = new ArrayList<>(entries);
     Collections.sort(sorted, BY_PATH);
+    Layout layout = new Layout(shardSize);
     List<Entry> planned = new ArrayList<>(sorted.size());
-    List<Long> shards = new ArrayList<>();
-    long pos = 0;
     for (Entry e : sorted) {
+      planned.add(layout.place(e));
+    }
+    return new Plan(planned, layout.shardRawLengths());
+  }
+
+  /**
+   * The plan made one entry at a time, for entries given in {@link #BY_PATH} order: what {@link
+   * #plan} does without holding them. Not thread-safe.
+   */
+  public static final class Layout {
+    private final long shardSize;
+    private long pos;
+
+    public Layout(long shardSize) {
+      if (shardSize <= 0) {
+        throw new IllegalArgumentException("shardSize must be positive, was " + shardSize);
+      }
+      this.shardSize = shardSize;
+    }
+
+    /**
+     * {@code e} with its extents: a file's bytes at the stream's end (or, unchanged since the
+     * base image, where they are there); none for other entries.
+     */
+    public Entry place(Entry e) {
       if (!e.isFile()) {
-        planned.add(e.withExtents(List.of()));
-        continue;
+        return e.extents().isEmpty() ? e : e.withExtents(List.of());
       }
       if (!e.extents().isEmpty() && e.extents().get(0).isReference()) {
         // Unchanged since the base image (IncrementalPlan): its bytes are there already.
-        planned.add(e);
-        continue;
+        return e;
       }
       List<Extent> extents = new ArrayList<>(1);
       long remaining = e.size();
@@ -64,11 +83,25 @@ public final class ShardPlanner {
         pos += n;
         remaining -= n;
       }
-      planned.add(e.withExtents(extents));
+      return e.withExtents(extents);
     }
-    for (long start = 0; start < pos; start += shardSize) {
-      shards.add(Math.min(shardSize, pos - start));
+
+    /** The raw bytes laid out so far. */
+    public long rawBytes() {
+      return pos;
     }
-    return new Plan(planned, shards);
+
+    public int shardCount() {
+      return Math.toIntExact((pos + shardSize - 1) / shardSize);
+    }
+
+    /** Each shard's raw length, as far as the entries placed make them. */
+    public List<Long> shardRawLengths() {
+      List<Long> shards = new ArrayList<>();
+      for (long start = 0; start < pos; start += shardSize) {
+        shards.add(Math.min(shardSize, pos - start));
+      }
+      return shards;
+    }
   }
 }
