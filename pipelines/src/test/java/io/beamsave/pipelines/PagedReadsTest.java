@@ -2,6 +2,7 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.beamsave.pipelines.restore.TreeSnapshot;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,6 +74,35 @@ class PagedReadsTest {
           .isEqualTo(Files.getLastModifiedTime(library.resolve("dir4")));
       assertThat(Files.exists(target.resolve("dir1"))).isFalse();
     }
+  }
+
+  @Test
+  void anIncrementalSaveAgainstAManyPagedBaseRestoresTheNewTree() throws Exception {
+    Path changed = dir.resolve("lib2");
+    Cli.ok("restore", image, "--target", changed, "-q");
+    Files.writeString(changed.resolve("dir3/file-250.txt"), "changed since the base\n");
+    Files.writeString(changed.resolve("dir0/zz-new.txt"), "new\n");
+    Files.delete(changed.resolve("dir5/file-1.txt"));
+    // The base's files restored keep their times, but not their inodes and ctimes: save the
+    // restored tree once as the base, then change it.
+    Path base = dir.resolve("base.bsave");
+    Cli.ok("save", "--library", changed, "--image", base, "-q");
+    Files.writeString(changed.resolve("dir1/file-9.txt"), "changed after the base\n");
+    Path inc = dir.resolve("inc.bsave");
+    Cli.ok("save", "--library", changed, "--image", inc, "--base", base, "-q");
+    Cli listed = Cli.ok("list", inc, "--sources");
+    assertThat(listed.out()).contains("incremental (save 1 of its chain)");
+    assertThat(listed.out().lines().filter(l -> l.endsWith("dir1/file-9.txt")).findFirst()
+        .orElseThrow()).contains(" .  ");
+    assertThat(listed.out().lines().filter(l -> l.endsWith("dir1/file-8.txt")).findFirst()
+        .orElseThrow()).contains("base.bsave");
+    Path back = dir.resolve("back");
+    Cli.ok("restore", inc, "--target", back, "-q");
+    assertThat(TreeSnapshot.of(back).diff(TreeSnapshot.of(changed))).isNull();
+    Path one = dir.resolve("one");
+    Cli.ok("restore", inc, "--target", one, "--include", "dir3/file-250.txt", "-q");
+    assertThat(Files.readString(one.resolve("dir3/file-250.txt")))
+        .isEqualTo("changed since the base\n");
   }
 
   @Test

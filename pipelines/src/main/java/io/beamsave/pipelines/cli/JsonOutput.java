@@ -48,6 +48,17 @@ final class JsonOutput {
     }
   }
 
+  /**
+   * Like {@link #emit}, left in the output's buffer: for a long run of lines (a listing) whose
+   * writer flushes once at its end.
+   */
+  void emitBuffered(Map<String, ?> object) {
+    PrintWriter out = out();
+    synchronized (out) {
+      out.print(text(object) + System.lineSeparator());
+    }
+  }
+
   /** A warning: a line on stderr, and a {@code "warning"} object too with --json. */
   void warning(String message) {
     say("warning", message);

@@ -42,21 +42,88 @@ public final class CatalogWalk {
     return cached;
   }
 
-  /** Visits the entries at or beneath {@code under} (every entry when it is empty), in order. */
+  /**
+   * Visits the entries at or beneath {@code under} (every entry when it is empty), in order.
+   * The next page is read and checked on another thread while the visitor takes this one's.
+   */
   public void walk(PathBytes under, Visitor visitor) throws IOException {
-    for (int i = under.isEmpty() ? 0 : head.pageOf(under); i < head.pages().size(); i++) {
-      if (PathOrder.pastSubtree(head.pages().get(i).firstPath(), under)) {
-        return;
+    int first = under.isEmpty() ? 0 : head.pageOf(under);
+    if (head.whole() == null && first < head.pages().size()) {
+      // The pages the walk may read lie together: a store is asked for them in large ranges.
+      int end = first + 1;
+      while (end < head.pages().size()
+          && !PathOrder.pastSubtree(head.pages().get(end).firstPath(), under)) {
+        end++;
       }
-      for (Entry e : page(i)) {
-        if (PathOrder.within(e.path(), under)) {
-          visitor.visit(e);
-        } else if (PathOrder.pastSubtree(e.path(), under)) {
+      CatalogHead.Page last = head.pages().get(end - 1);
+      long from = head.pages().get(first).offset();
+      src.willRead(from, last.offset() + last.storedLength() - from);
+    }
+    java.util.concurrent.CompletableFuture<List<Entry>> ahead = null;
+    try {
+      for (int i = first; i < head.pages().size(); i++) {
+        if (PathOrder.pastSubtree(head.pages().get(i).firstPath(), under)) {
           return;
+        }
+        List<Entry> entries = ahead == null ? page(i) : taken(ahead, i);
+        ahead = null;
+        if (i + 1 < head.pages().size()
+            && !PathOrder.pastSubtree(head.pages().get(i + 1).firstPath(), under)) {
+          int next = i + 1;
+          ahead = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+              return ImageReader.readPage(src, head, next);
+            } catch (IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+          }, READER);
+        }
+        for (Entry e : entries) {
+          if (PathOrder.within(e.path(), under)) {
+            visitor.visit(e);
+          } else if (PathOrder.pastSubtree(e.path(), under)) {
+            return;
+          }
+        }
+      }
+    } finally {
+      if (ahead != null) {
+        ahead.cancel(false);
+        try {
+          ahead.join();
+        } catch (RuntimeException ignored) {
+          // A page read ahead and not needed: what failed in it does not matter.
         }
       }
     }
   }
+
+  /** The page read ahead, which becomes the page at hand. */
+  private List<Entry> taken(java.util.concurrent.CompletableFuture<List<Entry>> ahead, int i)
+      throws IOException {
+    try {
+      cached = ahead.join();
+      cachedPage = i;
+      pagesRead++;
+      return cached;
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof java.io.UncheckedIOException u) {
+        throw u.getCause();
+      }
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
+    }
+  }
+
+  /** Reads pages ahead of a walk; daemon threads, so a walk left unfinished holds no JVM. */
+  private static final java.util.concurrent.Executor READER =
+      java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "catalog-page-reader");
+        t.setDaemon(true);
+        return t;
+      });
 
   /** The entry at {@code path}, or null if the catalog has none. */
   public Entry find(PathBytes path) throws IOException {

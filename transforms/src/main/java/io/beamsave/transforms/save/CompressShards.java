@@ -100,12 +100,9 @@ public final class CompressShards
       encoder = new BlockEncoder(spec.codec(), spec.blockSize());
       digest = new ExtentDigest();
       block = new byte[spec.blockSize()];
-      // A whole shard is held in memory until it is appended: its raw size, plus one header per
-      // block (blocks never grow, a block that would is stored raw).
-      long blocks = (spec.shardSize() + spec.blockSize() - 1) / spec.blockSize();
-      boolean sealed = spec.libraries().values().stream().anyMatch(l -> l.sink().key() != null);
-      shardBytes = new BlockBuffer(spec.shardSize() + blocks * (ImageFormat.BLOCK_HEADER_SIZE
-          + (sealed ? BlockSealer.OVERHEAD : 0)));
+      // A whole shard is held in memory until it is appended; sized for each task's shard when
+      // it comes (a small library's one shard is far below the shard size).
+      shardBytes = new BlockBuffer(1 << 16);
       trees = new HashMap<>();
     }
 
@@ -154,6 +151,15 @@ public final class CompressShards
       byte[] shardKey = imageKey == null ? null : ImageKey.newBlockKey();
       encoder.sealWith(shardKey);
       List<ShardTask.FileRange> pieces = task.pieces(spec);
+      long raw = 0;
+      for (ShardTask.FileRange p : pieces) {
+        raw += p.length();
+      }
+      // Its raw size, plus one header per block (blocks never grow, a block that would is
+      // stored raw).
+      long blocks = (raw + spec.blockSize() - 1) / spec.blockSize();
+      shardBytes.ensure(Math.toIntExact(raw + blocks * (ImageFormat.BLOCK_HEADER_SIZE
+          + (imageKey != null ? BlockSealer.OVERHEAD : 0))));
       List<byte[]> digests = new ArrayList<>(pieces.size());
       List<PathBytes> changed = new ArrayList<>();
       List<Unreadable> unreadable = new ArrayList<>();
