@@ -1,18 +1,13 @@
 package io.beamsave.transforms.save;
 
-import io.beamsave.transforms.beam.Elements;
-import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ExtentDigest;
+import io.beamsave.transforms.run.RunState;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.LibraryWalker.Walked;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
-import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -78,7 +73,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         throw new IllegalArgumentException("the walk begun ahead covers " + walked.walks.keySet()
             + ", not the libraries " + spec.libraries().keySet());
       }
-      listings = start.apply("WalkedAhead", ParDo.of(new WalkedAheadFn(walked.join())));
+      listings = start.apply("WalkedAhead", ParDo.of(new WalkedAheadFn(spec, walked.join())));
     }
     return listings.setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
   }
@@ -143,39 +138,50 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   }
 
   /**
-   * Emits listings walked before the pipeline, carried in the DoFn encoded as {@link Elements}
-   * carries its elements (a DoFn travels serialized, and a listing's coder is far more compact
-   * than Java's), and counts them as a walk in the pipeline would.
+   * Emits listings walked before the pipeline, and counts them as a walk in the pipeline would.
+   * What travels with the DoFn is a name: the listings stay in the launcher's JVM, in a {@link
+   * RunState} of their own, where the workers (threads of that JVM: walks begin ahead only for
+   * such runners) take them, once. A listing of a million entries was encoded into the DoFn,
+   * serialized with it and decoded again: three copies of it at once. A worker that finds none
+   * (a task run again) walks the library itself.
    */
   static final class WalkedAheadFn extends DoFn<byte[], KV<String, Listing>> {
-    private static final KvCoder<String, Listing> CODER =
-        KvCoder.of(StringUtf8Coder.of(), Listing.CODER);
-    private final byte[] encoded;
-    private final HashMap<String, Long> special = new HashMap<>();
-    private final HashMap<String, long[]> excluded = new HashMap<>();
+    private final SaveSpec spec;
+    private final String handed;
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
         StageMetrics.counter(StageMetrics.SPECIAL_FILES_SKIPPED);
     private final StageMetrics stage = StageMetrics.of("list");
 
-    WalkedAheadFn(Map<String, Walked> walks) {
-      List<KV<String, Listing>> listings = new ArrayList<>();
-      walks.forEach((name, w) -> {
-        listings.add(KV.of(name, w.listing()));
-        special.put(name, w.special());
-        excluded.put(name, w.excluded());
-      });
-      encoded = Elements.encode(listings, CODER);
+    WalkedAheadFn(SaveSpec spec, Map<String, Walked> walks) {
+      this.spec = spec;
+      this.handed = "walked ahead " + java.util.UUID.randomUUID();
+      Map<String, Walked> copy = new LinkedHashMap<>(walks);
+      RunState.of(handed).shared(WalkedAheadFn.class, k -> copy);
     }
 
     @ProcessElement
-    public void process(OutputReceiver<KV<String, Listing>> out) throws IOException {
+    public void process(OutputReceiver<KV<String, Listing>> out) {
       stage.started();
-      for (KV<String, Listing> listing : Elements.decode(encoded, CODER)) {
-        out.output(listing);
-        filesListed.inc(listing.getValue().entries().stream().filter(Entry::isFile).count());
-        specialSkipped.inc(special.get(listing.getKey()));
-        countExcluded(excluded.get(listing.getKey()));
+      RunState state = RunState.find(handed);
+      Map<String, Walked> walks = state == null ? null : state.sharedIfAny(WalkedAheadFn.class);
+      RunState.end(handed);
+      for (String name : spec.libraries().keySet()) {
+        Walked w = walks == null ? null : walks.get(name);
+        if (w == null) {
+          SaveSpec.Library lib = spec.library(name);
+          ForkJoinPool pool = LibraryWalker.newPool();
+          try {
+            w = LibraryWalker.walk(pool, lib.rootPath(), OwnFiles.excludes(spec, lib),
+                spec.filesFrom(name), spec.skipUnreadable());
+          } finally {
+            pool.shutdownNow();
+          }
+        }
+        out.output(KV.of(name, w.listing()));
+        filesListed.inc(w.files());
+        specialSkipped.inc(w.special());
+        countExcluded(w.excluded());
       }
       stage.finished();
     }
