@@ -75,7 +75,7 @@ final class RestoreCommand implements Callable<Integer> {
         // The whole catalog is needed: read it while Beam starts.
         ref.readCatalogAhead();
       }
-      o = RestorePipeline.run(ref, target, includes, overwrite, read.pipelineUse,
+      o = RestorePipeline.run(ref, target, includes, overwrite, read.use(pipeline),
           pipeline::options, progress);
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));

@@ -60,7 +60,7 @@ final class VerifyCommand implements Callable<Integer> {
       if (ends.encrypted() && ref.keys().isEmpty()) {
         return withoutKey(ref, ends, progress);
       }
-      o = VerifyPipeline.run(ref.readCatalogAhead(), chain, read.pipelineUse,
+      o = VerifyPipeline.run(ref.readCatalogAhead(), chain, read.use(pipeline),
           pipeline::options, progress);
     }
     PrintWriter out = spec.commandLine().getOut();
