@@ -11,7 +11,7 @@ final class ReadArgs {
       converter = PipelineUseConverter.class,
       description =
           "When the shards are read by a Beam pipeline: auto (the default) reads work of at most"
-              + " 256 MiB of file data in this process, one shard after another, without"
+              + " 256 MiB of file data in this process, a thread per core, without"
               + " starting a pipeline (a few files, a small image: done before a pipeline would"
               + " have started), and more in a pipeline; with a Flink runner given after '--',"
               + " always in a pipeline. always starts one whatever the size; never reads"

@@ -171,27 +171,66 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
   }
 
   /**
-   * Reads {@code tasks} one after another in this thread, without a pipeline: for small work,
-   * which a pipeline's start would take longer than. {@code live} hears of the bytes as they are
-   * checked.
+   * Reads {@code tasks} in this JVM, without a pipeline, on {@code threads} threads (each with
+   * a reader of its own, taking the next task when done): for work a pipeline's start would take
+   * longer than. {@code live} hears of the bytes as they are checked. The first failure stops
+   * the others from taking more tasks and is thrown.
    *
    * @return the raw bytes checked and the files whose mtime was clamped
    */
   public long[] readHere(java.util.List<ReadTask> tasks,
-      java.util.concurrent.atomic.LongAdder live) throws IOException {
-    ReadShardFn fn = new ReadShardFn(this);
-    fn.setup();
-    long[] total = new long[2];
-    try {
-      for (ReadTask t : tasks) {
-        long[] done = fn.read(t, live);
-        total[0] += done[0];
-        total[1] += done[1];
+      java.util.concurrent.atomic.LongAdder live, int threads) throws IOException {
+    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicLong checked = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicLong clamped = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Runnable worker = () -> {
+      ReadShardFn fn = new ReadShardFn(this);
+      fn.setup();
+      try {
+        for (int i; failed.get() == null && (i = next.getAndIncrement()) < tasks.size(); ) {
+          long[] done = fn.read(tasks.get(i), live);
+          checked.addAndGet(done[0]);
+          clamped.addAndGet(done[1]);
+        }
+      } catch (IOException | RuntimeException | Error e) {
+        failed.compareAndSet(null, e);
+      } finally {
+        try {
+          fn.teardown();
+        } catch (IOException e) {
+          failed.compareAndSet(null, e);
+        }
       }
-    } finally {
-      fn.teardown();
+    };
+    int n = Math.max(1, Math.min(threads, tasks.size()));
+    java.util.List<Thread> running = new java.util.ArrayList<>();
+    for (int t = 1; t < n; t++) {
+      Thread th = new Thread(worker, "read-shards-" + t);
+      th.start();
+      running.add(th);
     }
-    return total;
+    worker.run();
+    for (Thread th : running) {
+      try {
+        th.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        failed.compareAndSet(null, new java.io.InterruptedIOException("interrupted"));
+      }
+    }
+    Throwable f = failed.get();
+    if (f instanceof IOException io) {
+      throw io;
+    }
+    if (f instanceof RuntimeException r) {
+      throw r;
+    }
+    if (f instanceof Error err) {
+      throw err;
+    }
+    return new long[] {checked.get(), clamped.get()};
   }
 
   /**
