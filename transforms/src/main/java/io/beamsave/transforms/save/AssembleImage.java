@@ -194,35 +194,6 @@ public final class AssembleImage
   }
 
   /**
-   * Sets each extent's digest from its shard's results, and the changed and unreadable flags
-   * on files.
-   */
-  static List<Entry> withDigests(List<Entry> entries, List<ShardResult> results) {
-    int[] cursor = new int[results.size()];
-    Set<PathBytes> changed = new HashSet<>();
-    Set<PathBytes> unread = new HashSet<>();
-    results.forEach(r -> changed.addAll(r.changedPaths()));
-    results.forEach(r -> r.unreadable().forEach(u -> unread.add(u.path())));
-    List<Entry> out = new ArrayList<>(entries.size());
-    for (Entry e : entries) {
-      if (!e.isFile()) {
-        out.add(e);
-        continue;
-      }
-      List<Extent> extents = new ArrayList<>(e.extents().size());
-      for (Extent x : e.extents()) {
-        extents.add(x.isReference() ? x
-            : x.withDigest(results.get(x.shard()).digests().get(cursor[x.shard()]++)));
-      }
-      Entry done = e.withExtents(extents);
-      int flags = done.flags() | (changed.contains(e.path()) ? Entry.FLAG_CHANGED : 0)
-          | (unread.contains(e.path()) ? Entry.FLAG_UNREADABLE : 0);
-      out.add(done.withFlags(flags));
-    }
-    return out;
-  }
-
-  /**
    * Removes a directory tree if it exists, without following links, and without failing when
    * something in it is removed meanwhile (an interrupted run is cleaned up from two threads).
    */
