@@ -84,7 +84,7 @@ public final class BaseImages {
       tag = src.tag();
       baseEncrypted = ImageReader.readEnds(src).encrypted();
       if (baseEncrypted == encrypted) {
-        c = ImageReader.readCatalog(src, encrypted ? keys : Keys.NONE);
+        c = ImageReader.readHead(src, encrypted ? keys : Keys.NONE, false).catalog();
       }
     } catch (IOException | BeamsaveException e) {
       throw new BeamsaveException("--base " + location + ": " + StoredImages.firstLine(e));

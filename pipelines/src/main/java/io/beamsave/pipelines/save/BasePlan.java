@@ -2,15 +2,14 @@ package io.beamsave.pipelines.save;
 
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.save.SaveSpec;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The base images an incremental save was planned against, by library, as {@link BaseImages}
- * chose and checked them: each one's catalog, where it is, and its tag when it was read. The
- * catalogs travel on explicitly: into the spec's libraries ({@link #applyTo}), into the keys of
- * encrypted images ({@link SaveKeys}), and to planning when its workers run in this JVM, which
- * then need not read a catalog of a million entries again.
+ * chose and checked them: each one's catalog head (its entries stay in the image, where
+ * planning reads them page by page), where it is, and its tag when it was read. They travel on
+ * explicitly: into the spec's libraries ({@link #applyTo}) and into the keys of encrypted images
+ * ({@link SaveKeys}).
  */
 public record BasePlan(Map<String, Base> byLibrary) {
   /** A save without bases. */
@@ -37,12 +36,5 @@ public record BasePlan(Map<String, Base> byLibrary) {
   public Catalog catalog(String library) {
     Base b = byLibrary.get(library);
     return b == null ? null : b.catalog();
-  }
-
-  /** Each library's base catalog, by library. */
-  public Map<String, Catalog> catalogs() {
-    Map<String, Catalog> out = new LinkedHashMap<>();
-    byLibrary.forEach((library, b) -> out.put(library, b.catalog()));
-    return out;
   }
 }

@@ -98,14 +98,11 @@ public final class Save {
   private Result run(PipelineOptions options) throws IOException {
     Workers workers = Workers.of(options);
     SaveSpec save = spec(workers);
-    // The walk overlaps reading the base images' catalogs and the start-up of Beam and its
-    // runner, where the runner's workers run here.
-    ListLibrary.WalkedAhead walked = workers.inThisJvm() ? ListLibrary.walkAhead(save) : null;
     BasePlan bases = BaseImages.choose(save, request, output.note());
     save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
     Instant start = Instant.now();
     SavePipeline.Outcome outcome =
-        SavePipeline.run(save, options, output.progress(), walked, bases);
+        SavePipeline.run(save, options, output.progress(), true);
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     if (request.metricsFile() != null) {

@@ -10,7 +10,6 @@ import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.AssembleImage;
-import io.beamsave.transforms.save.BaseCatalogs;
 import io.beamsave.transforms.save.CompressShards;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.ListLibrary;
@@ -55,19 +54,18 @@ public final class SavePipeline {
 
   /** Adds the save to {@code p}; returns (library, image location) per library. */
   public static PCollection<KV<String, String>> build(Pipeline p, SaveSpec spec) {
-    return build(p, spec, null, BaseCatalogs.NONE);
+    return build(p, spec, null);
   }
 
   /**
    * Like {@link #build(Pipeline, SaveSpec)}, for workers in this JVM: with the libraries'
-   * listings taken from {@code walked} (if not null), a walk begun here, and planning against
-   * the base catalogs the launcher read.
+   * listings taken from {@code walked} (if not null), a walk begun here.
    */
   static PCollection<KV<String, String>> build(
-      Pipeline p, SaveSpec spec, ListLibrary.WalkedAhead walked, BaseCatalogs bases) {
+      Pipeline p, SaveSpec spec, ListLibrary.WalkedAhead walked) {
     ListLibrary list = ListLibrary.of(spec);
     return p.apply("ListLibrary", walked == null ? list : list.withWalkedAhead(walked))
-        .apply(PLAN_STEP, PlanShards.of(spec).withBaseCatalogs(bases))
+        .apply(PLAN_STEP, PlanShards.of(spec))
         .apply("Reshuffle", Reshuffle.viaRandomKey())
         .apply(COMPRESS_STEP, CompressShards.of(spec))
         .apply("AssembleImage", AssembleImage.of(spec));
@@ -82,22 +80,17 @@ public final class SavePipeline {
    * images already completed stay (each is whole).
    */
   public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
-    return run(spec, options, progress, null, BasePlan.NONE);
+    return run(spec, options, progress, false);
   }
 
   /**
-   * Like {@link #run(SaveSpec, PipelineOptions, PrintWriter)}, where the workers run in this
-   * JVM ({@link Workers}), with the listings taken from {@code walked} (see {@link
-   * ListLibrary#walkAhead}) when it is not null and planning against {@code bases}' catalogs;
-   * elsewhere workers list and read bases themselves.
+   * Like {@link #run(SaveSpec, PipelineOptions, PrintWriter)}; with {@code walkAhead}, where
+   * the workers run in this JVM ({@link Workers}), the libraries are walked here while Beam and
+   * its runner start (see {@link ListLibrary#walkAhead}); elsewhere workers walk them.
    */
   static Outcome run(
-      SaveSpec spec, PipelineOptions options, PrintWriter progress,
-      ListLibrary.WalkedAhead walked, BasePlan bases) {
-    if (!Workers.of(options).inThisJvm()) {
-      walked = null;
-      bases = BasePlan.NONE;
-    }
+      SaveSpec spec, PipelineOptions options, PrintWriter progress, boolean walkAhead) {
+    walkAhead &= Workers.of(options).inThisJvm();
     AtomicReference<ImageLock> lock = new AtomicReference<>();
     AtomicReference<RunLease> lease = new AtomicReference<>();
     // The spec as prepared so far: what a failure or Ctrl-C has to undo.
@@ -119,12 +112,11 @@ public final class SavePipeline {
         running.set(running.get().withSink(lib.name(), lib.sink().prepare()));
       }
       SaveSpec prepared = running.get();
+      // Once the run holds its images and staging, where the walk stages its listing.
+      ListLibrary.WalkedAhead walked = walkAhead ? ListLibrary.walkAhead(prepared) : null;
       Pipeline p = Pipeline.create(options);
-      JobResult job;
-      try (BaseCatalogs handed = BaseCatalogs.of(bases.catalogs())) {
-        build(p, prepared, walked, handed);
-        job = Job.run(p, progress(prepared), progress);
-      }
+      build(p, prepared, walked);
+      JobResult job = Job.run(p, progress(prepared), progress);
       List<ImageSummary> saved = new ArrayList<>();
       for (String library : prepared.libraries().keySet()) {
         saved.add(ImageSummary.read(prepared, library));

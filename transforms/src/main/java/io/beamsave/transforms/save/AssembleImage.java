@@ -40,8 +40,8 @@ import org.apache.beam.sdk.values.PCollection;
  * ImageSummary} left in staging for the report. Emits (library, image location).
  *
  * <p>The entries come from the listing {@link PlanShards} left in staging, and the plan is
- * recomputed from them ({@link ShardPlanner} is deterministic), so the listing crosses one
- * shuffle, not two. A library without file data arrives as one empty shard, which is dropped.
+ * recomputed from them ({@link ShardPlanner} is deterministic), so the listing crosses no
+ * shuffle. A library without file data arrives as one empty shard, which is dropped.
  */
 public final class AssembleImage
     extends PTransform<PCollection<KV<String, ShardResult>>, PCollection<KV<String, String>>> {
@@ -79,11 +79,9 @@ public final class AssembleImage
       stage.started();
       String name = shards.getKey();
       SaveSpec.Library lib = spec.library(name);
-      byte[] staged = PlanShards.listingBytes(spec, name);
-      Listing listing = Listing.readHead(
-          new java.io.DataInputStream(new java.io.ByteArrayInputStream(staged)));
-      long raw = new java.io.DataInputStream(new java.io.ByteArrayInputStream(
-          Staging.read(spec, name, SaveSpec.plannedName(name)))).readLong();
+      StagedListing staged = PlanShards.readListing(spec, name);
+      Listing listing = staged.head();
+      long raw = staged.rawBytes();
       long planned = -Math.floorDiv(-raw, spec.shardSize());
       // A task that ran twice wrote its shard twice, each copy whole and kept apart by the
       // sink, and both results may arrive here: the sink keeps the copy its image holds.
@@ -107,7 +105,7 @@ public final class AssembleImage
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
         // The entries are made as the catalog's pages are written, one at a time.
-        PlannedEntries entries = new PlannedEntries(staged, spec.shardSize(), byShard);
+        PlannedEntries entries = new PlannedEntries(spec, staged, byShard);
         return new Catalog(name, spec.codec().spec(), created,
             spec.blockSize(), spec.shardSize(), listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())
@@ -122,11 +120,10 @@ public final class AssembleImage
         throw BeamsaveException.io("cannot write image", lib.destination(), e);
       }
       String image = lib.destination();
-      long[] counts = counts(staged);
-      new ImageSummary(name, lib.destination(), counts[0], raw, imageBytes,
+      new ImageSummary(name, lib.destination(), staged.files(), raw, imageBytes,
           distinct.size(), unreadable(listing, results.values()), listing.missing(),
           id.toString(), listing.bases().isEmpty() ? "" : listing.bases().get(0).location(),
-          counts[1])
+          staged.referencedBytes())
           .writeTo(spec);
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));
@@ -174,23 +171,6 @@ public final class AssembleImage
     listing.unreadable().forEach(u -> all.putIfAbsent(u.path(), u));
     results.forEach(r -> r.unreadable().forEach(u -> all.putIfAbsent(u.path(), u)));
     return new ArrayList<>(all.values());
-  }
-
-  /** How many files the staged listing holds, and the bytes of those left in a base. */
-  private static long[] counts(byte[] staged) throws IOException {
-    java.io.DataInputStream in =
-        new java.io.DataInputStream(new java.io.ByteArrayInputStream(staged));
-    Listing.readHead(in);
-    int n = in.readInt();
-    long[] counts = new long[2];
-    for (int i = 0; i < n; i++) {
-      Entry e = Listing.readEntry(in);
-      counts[0] += e.isFile() ? 1 : 0;
-      for (Extent x : e.extents()) {
-        counts[1] += x.isReference() ? x.length() : 0;
-      }
-    }
-    return counts;
   }
 
   /**

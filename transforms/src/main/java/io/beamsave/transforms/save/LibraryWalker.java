@@ -15,24 +15,37 @@ import io.beamsave.transforms.select.FilesFrom;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Deque;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountedCompleter;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * Walks a library through directory handles, listing directories in parallel: a walk is a
- * chain of small syscalls, and while it runs nothing else in the save can. Every directory is
- * opened from its parent's handle without following links, so a directory swapped for a
- * symlink mid-walk fails the walk instead of leading it outside the library.
+ * Walks a library through directory handles and hands its entries on one at a time, in {@link
+ * io.beamsave.transforms.image.PathOrder path order}: each directory's names sorted as bytes, a
+ * directory followed by what is beneath it. That order is what the catalog's pages keep, so the
+ * walk is never held or sorted whole: what it holds is the directories on the way down and a
+ * bounded window of directories listed ahead, in parallel, of where the entries have got to (a
+ * walk is a chain of small syscalls, and while it runs nothing else in the save can). A
+ * directory's own entry is handed on once it has been listed, so that it can carry whether all
+ * of it could be.
+ *
+ * <p>Every directory is opened from its parent's handle without following links, so a directory
+ * swapped for a symlink mid-walk fails the walk instead of leading it outside the library.
  *
  * <p>Plain Java, no Beam: {@link ListLibrary} runs a walk in its DoFn, or on background threads
  * before the pipeline. Static methods only; one walk's state is shared by its directory tasks
@@ -41,17 +54,27 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class LibraryWalker {
   private static final PathBytes EMPTY = PathBytes.of(new byte[0]);
 
+  /** Directories listed ahead of the entries handed on, at most. */
+  static final int AHEAD = 64;
+
+  /** Entries the directories listed ahead may hold before listing waits for the walk. */
+  static final int HELD = 1 << 17;
+
   private LibraryWalker() {}
 
-  /**
-   * One library's listing, the special files its walk skipped, and the entries each of the
-   * operator's exclude patterns left out.
-   */
-  record Walked(Listing listing, long special, long[] excluded) {
-    long files() {
-      return listing.entries().stream().filter(Entry::isFile).count();
-    }
+  /** What takes the walk's entries, in path order. */
+  @FunctionalInterface
+  interface Sink {
+    void add(Entry e) throws IOException;
   }
+
+  /**
+   * What a walk found besides its entries: the listing's head (root, what could not be read,
+   * listed paths missing), counts of the entries handed on, the special files skipped, and the
+   * entries each of the operator's exclude patterns left out.
+   */
+  record Walked(Listing head, long entries, long files, long rawBytes, long special,
+      long[] excluded) {}
 
   /** A pool for walks: one thread per core. */
   static ForkJoinPool newPool() {
@@ -59,23 +82,25 @@ final class LibraryWalker {
   }
 
   /**
-   * Walks the library at {@code root} on {@code pool}, leaving out what {@code excludes} does;
-   * with {@code only}, just the paths it lists and the way to them; with {@code skip}, keeping
-   * what cannot be read flagged unreadable instead of failing.
+   * Walks the library at {@code root} on {@code pool}, handing its entries to {@code sink} in
+   * path order, leaving out what {@code excludes} does; with {@code only}, just the paths it
+   * lists and the way to them; with {@code skip}, keeping what cannot be read flagged unreadable
+   * instead of failing.
    */
-  static Walked walk(
-      ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only, boolean skip) {
-    Walk walk = new Walk(excludes, only, skip);
+  static Walked walk(ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only,
+      boolean skip, Sink sink) {
+    Walk walk = new Walk(pool, excludes, only, skip);
     try (Dir dir = Dir.open(root)) {
-      walk.root = entry(dir.stat(), PathBytes.of(new byte[0]), null);
-      pool.invoke(new WalkDirectory(null, walk, new SharedDir(walk, dir, false), null, EMPTY, 0,
-          only == null));
+      Entry top = entry(dir.stat(), EMPTY, null);
+      Listed listed = walk.list(new SharedDir(walk, dir, false), null, EMPTY, 0, only == null);
+      walk.emit(listed, sink);
+      // The root is the target's top when restored: it is never flagged.
+      return walk.walked(top);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot list", root, e);
     } finally {
       walk.closeLeftovers();
     }
-    return walk.walked();
   }
 
   /**
@@ -88,26 +113,56 @@ final class LibraryWalker {
     System.err.flush();
   }
 
+  /** A child of a listed directory: its name, its entry, and whether all of it is saved. */
+  private record Child(byte[] name, Entry entry, boolean selected) {}
+
+  /** A directory listed: its children in order, and the handle they are opened from. */
+  private static final class Listed {
+    final PathBytes rel;
+    final int depth;
+    /** Null when the directory could not be opened. */
+    final SharedDir self;
+    final Child[] children;
+    /** Whether the directory could not be wholly listed. */
+    final boolean flagged;
+    /** The next child to hand on, and the next whose listing may begin ahead. */
+    int next;
+    int nextAhead;
+
+    Listed(PathBytes rel, int depth, SharedDir self, Child[] children, boolean flagged) {
+      this.rel = rel;
+      this.depth = depth;
+      this.self = self;
+      this.children = children;
+      this.flagged = flagged;
+    }
+  }
+
   /** What the walk of one library found, shared by its directory tasks. */
   private static final class Walk {
+    final ForkJoinPool pool;
     final Excludes excludes;
     final AtomicLongArray excluded;
-    volatile Entry root;
-    final Queue<Entry> found = new ConcurrentLinkedQueue<>();
     final AtomicLong special = new AtomicLong();
     final Set<SharedDir> open = ConcurrentHashMap.newKeySet();
     /** What --files-from selects, or null for everything. */
     final FilesFrom only;
     final boolean skip;
     final Queue<Unreadable> unreadable = new ConcurrentLinkedQueue<>();
-    /** Entries found but not wholly read: files without their bytes, directories partly listed. */
-    final Set<PathBytes> flagged = ConcurrentHashMap.newKeySet();
     /** Listed paths the walk came to. */
     final Set<PathBytes> reached = ConcurrentHashMap.newKeySet();
     /** Directories on the way to listed paths that were excluded or could not be read. */
     final Set<PathBytes> settled = ConcurrentHashMap.newKeySet();
+    /** Entries held by directories listed ahead and not yet handed on. */
+    final AtomicLong held = new AtomicLong();
+    /** Listings begun ahead, by the child they list. */
+    final Map<Child, CompletableFuture<Listed>> ahead = new IdentityHashMap<>();
+    long entries;
+    long files;
+    long rawBytes;
 
-    Walk(Excludes excludes, FilesFrom only, boolean skip) {
+    Walk(ForkJoinPool pool, Excludes excludes, FilesFrom only, boolean skip) {
+      this.pool = pool;
       this.excludes = excludes;
       this.excluded = new AtomicLongArray(excludes.patterns().size());
       this.only = only;
@@ -116,29 +171,223 @@ final class LibraryWalker {
 
     /**
      * Fails the walk on {@code e} as the message names it, or with {@link #skip} records {@code
-     * rel} as unreadable and flags {@code flag} (the entry itself, or the directory that misses
-     * it) instead. A directory swapped for a symlink always fails: that is a library changing
+     * rel} as unreadable instead, and the caller flags what misses it (the entry itself, or the
+     * directory). A directory swapped for a symlink always fails: that is a library changing
      * under the save, not one it may not read.
      */
-    void cannot(String action, String shown, PathBytes rel, PathBytes flag, IOException e) {
+    void cannot(String action, String shown, PathBytes rel, IOException e) {
       if (!skip || e instanceof SymlinkException) {
         throw BeamsaveException.io(action, shown, e);
       }
       unreadable.add(new Unreadable(rel, BeamsaveException.describe(e)));
-      if (flag != null && !flag.isEmpty()) {
-        flagged.add(flag);
-      }
-      settled.add(rel);
+      settle(rel);
     }
 
-    Walked walked() {
+    void settle(PathBytes rel) {
+      if (only != null) {
+        settled.add(rel);
+      }
+    }
+
+    /**
+     * Hands on the entries beneath {@code top} in path order, each directory's entry once it
+     * has been listed, beginning the listings of the directories coming next ahead of time.
+     */
+    void emit(Listed top, Sink sink) throws IOException {
+      Deque<Listed> stack = new ArrayDeque<>();
+      stack.push(top);
+      try {
+        aheadOf(stack);
+        while (!stack.isEmpty()) {
+          Listed at = stack.peek();
+          if (at.next == at.children.length) {
+            stack.pop();
+            if (at.self != null) {
+              at.self.release();
+            }
+            continue;
+          }
+          Child c = at.children[at.next];
+          at.children[at.next++] = null;
+          if (c.entry.type() != EntryType.DIRECTORY) {
+            add(c.entry, sink);
+            continue;
+          }
+          CompletableFuture<Listed> listing = ahead.remove(c);
+          Listed sub = join(listing != null ? listing : begin(at, c));
+          held.addAndGet(-sub.children.length);
+          add(sub.flagged ? unreadableEntry(c.entry) : c.entry, sink);
+          stack.push(sub);
+          aheadOf(stack);
+        }
+      } finally {
+        // Listings still running use handles closeLeftovers() is about to close.
+        for (CompletableFuture<Listed> f : ahead.values()) {
+          try {
+            f.join();
+          } catch (RuntimeException ignored) {
+            // The walk has failed already; this one's failure would say no more.
+          }
+        }
+      }
+    }
+
+    private void add(Entry e, Sink sink) throws IOException {
+      sink.add(e);
+      entries++;
+      if (e.isFile()) {
+        files++;
+        rawBytes += e.size();
+      }
+    }
+
+    /**
+     * Begins listing the directories coming next, nearest first (the deepest directory's rest,
+     * then its parent's, and so on), while the window allows.
+     */
+    private void aheadOf(Deque<Listed> stack) {
+      for (Listed at : stack) {
+        at.nextAhead = Math.max(at.nextAhead, at.next);
+        while (at.nextAhead < at.children.length) {
+          if (ahead.size() >= AHEAD || held.get() >= HELD) {
+            return;
+          }
+          Child c = at.children[at.nextAhead++];
+          if (c.entry.type() == EntryType.DIRECTORY) {
+            ahead.put(c, begin(at, c));
+          }
+        }
+      }
+    }
+
+    private CompletableFuture<Listed> begin(Listed parent, Child c) {
+      return CompletableFuture.supplyAsync(() -> {
+        Listed l = list(parent.self, c.name, c.entry.path(), parent.depth + 1, c.selected);
+        held.addAndGet(l.children.length);
+        return l;
+      }, pool);
+    }
+
+    private static Listed join(CompletableFuture<Listed> f) {
+      try {
+        return f.join();
+      } catch (CompletionException e) {
+        if (e.getCause() instanceof RuntimeException r) {
+          throw r;
+        }
+        throw e;
+      }
+    }
+
+    /**
+     * Opens {@code parent}'s child {@code name} (the root when name is null, whose handle
+     * {@code parent} is), at {@code depth} components, and lists it: its children sorted by
+     * name, each stat'ed, without what is excluded or off the listed paths.
+     */
+    Listed list(SharedDir parent, byte[] name, PathBytes rel, int depth, boolean selected) {
+      SharedDir self = parent;
+      if (name != null) {
+        try {
+          self = new SharedDir(this, parent.dir.openDir(name), true);
+        } catch (IOException e) {
+          cannot("cannot list", parent.dir.child(name), rel, e);
+          return new Listed(rel, depth, null, new Child[0], true);
+        } finally {
+          parent.release();
+        }
+      }
+      boolean flagged = false;
+      Dir dir = self.dir;
+      List<byte[]> names;
+      try {
+        names = dir.list();
+      } catch (IOException e) {
+        cannot("cannot list", dir.name(), rel, e);
+        names = List.of();
+        flagged = true;
+      }
+      if (excludes.caches() && CacheDirTag.tags(dir, names)) {
+        names = List.of(CacheDirTag.NAME);
+      }
+      names = new ArrayList<>(names);
+      names.sort(Arrays::compareUnsigned);
+      List<Child> children = new ArrayList<>(names.size());
+      for (byte[] child : names) {
+        PathBytes childRel = rel.child(child);
+        boolean childSelected = selected;
+        if (only != null && only.listed(childRel)) {
+          // Also beneath a listed directory: a path listed twice is not missing.
+          childSelected = true;
+          reached.add(childRel);
+        } else if (!selected && !only.onTheWay(childRel)) {
+          continue; // Off the listed paths and the way to them: not even stat'ed.
+        }
+        // What a pattern leaves out whatever its type is never even stat'ed (a stale mount,
+        // a file gone meanwhile); patterns of directories only are tried after the stat.
+        int excludedBy = excludes.match(childRel, false);
+        FileStat s = null;
+        if (excludedBy < 0) {
+          try {
+            s = dir.stat(child);
+          } catch (IOException x) {
+            cannot("cannot read", dir.child(child), childRel, x);
+            flagged = true;
+            continue;
+          }
+          if (!childSelected && !s.isDirectory()) {
+            continue; // On the way, but not a directory: what was listed beneath is missing.
+          }
+          if (s.isDirectory()) {
+            excludedBy = excludes.match(childRel, true);
+          }
+        }
+        if (excludedBy >= 0) {
+          settle(childRel);
+          if (excludedBy < excluded.length()) {
+            excluded.incrementAndGet(excludedBy);
+          }
+          continue;
+        }
+        if (childRel.length() > CatalogPaths.MAX_NAME_BYTES) {
+          throw new BeamsaveException("cannot save " + dir.child(child) + ": its path in the"
+              + " library is longer than " + CatalogPaths.MAX_NAME_BYTES + " bytes");
+        }
+        if (depth + 1 > ImageFormat.MAX_DEPTH) {
+          throw new BeamsaveException("cannot save " + dir.child(child) + ": it nests deeper"
+              + " than " + ImageFormat.MAX_DEPTH + " directories");
+        }
+        Entry e;
+        try {
+          e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
+        } catch (IOException x) {
+          cannot("cannot read", dir.child(child), childRel, x);
+          flagged = true;
+          continue;
+        }
+        if (e == null) {
+          special.incrementAndGet();
+          warn("skipping special file (FIFO, socket or device) "
+              + Printable.text(dir.child(child)) + ": it is not saved");
+          continue;
+        }
+        if (e.type() == EntryType.DIRECTORY) {
+          self.retain();
+        } else if (e.isFile() && (e.mode() & 0444) != 0444 && !dir.canRead(child)) {
+          // A file everyone's bits may read skips the access() call: an ACL that still denies
+          // this user makes the read fail later, naming the file the same way.
+          cannot("cannot read", dir.child(child), childRel,
+              new AccessDeniedException(dir.child(child)));
+          e = unreadableEntry(e);
+        }
+        children.add(new Child(child, e, childSelected));
+      }
+      return new Listed(rel, depth, self, children.toArray(new Child[0]), flagged);
+    }
+
+    Walked walked(Entry root) {
       long[] byPattern = new long[excluded.length()];
       for (int i = 0; i < byPattern.length; i++) {
         byPattern[i] = excluded.get(i);
-      }
-      List<Entry> entries = new ArrayList<>(found.size());
-      for (Entry e : found) {
-        entries.add(flagged.contains(e.path()) ? unreadableEntry(e) : e);
       }
       List<Unreadable> skipped = new ArrayList<>(unreadable);
       skipped.sort(Comparator.comparing(Unreadable::path));
@@ -150,7 +399,8 @@ final class LibraryWalker {
           }
         }
       }
-      return new Walked(new Listing(root, entries, skipped, missing), special.get(), byPattern);
+      return new Walked(new Listing(root, List.of(), skipped, missing), entries, files,
+          rawBytes, special.get(), byPattern);
     }
 
     private boolean underSettled(PathBytes p) {
@@ -171,9 +421,10 @@ final class LibraryWalker {
   }
 
   /**
-   * A directory handle shared by the task that lists it and the tasks of its subdirectories,
-   * each of which opens its own from it: closed when the last has, so that the handles open at
-   * once number about the walk's depth times its threads, not its width.
+   * A directory handle shared by the walk, while it hands on the directory's entries, and by
+   * the listings of its subdirectories, each of which opens its own from it: closed when the
+   * last has, so that the handles open at once number about the walk's depth and its window,
+   * not its width.
    */
   private static final class SharedDir {
     final Walk walk;
@@ -208,142 +459,6 @@ final class LibraryWalker {
           // A listing handle: nothing was written through it.
         }
       }
-    }
-  }
-
-  /**
-   * Lists one directory, records its children and forks the walks of its subdirectories. A
-   * counted completer, not a recursive action: a task ends before its subdirectories' run, so
-   * the stack stays flat however deep the tree nests (a thousand levels overflowed the other).
-   */
-  private static final class WalkDirectory extends CountedCompleter<Void> {
-    private final Walk walk;
-    private final SharedDir parent;
-    private final byte[] name;
-    private final PathBytes rel;
-    private final int depth;
-    /** Whether all of this directory is saved; if not, it is on the way to listed paths. */
-    private final boolean selected;
-
-    /**
-     * The walk of {@code parent}'s child {@code name} at {@code depth} components, or of the
-     * root when name is null.
-     */
-    WalkDirectory(CountedCompleter<?> completer, Walk walk, SharedDir parent, byte[] name,
-        PathBytes rel, int depth, boolean selected) {
-      super(completer);
-      this.walk = walk;
-      this.parent = parent;
-      this.name = name;
-      this.rel = rel;
-      this.depth = depth;
-      this.selected = selected;
-    }
-
-    @Override
-    public void compute() {
-      SharedDir self = parent;
-      if (name != null) {
-        try {
-          self = new SharedDir(walk, parent.dir.openDir(name), true);
-        } catch (IOException e) {
-          walk.cannot("cannot list", parent.dir.child(name), rel, rel, e);
-          self = null;
-        } finally {
-          parent.release();
-        }
-        if (self == null) {
-          tryComplete();
-          return;
-        }
-      }
-      List<WalkDirectory> subdirectories = new ArrayList<>();
-      Dir dir = self.dir;
-      try {
-        List<byte[]> children;
-        try {
-          children = dir.list();
-        } catch (IOException e) {
-          walk.cannot("cannot list", dir.name(), rel, rel, e);
-          children = List.of();
-        }
-        if (walk.excludes.caches() && CacheDirTag.tags(dir, children)) {
-          children = List.of(CacheDirTag.NAME);
-        }
-        for (byte[] child : children) {
-          PathBytes childRel = rel.child(child);
-          boolean childSelected = selected;
-          if (walk.only != null && walk.only.listed(childRel)) {
-            // Also beneath a listed directory: a path listed twice is not missing.
-            childSelected = true;
-            walk.reached.add(childRel);
-          } else if (!selected && !walk.only.onTheWay(childRel)) {
-            continue; // Off the listed paths and the way to them: not even stat'ed.
-          }
-          // What a pattern leaves out whatever its type is never even stat'ed (a stale mount,
-          // a file gone meanwhile); patterns of directories only are tried after the stat.
-          int excludedBy = walk.excludes.match(childRel, false);
-          FileStat s = null;
-          if (excludedBy < 0) {
-            try {
-              s = dir.stat(child);
-            } catch (IOException x) {
-              walk.cannot("cannot read", dir.child(child), childRel, rel, x);
-              continue;
-            }
-            if (!childSelected && !s.isDirectory()) {
-              continue; // On the way, but not a directory: what was listed beneath is missing.
-            }
-            if (s.isDirectory()) {
-              excludedBy = walk.excludes.match(childRel, true);
-            }
-          }
-          if (excludedBy >= 0) {
-            walk.settled.add(childRel);
-            if (excludedBy < walk.excluded.length()) {
-              walk.excluded.incrementAndGet(excludedBy);
-            }
-            continue;
-          }
-          if (childRel.length() > CatalogPaths.MAX_NAME_BYTES) {
-            throw new BeamsaveException("cannot save " + dir.child(child) + ": its path in the"
-                + " library is longer than " + CatalogPaths.MAX_NAME_BYTES + " bytes");
-          }
-          if (depth + 1 > ImageFormat.MAX_DEPTH) {
-            throw new BeamsaveException("cannot save " + dir.child(child) + ": it nests deeper"
-                + " than " + ImageFormat.MAX_DEPTH + " directories");
-          }
-          Entry e;
-          try {
-            e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
-          } catch (IOException x) {
-            walk.cannot("cannot read", dir.child(child), childRel, rel, x);
-            continue;
-          }
-          if (e == null) {
-            walk.special.incrementAndGet();
-            warn("skipping special file (FIFO, socket or device) "
-                + Printable.text(dir.child(child)) + ": it is not saved");
-            continue;
-          }
-          if (e.type() == EntryType.DIRECTORY) {
-            self.retain();
-            subdirectories.add(new WalkDirectory(this, walk, self, child, childRel, depth + 1,
-                childSelected));
-          } else if (e.isFile() && (e.mode() & 0444) != 0444 && !dir.canRead(child)) {
-            // A file everyone's bits may read skips the access() call: an ACL that still denies
-            // this user makes the read fail later, naming the file the same way.
-            walk.cannot("cannot read", dir.child(child), childRel, childRel,
-                new AccessDeniedException(dir.child(child)));
-          }
-          walk.found.add(e);
-        }
-      } finally {
-        self.release();
-      }
-      setPendingCount(subdirectories.size());
-      subdirectories.forEach(WalkDirectory::fork);
-      tryComplete();
     }
   }
 

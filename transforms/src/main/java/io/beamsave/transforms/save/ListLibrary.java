@@ -1,12 +1,10 @@
 package io.beamsave.transforms.save;
 
+import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.ExtentDigest;
 import io.beamsave.transforms.run.RunState;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.LibraryWalker.Walked;
-import io.beamsave.transforms.select.Excludes;
-import io.beamsave.transforms.select.FilesFrom;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -24,9 +22,10 @@ import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Walks each library of a {@link SaveSpec} and emits its root and entries (files, directories,
- * symlinks; never following links; names as bytes, times to the nanosecond) as one {@link
- * Listing} keyed by library name, also for an empty library. Special files are skipped with a
+ * Walks each library of a {@link SaveSpec}, stages its entries (files, directories, symlinks;
+ * never following links; names as bytes, times to the nanosecond) in path order as the walk
+ * finds them, and emits a {@link StagedListing} of them keyed by library name, also for an
+ * empty library. Special files are skipped with a
  * warning. With {@code --files-from}, only the listed entries, all under listed directories, and
  * the directories on the way to them are walked; listed paths not found go into the listing.
  *
@@ -36,7 +35,7 @@ import org.apache.beam.sdk.values.PCollection;
  * what could not be listed), or left out when not even its type is known, and recorded in the
  * listing with the cause.
  */
-public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String, Listing>>> {
+public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String, StagedListing>>> {
   private final SaveSpec spec;
   private final WalkedAhead walked;
 
@@ -61,9 +60,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
   }
 
   @Override
-  public PCollection<KV<String, Listing>> expand(PBegin input) {
+  public PCollection<KV<String, StagedListing>> expand(PBegin input) {
     PCollection<byte[]> start = input.apply("Start", Impulse.create());
-    PCollection<KV<String, Listing>> listings;
+    PCollection<KV<String, StagedListing>> listings;
     if (walked == null) {
       listings = start
           .apply("LibraryNames", ParDo.of(new LibraryNamesFn(spec)))
@@ -75,7 +74,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       }
       listings = start.apply("WalkedAhead", ParDo.of(new WalkedAheadFn(spec, walked.join())));
     }
-    return listings.setCoder(KvCoder.of(StringUtf8Coder.of(), Listing.CODER));
+    return listings.setCoder(KvCoder.of(StringUtf8Coder.of(), StagedListing.CODER));
   }
 
   /**
@@ -96,7 +95,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     }
   }
 
-  static final class ListLibraryFn extends DoFn<String, KV<String, Listing>> {
+  static final class ListLibraryFn extends DoFn<String, KV<String, StagedListing>> {
     private final SaveSpec spec;
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
@@ -122,30 +121,46 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     }
 
     @ProcessElement
-    public void process(@Element String name, OutputReceiver<KV<String, Listing>> out) {
+    public void process(@Element String name, OutputReceiver<KV<String, StagedListing>> out) {
       stage.started();
       // Output and counters stay on this thread, because Beam's metrics and receivers belong
       // to it.
-      SaveSpec.Library lib = spec.library(name);
-      Walked w = LibraryWalker.walk(pool, lib.rootPath(), OwnFiles.excludes(spec, lib),
-          spec.filesFrom(name), spec.skipUnreadable());
+      Staged w = stage(pool, spec, name);
       out.output(KV.of(name, w.listing()));
-      filesListed.inc(w.files());
-      specialSkipped.inc(w.special());
-      countExcluded(w.excluded());
+      filesListed.inc(w.listing().files());
+      specialSkipped.inc(w.walked().special());
+      countExcluded(w.walked().excluded());
       stage.finished();
     }
   }
 
+  /** A library walked and its entries staged: the listing to hand on, and what the walk met. */
+  record Staged(StagedListing listing, Walked walked) {}
+
+  /** Walks library {@code name} of {@code spec} on {@code pool}, staging its entries. */
+  static Staged stage(ForkJoinPool pool, SaveSpec spec, String name) {
+    SaveSpec.Library lib = spec.library(name);
+    StagedEntries.Writer out = new StagedEntries.Writer(spec, name, SaveSpec.walkName(name));
+    Walked w = LibraryWalker.walk(pool, lib.rootPath(), OwnFiles.excludes(spec, lib),
+        spec.filesFrom(name), spec.skipUnreadable(), out::add);
+    int chunks;
+    try {
+      chunks = out.finish();
+    } catch (java.io.IOException e) {
+      throw BeamsaveException.io("cannot stage the listing of", lib.rootPath(), e);
+    }
+    return new Staged(new StagedListing(w.head(), out.stem(), chunks, w.entries(), w.files(),
+        w.rawBytes(), 0), w);
+  }
+
   /**
    * Emits listings walked before the pipeline, and counts them as a walk in the pipeline would.
-   * What travels with the DoFn is a name: the listings stay in the launcher's JVM, in a {@link
-   * RunState} of their own, where the workers (threads of that JVM: walks begin ahead only for
-   * such runners) take them, once. A listing of a million entries was encoded into the DoFn,
-   * serialized with it and decoded again: three copies of it at once. A worker that finds none
-   * (a task run again) walks the library itself.
+   * What travels with the DoFn is a name: the walks' results stay in the launcher's JVM, in a
+   * {@link RunState} of their own, where the workers (threads of that JVM: walks begin ahead
+   * only for such runners) take them, once. A worker that finds none (a task run again) walks
+   * the library itself.
    */
-  static final class WalkedAheadFn extends DoFn<byte[], KV<String, Listing>> {
+  static final class WalkedAheadFn extends DoFn<byte[], KV<String, StagedListing>> {
     private final SaveSpec spec;
     private final String handed;
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
@@ -153,35 +168,33 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         StageMetrics.counter(StageMetrics.SPECIAL_FILES_SKIPPED);
     private final StageMetrics stage = StageMetrics.of("list");
 
-    WalkedAheadFn(SaveSpec spec, Map<String, Walked> walks) {
+    WalkedAheadFn(SaveSpec spec, Map<String, Staged> walks) {
       this.spec = spec;
       this.handed = "walked ahead " + java.util.UUID.randomUUID();
-      Map<String, Walked> copy = new LinkedHashMap<>(walks);
+      Map<String, Staged> copy = new LinkedHashMap<>(walks);
       RunState.of(handed).shared(WalkedAheadFn.class, k -> copy);
     }
 
     @ProcessElement
-    public void process(OutputReceiver<KV<String, Listing>> out) {
+    public void process(OutputReceiver<KV<String, StagedListing>> out) {
       stage.started();
       RunState state = RunState.find(handed);
-      Map<String, Walked> walks = state == null ? null : state.sharedIfAny(WalkedAheadFn.class);
+      Map<String, Staged> walks = state == null ? null : state.sharedIfAny(WalkedAheadFn.class);
       RunState.end(handed);
       for (String name : spec.libraries().keySet()) {
-        Walked w = walks == null ? null : walks.get(name);
+        Staged w = walks == null ? null : walks.get(name);
         if (w == null) {
-          SaveSpec.Library lib = spec.library(name);
           ForkJoinPool pool = LibraryWalker.newPool();
           try {
-            w = LibraryWalker.walk(pool, lib.rootPath(), OwnFiles.excludes(spec, lib),
-                spec.filesFrom(name), spec.skipUnreadable());
+            w = stage(pool, spec, name);
           } finally {
             pool.shutdownNow();
           }
         }
         out.output(KV.of(name, w.listing()));
-        filesListed.inc(w.files());
-        specialSkipped.inc(w.special());
-        countExcluded(w.excluded());
+        filesListed.inc(w.listing().files());
+        specialSkipped.inc(w.walked().special());
+        countExcluded(w.walked().excluded());
       }
       stage.finished();
     }
@@ -203,15 +216,15 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
    * following it. Passed to the pipeline with {@link #withWalkedAhead}.
    */
   public static final class WalkedAhead {
-    private final Map<String, CompletableFuture<Walked>> walks;
+    private final Map<String, CompletableFuture<Staged>> walks;
 
-    private WalkedAhead(Map<String, CompletableFuture<Walked>> walks) {
+    private WalkedAhead(Map<String, CompletableFuture<Staged>> walks) {
       this.walks = walks;
     }
 
     /** Waits for every walk; throws what the first failed one met. */
-    Map<String, Walked> join() {
-      Map<String, Walked> done = new LinkedHashMap<>();
+    Map<String, Staged> join() {
+      Map<String, Staged> done = new LinkedHashMap<>();
       walks.forEach((name, walk) -> done.put(name, ListLibrary.join(walk)));
       return done;
     }
@@ -224,15 +237,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
    */
   public static WalkedAhead walkAhead(SaveSpec spec) {
     ForkJoinPool pool = LibraryWalker.newPool();
-    Map<String, CompletableFuture<Walked>> walks = new LinkedHashMap<>();
-    for (SaveSpec.Library lib : spec.libraries().values()) {
-      Path root = lib.rootPath();
-      Excludes excludes = OwnFiles.excludes(spec, lib);
-      FilesFrom only = spec.filesFrom(lib.name());
-      boolean skip = spec.skipUnreadable();
-      walks.put(lib.name(),
-          CompletableFuture.supplyAsync(
-              () -> LibraryWalker.walk(pool, root, excludes, only, skip), pool));
+    Map<String, CompletableFuture<Staged>> walks = new LinkedHashMap<>();
+    for (String name : spec.libraries().keySet()) {
+      walks.put(name, CompletableFuture.supplyAsync(() -> stage(pool, spec, name), pool));
     }
     pool.execute(
         () -> {
@@ -244,11 +251,13 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
             // whatever that throws here is not the operator's concern.
           }
         });
-    pool.shutdown();
+    // Not before the walks end: each submits its listings to the pool as it goes.
+    CompletableFuture.allOf(walks.values().toArray(new CompletableFuture<?>[0]))
+        .whenComplete((done, failed) -> pool.shutdown());
     return new WalkedAhead(walks);
   }
 
-  private static Walked join(CompletableFuture<Walked> ahead) {
+  private static Staged join(CompletableFuture<Staged> ahead) {
     try {
       return ahead.join();
     } catch (CompletionException e) {

@@ -1,24 +1,27 @@
 package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.BlockBuffer;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogHead;
+import io.beamsave.transforms.image.CatalogWalk;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.shard.IncrementalPlan;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -28,79 +31,59 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Keeps each library's listing in the library's staging directory for {@link AssembleImage}, and
- * cuts it into {@link ShardTask}s with {@link ShardPlanner}. A library with no
- * file data still yields one (empty) task, so that its image is assembled.
+ * Plans each library's shards from its staged listing, entry by entry in path order, and cuts
+ * them into {@link ShardTask}s with {@link ShardPlanner}. Against a base image, the listing is
+ * first merged with the base's catalog, page by page, into a planned listing staged beside it
+ * ({@link IncrementalPlan.Merge}). The planned listing's head is left in staging for {@link
+ * AssembleImage}. A library with no file data still yields one (empty) task, so that its image
+ * is assembled.
  *
  * <p>Counter: {@code bytesPlanned}, the raw bytes of all shards (the total that progress is
  * measured against).
  */
 public final class PlanShards
-    extends PTransform<PCollection<KV<String, Listing>>, PCollection<ShardTask>> {
+    extends PTransform<PCollection<KV<String, StagedListing>>, PCollection<ShardTask>> {
   private final SaveSpec spec;
-  private final BaseCatalogs baseCatalogs;
 
-  private PlanShards(SaveSpec spec, BaseCatalogs baseCatalogs) {
+  private PlanShards(SaveSpec spec) {
     this.spec = spec;
-    this.baseCatalogs = baseCatalogs;
   }
 
   public static PlanShards of(SaveSpec spec) {
-    return new PlanShards(spec, BaseCatalogs.NONE);
-  }
-
-  /**
-   * Plans against these base catalogs, which the launcher has just read and checked, where the
-   * workers run in its JVM, instead of reading them again. Each is used only if it is still
-   * the catalog the spec's base names; other bases are read from their images.
-   */
-  public PlanShards withBaseCatalogs(BaseCatalogs catalogs) {
-    return new PlanShards(spec, catalogs);
+    return new PlanShards(spec);
   }
 
   @Override
-  public PCollection<ShardTask> expand(PCollection<KV<String, Listing>> listing) {
+  public PCollection<ShardTask> expand(PCollection<KV<String, StagedListing>> listing) {
     return listing
-        .apply("Plan", ParDo.of(new PlanShardsFn(spec, baseCatalogs)))
+        .apply("Plan", ParDo.of(new PlanShardsFn(spec)))
         .setCoder(ShardTask.CODER);
   }
 
-  static final class PlanShardsFn extends DoFn<KV<String, Listing>, ShardTask> {
+  static final class PlanShardsFn extends DoFn<KV<String, StagedListing>, ShardTask> {
     private final SaveSpec spec;
-    private final BaseCatalogs baseCatalogs;
     private final Counter bytesPlanned = StageMetrics.counter(StageMetrics.BYTES_PLANNED);
     private final Counter bytesReferenced =
         StageMetrics.counter(StageMetrics.BYTES_REFERENCED);
     private final StageMetrics stage = StageMetrics.of("plan");
 
-    PlanShardsFn(SaveSpec spec, BaseCatalogs baseCatalogs) {
+    PlanShardsFn(SaveSpec spec) {
       this.spec = spec;
-      this.baseCatalogs = baseCatalogs;
     }
 
     @ProcessElement
     public void process(
-        @Element KV<String, Listing> listing, OutputReceiver<ShardTask> out)
+        @Element KV<String, StagedListing> listing, OutputReceiver<ShardTask> out)
         throws IOException {
       stage.started();
-      Listing listed = listing.getValue();
+      StagedListing listed = listing.getValue();
       String name = listing.getKey();
       SaveSpec.Library lib = spec.library(name);
       if (lib.base() != null) {
-        IncrementalPlan.Result inc = IncrementalPlan.against(
-            listed.entries(),
-            readBase(lib.base(), lib.baseKey(), baseCatalogs.get(lib.name()), spec),
-            lib.base().location());
-        listed = listed.withBases(inc.entries(), inc.bases(), inc.depth());
-        bytesReferenced.inc(inc.referencedBytes());
+        listed = againstBase(spec, name, listed);
+        bytesReferenced.inc(listed.referencedBytes());
       }
-      List<Entry> sorted = listed.entries();
-      if (!PathOrder.isSorted(sorted)) {
-        sorted = new ArrayList<>(sorted);
-        sorted.sort(ShardPlanner.BY_PATH);
-      }
-      listed = listed.withEntries(sorted);
-      long raw = rawBytes(listed);
+      long raw = listed.rawBytes();
       long shards = -Math.floorDiv(-raw, spec.shardSize());
       if (shards > lib.sink().maxShards()) {
         long leastMiB = -Math.floorDiv(-raw, (long) lib.sink().maxShards() << 20);
@@ -112,7 +95,8 @@ public final class PlanShards
       ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize());
       List<ShardTask.FileRange> pieces = new ArrayList<>();
       int shard = 0;
-      for (Entry e : sorted) {
+      for (Iterator<Entry> it = listed.read(spec); it.hasNext(); ) {
+        Entry e = it.next();
         long fileOffset = 0;
         for (Extent x : layout.place(e).extents()) {
           if (x.isReference()) {
@@ -129,7 +113,7 @@ public final class PlanShards
       }
       // A library without file data still has one (empty) task, so that it is assembled.
       emit(name, shard, pieces, out);
-      writeListing(spec, name, listed, raw);
+      writeListing(spec, name, listed);
       bytesPlanned.inc(raw);
       stage.finished();
     }
@@ -156,53 +140,84 @@ public final class PlanShards
   }
 
   /**
-   * The base image's catalog, checked to be the image the save was planned against: one put in
-   * its place meanwhile would have the new image reference bytes it does not hold. {@code
-   * known} is the catalog the launcher read, if it handed one over.
+   * {@code walked} planned against the library's base: merged, in path order, with the base's
+   * catalog read page by page, unchanged files pointing at the bytes the base holds; staged as
+   * a listing of its own.
    */
-  static Catalog readBase(Catalog.Base base, ImageKey baseKey, Catalog known, SaveSpec spec)
+  static StagedListing againstBase(SaveSpec spec, String library, StagedListing walked)
       throws IOException {
-    Catalog offered = known;
-    if (offered != null && offered.id().equals(base.id())
-        && java.util.Arrays.equals(offered.digest(), base.catalogDigest())) {
-      return offered;
-    }
-    Catalog c;
+    SaveSpec.Library lib = spec.library(library);
+    Catalog.Base base = lib.base();
+    StagedEntries.Writer planned =
+        new StagedEntries.Writer(spec, library, SaveSpec.planName(library));
+    long[] counts = new long[3];
+    IncrementalPlan.Merge merge;
+    Iterator<Entry> now = walked.read(spec);
     try (ImageSource src = ImageSources.open(base.location(), spec.s3())) {
-      c = ImageReader.readCatalog(src, baseKey == null ? Keys.NONE : Keys.of(baseKey));
+      CatalogHead head = ImageReader.readHead(src,
+          lib.baseKey() == null ? Keys.NONE : Keys.of(lib.baseKey()), false);
+      Catalog c = head.catalog();
+      if (!c.id().equals(base.id()) || !Arrays.equals(c.digest(), base.catalogDigest())) {
+        throw new BeamsaveException("--base " + base.location() + ": the image was replaced"
+            + " while the save started");
+      }
+      merge = new IncrementalPlan.Merge(c, base.location());
+      IncrementalPlan.Merge m = merge;
+      Entry[] pending = {now.hasNext() ? now.next() : null};
+      new CatalogWalk(src, head).walk(PathBytes.of(new byte[0]), old -> {
+        int order;
+        while (pending[0] != null && (order = PathOrder.compare(pending[0].path(), old.path()))
+            <= 0) {
+          add(planned, m.plan(pending[0], order == 0 ? old : null), counts);
+          pending[0] = now.hasNext() ? now.next() : null;
+        }
+      });
+      for (Entry e = pending[0]; e != null; e = now.hasNext() ? now.next() : null) {
+        add(planned, merge.plan(e, null), counts);
+      }
     }
-    if (!c.id().equals(base.id()) || !java.util.Arrays.equals(c.digest(), base.catalogDigest())) {
-      throw new BeamsaveException("--base " + base.location() + ": the image was replaced"
-          + " while the save started");
+    int chunks = planned.finish();
+    String stem = planned.stem();
+    int[] renumber = merge.renumbering();
+    if (renumber != null) {
+      // Some of the base's own bases are no longer referenced: the references are numbered
+      // anew, which takes the planned listing once more.
+      StagedEntries.Writer again =
+          new StagedEntries.Writer(spec, library, SaveSpec.planName(library) + "-renumbered");
+      for (Iterator<Entry> it = StagedEntries.read(spec, library, stem, chunks,
+          planned.entries()); it.hasNext(); ) {
+        again.add(IncrementalPlan.renumbered(it.next(), renumber));
+      }
+      chunks = again.finish();
+      stem = again.stem();
     }
-    return c;
+    Listing head = walked.head().withBases(List.of(), merge.bases(), merge.depth());
+    return new StagedListing(head, stem, chunks, planned.entries(), counts[0], counts[1],
+        counts[2]);
   }
 
-  /** Keeps the sorted listing in staging, where {@link AssembleImage} reads it back. */
-  static void writeListing(SaveSpec spec, String library, Listing listing, long raw)
-      throws IOException {
-    // Sized for the entries at once: a growing buffer held twice the listing while it copied.
-    long size = 1 << 16;
-    for (Entry e : listing.entries()) {
-      size += 64 + e.path().length() + (e.linkTarget() == null ? 0 : 2 + e.linkTarget().length())
-          + (long) e.extents().size() * 30;
-    }
-    BlockBuffer out = new BlockBuffer(Math.min(size, Integer.MAX_VALUE - 64));
-    Listing.CODER.encode(listing, out);
-    Staging.write(spec, library, SaveSpec.listingName(library), out.array(), out.size());
-    ByteArrayOutputStream planned = new ByteArrayOutputStream(8);
-    new DataOutputStream(planned).writeLong(raw);
-    Staging.write(spec, library, SaveSpec.plannedName(library), planned.toByteArray(), 8);
-  }
-
-  /** Bytes of the listing's files that go to the new image's shards. */
-  private static long rawBytes(Listing listing) {
-    long n = 0;
-    for (Entry e : listing.entries()) {
+  /** Stages {@code e}, counting files, bytes stored anew and bytes referenced. */
+  private static void add(StagedEntries.Writer out, Entry e, long[] counts) throws IOException {
+    out.add(e);
+    if (e.isFile()) {
+      counts[0]++;
       boolean ref = !e.extents().isEmpty() && e.extents().get(0).isReference();
-      n += e.isFile() && !ref ? e.size() : 0;
+      counts[ref ? 2 : 1] += e.size();
     }
-    return n;
+  }
+
+  /** Keeps the planned listing's head in staging, where {@link AssembleImage} reads it. */
+  static void writeListing(SaveSpec spec, String library, StagedListing listing)
+      throws IOException {
+    BlockBuffer out = new BlockBuffer(4096);
+    StagedListing.CODER.encode(listing, out);
+    Staging.write(spec, library, SaveSpec.listingName(library), out.array(), out.size());
+  }
+
+  /** The planned listing {@link #writeListing} left in staging. */
+  static StagedListing readListing(SaveSpec spec, String library) throws IOException {
+    return StagedListing.CODER.decode(
+        new ByteArrayInputStream(Staging.read(spec, library, SaveSpec.listingName(library))));
   }
 
   /**
@@ -212,14 +227,8 @@ public final class PlanShards
   public static long plannedBytes(SaveSpec spec) throws IOException {
     long bytes = 0;
     for (String library : spec.libraries().keySet()) {
-      bytes += new java.io.DataInputStream(new ByteArrayInputStream(
-          Staging.read(spec, library, SaveSpec.plannedName(library)))).readLong();
+      bytes += readListing(spec, library).rawBytes();
     }
     return bytes;
-  }
-
-  /** The staged listing's bytes, which {@link Listing#readHead} and its entries read. */
-  static byte[] listingBytes(SaveSpec spec, String library) {
-    return Staging.read(spec, library, SaveSpec.listingName(library));
   }
 }

@@ -4,13 +4,10 @@ import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.shard.ShardPlanner;
-import java.io.ByteArrayInputStream;
-import java.io.DataInputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.AbstractSequentialList;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.ListIterator;
 import java.util.NoSuchElementException;
@@ -20,38 +17,29 @@ import java.util.Set;
  * A library's catalog entries as the image records them, made one at a time from the listing
  * {@link PlanShards} staged (in path order): each file placed in the shards again ({@link
  * ShardPlanner.Layout}), its extents' digests taken from the shards' results, and flagged if it
- * changed or could not be read. Every iteration decodes the staged bytes afresh, so a catalog of
- * any number of entries is written holding one of them at a time, beside the listing's compact
- * bytes. Sequential and read-only: only {@link #iterator} and {@link #size} work.
+ * changed or could not be read. Every iteration reads the staged chunks afresh, one at a time,
+ * so a catalog of any number of entries is written holding a chunk of them. Sequential and
+ * read-only: only {@link #iterator} and {@link #size} work.
  */
 final class PlannedEntries extends AbstractSequentialList<Entry> {
-  private final byte[] listing;
-  private final long shardSize;
+  private final SaveSpec spec;
+  private final StagedListing listing;
   private final List<ShardResult> byShard;
   private final Set<PathBytes> changed = new HashSet<>();
   private final Set<PathBytes> unread = new HashSet<>();
   private final int size;
 
   /**
-   * {@code listing}: the staged bytes; {@code byShard}: the result of each shard the image
+   * {@code listing}: the planned listing; {@code byShard}: the result of each shard the image
    * keeps, by shard index.
    */
-  PlannedEntries(byte[] listing, long shardSize, List<ShardResult> byShard) {
+  PlannedEntries(SaveSpec spec, StagedListing listing, List<ShardResult> byShard) {
+    this.spec = spec;
     this.listing = listing;
-    this.shardSize = shardSize;
     this.byShard = byShard;
     byShard.forEach(r -> changed.addAll(r.changedPaths()));
     byShard.forEach(r -> r.unreadable().forEach(u -> unread.add(u.path())));
-    try (DataInputStream in = open()) {
-      Listing.readHead(in);
-      size = in.readInt();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private DataInputStream open() {
-    return new DataInputStream(new ByteArrayInputStream(listing));
+    size = Math.toIntExact(listing.entries());
   }
 
   @Override
@@ -64,14 +52,8 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
     if (index != 0) {
       throw new UnsupportedOperationException("the planned entries are read in order");
     }
-    DataInputStream in = open();
-    try {
-      Listing.readHead(in);
-      in.readInt();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
+    Iterator<Entry> in = listing.read(spec);
+    ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize());
     int[] cursor = new int[byShard.size()];
     return new ListIterator<>() {
       private int next;
@@ -87,12 +69,7 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
           throw new NoSuchElementException();
         }
         next++;
-        Entry e;
-        try {
-          e = layout.place(Listing.readEntry(in));
-        } catch (IOException x) {
-          throw new UncheckedIOException(x);
-        }
+        Entry e = layout.place(in.next());
         if (!e.isFile()) {
           return e;
         }

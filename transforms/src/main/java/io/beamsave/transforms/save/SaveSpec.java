@@ -280,12 +280,17 @@ public final class SaveSpec implements Serializable {
     return library + "/pieces-" + shard;
   }
 
-  /** The staged name of the raw bytes planned for {@code library} (for progress). */
-  public static String plannedName(String library) {
-    return library + "/planned";
+  /** The stem of the staged entries of {@code library} as its walk found them. */
+  public static String walkName(String library) {
+    return library + "/walk";
   }
 
-  /** The staged name of the sorted listing of {@code library}, which waits for assembly. */
+  /** The stem of the staged entries of {@code library} as planned against a base. */
+  public static String planName(String library) {
+    return library + "/plan";
+  }
+
+  /** The staged name of the planned listing of {@code library}, which waits for assembly. */
   public static String listingName(String library) {
     return library + "/listing";
   }

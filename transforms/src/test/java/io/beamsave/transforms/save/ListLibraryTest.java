@@ -10,6 +10,7 @@ import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.sink.FileImageSink;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -41,14 +42,14 @@ public class ListLibraryTest {
         SaveSpec.of(tmp.getRoot() + "/staging")
             .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")))
             .withLibrary("other", other.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/other.bsave")));
-    PCollection<KV<String, Listing>> listing = pipeline.apply(ListLibrary.of(spec));
+    PCollection<KV<String, StagedListing>> listing = pipeline.apply(ListLibrary.of(spec));
 
     PAssert.that(listing)
         .satisfies(
             listings -> {
               Map<String, List<Entry>> byLib = new TreeMap<>();
-              for (KV<String, Listing> kv : listings) {
-                assertThat(byLib.put(kv.getKey(), kv.getValue().entries()))
+              for (KV<String, StagedListing> kv : listings) {
+                assertThat(byLib.put(kv.getKey(), new ArrayList<>(kv.getValue().entries(spec))))
                     .as("one listing per library")
                     .isNull();
               }
@@ -80,10 +81,10 @@ public class ListLibraryTest {
     PAssert.that(pipeline.apply(ListLibrary.of(spec)))
         .satisfies(
             listings -> {
-              KV<String, Listing> only = listings.iterator().next();
+              KV<String, StagedListing> only = listings.iterator().next();
               assertThat(only.getKey()).isEqualTo("nothing");
-              assertThat(only.getValue().entries()).isEmpty();
-              assertThat(only.getValue().root().type()).isEqualTo(EntryType.DIRECTORY);
+              assertThat(only.getValue().entries(spec)).isEmpty();
+              assertThat(only.getValue().head().root().type()).isEqualTo(EntryType.DIRECTORY);
               return null;
             });
     pipeline.run().waitUntilFinish();
@@ -105,8 +106,8 @@ public class ListLibraryTest {
     PAssert.that(pipeline.apply(ListLibrary.of(spec).withWalkedAhead(walked)))
         .satisfies(
             listings -> {
-              KV<String, Listing> only = listings.iterator().next();
-              assertThat(Entries.paths(only.getValue().entries()))
+              KV<String, StagedListing> only = listings.iterator().next();
+              assertThat(Entries.paths(only.getValue().entries(spec)))
                   .containsExactlyInAnyOrder("d", "d/f");
               return null;
             });
