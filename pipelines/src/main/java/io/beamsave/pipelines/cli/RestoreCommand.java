@@ -71,8 +71,10 @@ final class RestoreCommand implements Callable<Integer> {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     RestorePipeline.Outcome o;
     try (ImageRef ref = image.open(progress)) {
-      if (RestorePipeline.literalPaths(includes) == null) {
-        // The whole catalog is needed: read it while Beam starts.
+      if (RestorePipeline.literalPaths(includes) == null && includes != null
+          && !includes.isEmpty()) {
+        // Patterns are matched against the whole catalog: read it while Beam starts. A whole
+        // restore reads the head first, and pages in batches when it runs here.
         ref.readCatalogAhead();
       }
       o = RestorePipeline.run(ref, target, includes, overwrite, read.use(pipeline),

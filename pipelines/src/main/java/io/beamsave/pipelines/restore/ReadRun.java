@@ -83,24 +83,9 @@ public final class ReadRun {
       return new Done(0, 0, false);
     }
     if (use.here(bytes)) {
-      LongAdder live = new LongAdder();
-      Thread shown = err instanceof ProgressOutput po && progress != null
-          ? showProgress(po, progress, live) : null;
-      try {
-        long[] done = read.readHere(tasks, live, Runtime.getRuntime().availableProcessors());
+      try (Here here = new Here(progress, err)) {
+        long[] done = here.read(tasks, read);
         return new Done(done[0], done[1], false);
-      } catch (IOException e) {
-        throw new BeamsaveException(e.getMessage(), e);
-      } finally {
-        if (shown != null) {
-          shown.interrupt();
-          try {
-            shown.join();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          ((ProgressOutput) err).finish();
-        }
       }
     }
     Pipeline p = Pipeline.create(options.get());
@@ -108,5 +93,43 @@ public final class ReadRun {
     JobResult r = Job.run(p, progress, err);
     return new Done(r.counter(StageMetrics.BYTES_CHECKED), r.counter(StageMetrics.MTIMES_CLAMPED),
         true);
+  }
+
+  /**
+   * Reads in this JVM, a thread per core, task list after task list (a restore in batches), with
+   * one progress display over all of them.
+   */
+  static final class Here implements AutoCloseable {
+    private final LongAdder live = new LongAdder();
+    private final PrintWriter err;
+    private final Thread shown;
+
+    Here(Job.Progress progress, PrintWriter err) {
+      this.err = err;
+      this.shown = err instanceof ProgressOutput po && progress != null
+          ? showProgress(po, progress, live) : null;
+    }
+
+    /** Reads {@code tasks}; returns the raw bytes checked and the mtimes the target clamped. */
+    long[] read(List<ReadTask> tasks, ReadShards read) {
+      try {
+        return read.readHere(tasks, live, Runtime.getRuntime().availableProcessors());
+      } catch (IOException e) {
+        throw new BeamsaveException(e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void close() {
+      if (shown != null) {
+        shown.interrupt();
+        try {
+          shown.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        ((ProgressOutput) err).finish();
+      }
+    }
   }
 }

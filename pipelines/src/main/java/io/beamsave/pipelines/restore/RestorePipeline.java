@@ -70,6 +70,47 @@ public final class RestorePipeline {
     return out;
   }
 
+  /**
+   * What a restore leaves out or restores as it was saved, told in warnings: a file the save
+   * could not read holds zeros or nothing, and making it would pass that off as the file.
+   */
+  static final class Skipped {
+    private long unread;
+    private PathBytes firstUnread;
+    private long unlisted;
+    private long changed;
+
+    /** Whether {@code e} is restored; counts it if it is not, or is restored as saved. */
+    boolean restores(Entry e) {
+      if (e.isFile() && e.unreadable()) {
+        if (unread++ == 0) {
+          firstUnread = e.path();
+        }
+        return false;
+      }
+      unlisted += !e.isFile() && e.unreadable() ? 1 : 0;
+      changed += e.isFile() && e.changed() ? 1 : 0;
+      return true;
+    }
+
+    void warnings(List<String> out) {
+      if (unread > 0) {
+        out.add(unread + " file" + (unread == 1 ? "" : "s") + " could not be read when saved"
+            + " (marked f? in 'list') and " + (unread == 1 ? "was" : "were") + " not restored,"
+            + " e.g. " + firstUnread);
+      }
+      if (unlisted > 0) {
+        out.add(unlisted + " director" + (unlisted == 1 ? "y" : "ies") + " could not be wholly"
+            + " listed when saved (marked d? in 'list'): restored with what was saved");
+      }
+      if (changed > 0) {
+        out.add(changed + " restored file" + (changed == 1 ? "" : "s") + " changed while"
+            + " being saved (marked f! in 'list'): what was read then came back, which may not"
+            + " be a whole version of the file");
+      }
+    }
+  }
+
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
     return p.apply("Shards", Elements.of(tasks, ReadTask.CODER))
@@ -87,6 +128,12 @@ public final class RestorePipeline {
       PrintWriter progress) {
     long start = System.nanoTime();
     List<PathBytes> literal = literalPaths(includes);
+    if (includes == null || includes.isEmpty()) {
+      CatalogHead head = image.head();
+      if (use.here(head.totals().rawBytes())) {
+        return BatchedRestore.run(image, head, target, overwrite, progress);
+      }
+    }
     Catalog catalog;
     List<Entry> candidates;
     if (literal == null) {
@@ -108,12 +155,13 @@ public final class RestorePipeline {
       catalog = head.catalog();
       candidates = List.copyOf(found.values());
     }
-    List<Entry> chosen = new ArrayList<>(Selection.select(candidates, includes));
-    // A file the save could not read holds zeros or nothing: making it would pass that off as
-    // the file, so it stays out, and the operator is told.
-    List<Entry> unread = chosen.stream().filter(e -> e.isFile() && e.unreadable()).toList();
-    chosen.removeAll(unread);
-    long unlisted = chosen.stream().filter(e -> !e.isFile() && e.unreadable()).count();
+    Skipped skipped = new Skipped();
+    List<Entry> chosen = new ArrayList<>();
+    for (Entry e : Selection.select(candidates, includes)) {
+      if (skipped.restores(e)) {
+        chosen.add(e);
+      }
+    }
     if (chosen.isEmpty() && includes != null && !includes.isEmpty()) {
       throw new BeamsaveException(
           "no entry of " + image.display() + " matches --include " + includes);
@@ -145,21 +193,7 @@ public final class RestorePipeline {
         if (clamped != null) {
           warnings.add(clamped);
         }
-        if (!unread.isEmpty()) {
-          warnings.add(unread.size() + " file" + (unread.size() == 1 ? "" : "s") + " could not"
-              + " be read when saved (marked f? in 'list') and " + (unread.size() == 1 ? "was"
-              : "were") + " not restored, e.g. " + unread.get(0).path());
-        }
-        if (unlisted > 0) {
-          warnings.add(unlisted + " director" + (unlisted == 1 ? "y" : "ies") + " could not be"
-              + " wholly listed when saved (marked d? in 'list'): restored with what was saved");
-        }
-        long changed = files.stream().filter(Entry::changed).count();
-        if (changed > 0) {
-          warnings.add(changed + " restored file" + (changed == 1 ? "" : "s") + " changed while"
-              + " being saved (marked f! in 'list'): what was read then came back, which may"
-              + " not be a whole version of the file");
-        }
+        skipped.warnings(warnings);
       } finally {
         if (!finished) {
           tree.abandon(workersRan);

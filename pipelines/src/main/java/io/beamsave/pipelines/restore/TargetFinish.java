@@ -52,6 +52,17 @@ final class TargetFinish {
    * returned.
    */
   void run(List<Entry> entries, long[] ids, Entry top) {
+    List<Entry> dirs = place(entries, ids);
+    java.util.Collections.reverse(dirs);
+    directories(dirs);
+    done(top);
+  }
+
+  /**
+   * Moves the written files of {@code entries} into place with their metadata and creates the
+   * symlinks; returns the directories, whose metadata waits for all beneath them.
+   */
+  List<Entry> place(List<Entry> entries, long[] ids) {
     List<Entry> dirs = new ArrayList<>();
     int file = 0;
     for (Entry e : entries) {
@@ -70,14 +81,22 @@ final class TargetFinish {
         throw BeamsaveException.io("cannot restore", show(e.path()), x);
       }
     }
-    for (int i = dirs.size() - 1; i >= 0; i--) {
-      Entry e = dirs.get(i);
+    return dirs;
+  }
+
+  /** Sets the metadata of {@code dirs}, in the order given: deepest first. */
+  void directories(List<Entry> dirs) {
+    for (Entry e : dirs) {
       try {
         setMetadata(tree.dir(e.path().bytes(), e.path().length()), e);
       } catch (IOException x) {
         throw BeamsaveException.io("cannot set metadata of", show(e.path()), x);
       }
     }
+  }
+
+  /** Sets the top's metadata ({@code top}, null to leave it) and removes the marker. */
+  void done(Entry top) {
     try {
       tree.close();
       markers.remove();
@@ -157,8 +176,18 @@ final class TargetFinish {
    * more files were so, as the restore's workers counted them.
    */
   String clampedTimes(long byWorkers, List<Entry> chosen) {
-    long all = clamped + byWorkers;
-    if (byWorkers > 0 && firstClamped == null) {
+    if (byWorkers > 0) {
+      findClamped(chosen);
+    }
+    return clampedTimes(byWorkers);
+  }
+
+  /**
+   * Looks for the first of {@code chosen}, files workers made, whose mtime the target did not
+   * keep, unless one is known: workers only count theirs.
+   */
+  void findClamped(List<Entry> chosen) {
+    if (firstClamped == null) {
       // The workers only count theirs; the first one is looked for here, to name it.
       for (Entry e : chosen) {
         if (firstClamped != null) {
@@ -177,6 +206,11 @@ final class TargetFinish {
         }
       }
     }
+  }
+
+  /** Like {@link #clampedTimes(long, List)}, the first one already looked for. */
+  String clampedTimes(long byWorkers) {
+    long all = clamped + byWorkers;
     return all == 0 ? null : "the target's filesystem could not hold the exact mtime of "
         + all + " entr" + (all == 1 ? "y" : "ies")
         + (firstClamped != null ? " (" + firstClamped + ")" : "");

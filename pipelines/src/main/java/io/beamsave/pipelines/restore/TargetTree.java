@@ -231,6 +231,35 @@ final class TargetTree implements AutoCloseable {
     finish.run(entries, ids, top);
   }
 
+  /**
+   * For a restore in batches: places the files and links of one batch once its workers have
+   * run, and returns its directories, whose metadata {@link #directories} sets once all beneath
+   * them is placed.
+   */
+  List<Entry> place(List<Entry> entries, long[] ids) {
+    return finish.place(entries, ids);
+  }
+
+  /** Sets the metadata of {@code dirs}, in the order given (deepest first). */
+  void directories(List<Entry> dirs) {
+    finish.directories(dirs);
+  }
+
+  /** Ends a restore in batches: the top's metadata ({@code top}, null to leave it), the marker. */
+  void done(Entry top) {
+    finish.done(top);
+  }
+
+  /** See {@link TargetFinish#findClamped}. */
+  void findClamped(List<Entry> batch) {
+    finish.findClamped(batch);
+  }
+
+  /** See {@link TargetFinish#clampedTimes(long)}. */
+  String clampedTimes(long byWorkers) {
+    return finish.clampedTimes(byWorkers);
+  }
+
   /** See {@link TargetFinish#clampedTimes}. */
   String clampedTimes(long byWorkers, List<Entry> chosen) {
     return finish.clampedTimes(byWorkers, chosen);

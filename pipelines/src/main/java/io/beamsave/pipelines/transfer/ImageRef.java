@@ -160,6 +160,11 @@ public final class ImageRef implements AutoCloseable {
     }
   }
 
+  /** The catalog's head alone (an older image's whole catalog, as one page). */
+  public CatalogHead head() {
+    return walk(List.of(), visited -> { });
+  }
+
   /**
    * The catalog's head and the entries under each of {@code under} (all of them for an empty
    * path), read page by page: only the pages that can hold them. {@code visitor} hears each

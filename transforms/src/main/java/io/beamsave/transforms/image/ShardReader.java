@@ -6,6 +6,8 @@ import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -109,6 +111,15 @@ public final class ShardReader implements AutoCloseable {
    */
   public void read(ImageSource ch, String image, ImageKey key, int shardIndex, ShardInfo shard,
       List<FileExtent> pieces, Sink sink) throws IOException {
+    read(ch, image, key, shardIndex, shard, pieces, List.of(), sink);
+  }
+
+  /**
+   * Like {@link #read(ImageSource, String, ImageKey, int, ShardInfo, List, Sink)}; {@code
+   * beside} are pieces others read from the blocks these share, named too when one is damaged.
+   */
+  public void read(ImageSource ch, String image, ImageKey key, int shardIndex, ShardInfo shard,
+      List<FileExtent> pieces, List<FileExtent> beside, Sink sink) throws IOException {
     shardKey = shardKey(key, image, shardIndex, shard);
     int[] lengths = shard.blockLengths();
     long blockPos = shard.imageOffset();
@@ -141,7 +152,7 @@ public final class ShardReader implements AutoCloseable {
           try {
             load(ch, image, shardIndex, shard, k, blockPos);
           } catch (ImageException e) {
-            throw new ImageException(e.getMessage() + damagedFiles(pieces, shard, k), e);
+            throw new ImageException(e.getMessage() + damagedFiles(pieces, beside, shard, k), e);
           }
         }
         int inBlock = (int) (rawPos - (long) k * blockSize);
@@ -222,18 +233,26 @@ public final class ShardReader implements AutoCloseable {
   /**
    * "{@code ; damaged files: a, b and 3 more}": the files among {@code pieces} with bytes in
    * block {@code k}, which cannot be read back as saved, so the operator knows what the damage
-   * costs. Only the pieces being read are known here: all files of the shard for a verify, the
-   * selected ones for a restore.
+   * costs. Only the pieces being read are known here (with those {@code beside} them): all
+   * files of the shard for a verify, the selected ones for a restore.
    */
-  private String damagedFiles(List<FileExtent> pieces, ShardInfo shard, int k) {
+  private String damagedFiles(List<FileExtent> pieces, List<FileExtent> beside, ShardInfo shard,
+      int k) {
     long start = (long) k * blockSize;
     long end = Math.min(start + blockSize, shard.rawLength());
-    Set<PathBytes> files = new LinkedHashSet<>();
-    for (FileExtent p : pieces) {
-      Extent x = p.extent();
-      if (x.offset() < end && x.offset() + x.length() > start) {
-        files.add(p.path());
+    List<FileExtent> in = new ArrayList<>();
+    for (List<FileExtent> list : List.of(pieces, beside)) {
+      for (FileExtent p : list) {
+        Extent x = p.extent();
+        if (x.offset() < end && x.offset() + x.length() > start) {
+          in.add(p);
+        }
       }
+    }
+    in.sort(Comparator.comparingLong(p -> p.extent().offset()));
+    Set<PathBytes> files = new LinkedHashSet<>();
+    for (FileExtent p : in) {
+      files.add(p.path());
     }
     if (files.isEmpty()) {
       return "";

@@ -126,12 +126,30 @@ public final class ImageChain {
   /** Like {@link #resolveAll(String, Catalog, S3Settings, Keys)}, also looking in {@code lookIn}. */
   public static ImageChain resolveAll(String location, Catalog catalog, S3Settings s3,
       Keys keys, List<String> lookIn) {
+    return resolve(new Member(location, catalog), allBases(catalog), true, catalog.entries(), s3,
+        keys, lookIn);
+  }
+
+  /**
+   * Opens every base the image lists, each by its catalog's head, for entries met later (a
+   * catalog read page by page): {@link #check} each batch of them before it is read.
+   */
+  public static ImageChain resolveHeads(Member image, S3Settings s3, Keys keys,
+      List<String> lookIn) {
+    return resolve(image, allBases(image.catalog()), false, List.of(), s3, keys, lookIn);
+  }
+
+  private static TreeSet<Integer> allBases(Catalog catalog) {
     TreeSet<Integer> all = new TreeSet<>();
     for (int i = 1; i <= catalog.bases().size(); i++) {
       all.add(i);
     }
-    return resolve(new Member(location, catalog), all, true, catalog.entries(), s3, keys,
-        lookIn);
+    return all;
+  }
+
+  /** Checks that every extent {@code entries} reference lies inside a shard of its base. */
+  public void check(Iterable<Entry> entries) {
+    checkReferences(top().location(), entries);
   }
 
   /**

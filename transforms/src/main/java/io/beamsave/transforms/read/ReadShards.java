@@ -143,6 +143,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
             task.shard(),
             task.info(),
             task.pieces(),
+            task.beside(),
             new ShardReader.Sink() {
               @Override
               public void write(ShardReader.FileExtent piece, long fileOffset, byte[] buf, int off,

@@ -399,7 +399,7 @@ final class LibraryWalker {
           }
         }
       }
-      return new Walked(new Listing(root, List.of(), skipped, missing), entries, files,
+      return new Walked(new Listing(root, skipped, missing), entries, files,
           rawBytes, special.get(), byPattern);
     }
 

@@ -1,6 +1,5 @@
 package io.beamsave.transforms.save;
 
-import io.beamsave.transforms.beam.DataCoder;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogReader;
@@ -18,73 +17,27 @@ import java.util.List;
  * The library root and the entries of one library, as {@link ListLibrary} found them, with what
  * the walk could not read and skipped ({@code --skip-unreadable}) and the paths {@code
  * --files-from} listed that the library does not hold. Once planned against a base image
- * ({@link io.beamsave.transforms.shard.IncrementalPlan}), unchanged files carry their reference
- * extents, and {@code bases} and {@code depth} are the new image's. A whole library travels as one element:
- * per-element overhead, not bytes, dominates on the DirectRunner, and planning needs every entry
- * at once anyway.
+ * ({@link io.beamsave.transforms.shard.IncrementalPlan}), {@code bases} and {@code depth} are the
+ * new image's. A save hands it on as the head of a {@link StagedListing}, without entries, which
+ * wait in staging; {@link #writeEntry} and {@link #readEntry} are their form there.
  */
 public record Listing(
-    Entry root, List<Entry> entries, List<Unreadable> unreadable, List<PathBytes> missing,
-    List<Catalog.Base> bases, int depth) {
+    Entry root, List<Unreadable> unreadable, List<PathBytes> missing, List<Catalog.Base> bases,
+    int depth) {
 
-  public Listing(Entry root, List<Entry> entries) {
-    this(root, entries, List.of(), List.of());
+  public Listing(Entry root, List<Unreadable> unreadable, List<PathBytes> missing) {
+    this(root, unreadable, missing, List.of(), 0);
   }
 
-  public Listing(
-      Entry root, List<Entry> entries, List<Unreadable> unreadable, List<PathBytes> missing) {
-    this(root, entries, unreadable, missing, List.of(), 0);
+  /** The same listing planned against a base: the new image's bases and depth. */
+  public Listing withBases(List<Catalog.Base> newBases, int newDepth) {
+    return new Listing(root, unreadable, missing, List.copyOf(newBases), newDepth);
   }
-
-  /** The same listing with {@code newEntries} (planned, say) instead. */
-  public Listing withEntries(List<Entry> newEntries) {
-    return new Listing(root, newEntries, unreadable, missing, bases, depth);
-  }
-
-  /** The same listing planned against a base: its entries, and the new image's bases. */
-  public Listing withBases(List<Entry> newEntries, List<Catalog.Base> newBases, int newDepth) {
-    return new Listing(root, newEntries, unreadable, missing, List.copyOf(newBases), newDepth);
-  }
-
-  /** Raw bytes of files whose bytes stay in a base image. */
-  public long referencedBytes() {
-    long n = 0;
-    for (Entry e : entries) {
-      for (Extent x : e.extents()) {
-        n += x.isReference() ? x.length() : 0;
-      }
-    }
-    return n;
-  }
-
-  public static final DataCoder<Listing> CODER =
-      new DataCoder<>() {
-        @Override
-        public void write(Listing b, DataOutputStream out) throws IOException {
-          writeHead(b, b.entries.size(), out);
-          for (Entry e : b.entries) {
-            writeEntry(e, out);
-          }
-        }
-
-        @Override
-        public Listing read(DataInputStream in) throws IOException {
-          Listing head = readHead(in);
-          int n = in.readInt();
-          List<Entry> entries = new ArrayList<>(n);
-          for (int i = 0; i < n; i++) {
-            entries.add(readEntry(in));
-          }
-          return head.withEntries(entries);
-        }
-      };
 
   /**
-   * Writes everything but the entries, then their count: the entries follow, each by {@link
-   * #writeEntry}, so that a reader can take them one at a time ({@link #readHead}, then {@link
-   * #readEntry} as often as the count says).
+   * Writes the listing; its entries are written apart, each by {@link #writeEntry}.
    */
-  static void writeHead(Listing b, int entries, DataOutputStream out) throws IOException {
+  static void writeHead(Listing b, DataOutputStream out) throws IOException {
     CatalogWriter.writeEntryMetadata(out, b.root);
     Unreadable.writeAll(out, b.unreadable);
     Unreadable.writePaths(out, b.missing);
@@ -96,7 +49,6 @@ public record Listing(
       out.writeLong(base.createdMillis());
       out.writeUTF(base.location());
     }
-    out.writeInt(entries);
   }
 
   /** An entry: its metadata, and its extents if they are references (own ones are planned). */
@@ -113,7 +65,7 @@ public record Listing(
     }
   }
 
-  /** What {@link #writeHead} wrote but the entry count: a listing without entries. */
+  /** What {@link #writeHead} wrote. */
   static Listing readHead(DataInputStream in) throws IOException {
     Entry root = CatalogReader.readEntryMetadata(in);
     List<Unreadable> unreadable = Unreadable.readAll(in);
@@ -128,7 +80,7 @@ public record Listing(
       in.readFully(digest);
       bases.add(new Catalog.Base(new ImageId(id), digest, in.readLong(), in.readUTF()));
     }
-    return new Listing(root, List.of(), unreadable, missing, bases, depth);
+    return new Listing(root, unreadable, missing, bases, depth);
   }
 
   static Entry readEntry(DataInputStream in) throws IOException {

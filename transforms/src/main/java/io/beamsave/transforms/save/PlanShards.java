@@ -191,7 +191,7 @@ public final class PlanShards
       chunks = again.finish();
       stem = again.stem();
     }
-    Listing head = walked.head().withBases(List.of(), merge.bases(), merge.depth());
+    Listing head = walked.head().withBases(merge.bases(), merge.depth());
     return new StagedListing(head, stem, chunks, planned.entries(), counts[0], counts[1],
         counts[2]);
   }

@@ -16,7 +16,7 @@ import java.util.ListIterator;
  * staging ({@link StagedEntries}, in path order), so that the element stays small whatever the
  * library holds.
  *
- * @param head the listing without its entries
+ * @param head the listing's root, what the walk could not read, and the bases
  * @param stem the staged stream that holds the entries
  * @param files how many of the entries are files
  * @param rawBytes the bytes of those files the new image stores (not those left in a base)
@@ -57,7 +57,7 @@ public record StagedListing(Listing head, String stem, int chunks, long entries,
   public static final DataCoder<StagedListing> CODER = new DataCoder<>() {
     @Override
     public void write(StagedListing s, DataOutputStream out) throws IOException {
-      Listing.writeHead(s.head, 0, out);
+      Listing.writeHead(s.head, out);
       out.writeUTF(s.stem);
       out.writeInt(s.chunks);
       out.writeLong(s.entries);
@@ -69,7 +69,6 @@ public record StagedListing(Listing head, String stem, int chunks, long entries,
     @Override
     public StagedListing read(DataInputStream in) throws IOException {
       Listing head = Listing.readHead(in);
-      in.readInt();
       return new StagedListing(head, in.readUTF(), in.readInt(), in.readLong(), in.readLong(),
           in.readLong(), in.readLong());
     }

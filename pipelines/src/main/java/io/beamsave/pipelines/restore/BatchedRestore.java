@@ -1,0 +1,164 @@
+package io.beamsave.pipelines.restore;
+
+import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.CatalogHead;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.read.ImageChain;
+import io.beamsave.transforms.read.ReadShards;
+import io.beamsave.transforms.read.ReadTask;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * A whole image restored in this JVM as its catalog's pages are read, a batch of entries at a
+ * time: each batch's directories and files are created, its pieces read (a thread per core),
+ * and its files and links placed before the next is taken, so that a restore of any number of
+ * files holds a batch of entries, not the catalog. A directory's metadata is set once the walk
+ * has passed all that lies beneath it (path order keeps a subtree together), deepest first; the
+ * directories waiting are those on the way down to where the walk is.
+ */
+final class BatchedRestore {
+  /**
+   * How much a batch holds: {@code entries} entries, or about {@code bytes} bytes of files (a
+   * larger file makes a batch alone), whichever comes first.
+   */
+  record Limits(int entries, long bytes) {
+    static final Limits DEFAULT = new Limits(50_000, 256L << 20);
+  }
+
+  /** Tasks per thread a batch is cut into, at least, where its blocks allow. */
+  static final int TASKS_PER_THREAD = 4;
+
+  private final ImageChain chain;
+  private final TargetTree tree;
+  private final ReadShards read;
+  private final ReadRun.Here here;
+  private final Limits limits;
+  private final List<Entry> batch = new ArrayList<>();
+  private long batchBytes;
+  /** Directories the walk is within, deepest on top. */
+  private final Deque<Entry> open = new ArrayDeque<>();
+  /** Directories the walk has passed, deepest first, waiting for their batch to be placed. */
+  private final List<Entry> passed = new ArrayList<>();
+  private boolean workersRan;
+  private long files;
+  private long entries;
+  private long bytes;
+  private long clampedByWorkers;
+  private final RestorePipeline.Skipped skipped = new RestorePipeline.Skipped();
+
+  private BatchedRestore(ImageChain chain, TargetTree tree, ReadShards read,
+      ReadRun.Here here, Limits limits) {
+    this.limits = limits;
+    this.chain = chain;
+    this.tree = tree;
+    this.read = read;
+    this.here = here;
+  }
+
+  /** Restores all of {@code image}, whose catalog's head is {@code head}, into {@code target}. */
+  static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
+      boolean overwrite, PrintWriter progress) {
+    return run(image, head, target, overwrite, progress, Limits.DEFAULT);
+  }
+
+  /** Like {@link #run(ImageRef, CatalogHead, Path, boolean, PrintWriter)}, in such batches. */
+  static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
+      boolean overwrite, PrintWriter progress, Limits limits) {
+    long start = System.nanoTime();
+    // Before the target is touched: a missing or replaced base fails the restore up front.
+    ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
+        image.keys(), image.baseLocations());
+    BatchedRestore r;
+    List<String> warnings = new ArrayList<>();
+    try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
+      ReadShards read = ReadShards.restoreTo(tree.target(), image.s3())
+          .withKeys(chain.keys()).withTags(chain.tags());
+      try (ReadRun.Here here = new ReadRun.Here(RestorePipeline.progress("restored",
+          head.totals().rawBytes(), head.catalog().shards().size()), progress)) {
+        r = new BatchedRestore(chain, tree, read, here, limits);
+        boolean finished = false;
+        try {
+          image.walk(List.of(PathBytes.of(new byte[0])), r::add);
+          r.finish(head.catalog().root());
+          finished = true;
+        } finally {
+          if (!finished) {
+            tree.abandon(r.workersRan);
+          }
+        }
+      }
+      String clamped = tree.clampedTimes(r.clampedByWorkers);
+      if (clamped != null) {
+        warnings.add(clamped);
+      }
+      r.skipped.warnings(warnings);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot close restore target", target, e);
+    }
+    return new RestorePipeline.Outcome(target, r.files, r.entries, r.bytes,
+        (System.nanoTime() - start) / 1e9, warnings);
+  }
+
+  private void add(Entry e) {
+    while (!open.isEmpty() && !PathOrder.within(e.path(), open.peek().path())) {
+      passed.add(open.pop());
+    }
+    if (!skipped.restores(e)) {
+      return;
+    }
+    if (e.type() == EntryType.DIRECTORY) {
+      open.push(e);
+    }
+    batch.add(e);
+    batchBytes += e.isFile() ? e.size() : 0;
+    if (batch.size() >= limits.entries() || batchBytes >= limits.bytes()) {
+      flush();
+    }
+  }
+
+  /** Creates, reads and places the batch, then sets the metadata of the directories passed. */
+  private void flush() {
+    List<Entry> batchFiles = batch.stream().filter(Entry::isFile).toList();
+    chain.check(batchFiles);
+    long[] ids = tree.create(batch);
+    // A batch often lies in one shard: cut, it keeps every core busy.
+    long span = Math.max(1, batchBytes
+        / ((long) TASKS_PER_THREAD * Runtime.getRuntime().availableProcessors()));
+    List<ReadTask> tasks = new ArrayList<>();
+    for (ReadTask t : ReadTask.forEntries(chain, batchFiles, ids)) {
+      tasks.addAll(t.split(span));
+    }
+    if (!tasks.isEmpty()) {
+      workersRan = true;
+      long clamped = here.read(tasks, read)[1];
+      if (clamped > 0) {
+        tree.findClamped(batch);
+        clampedByWorkers += clamped;
+      }
+    }
+    tree.place(batch, ids);
+    tree.directories(passed);
+    passed.clear();
+    files += batchFiles.size();
+    entries += batch.size();
+    bytes += batchFiles.stream().mapToLong(Entry::size).sum();
+    batch.clear();
+    batchBytes = 0;
+  }
+
+  private void finish(Entry top) {
+    flush();
+    tree.directories(new ArrayList<>(open));
+    tree.done(top);
+  }
+}
