@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Beam may run a task twice (a retried bundle, a job restarted after a lost TaskManager): a
  * save whose every shard task runs twice, at once, still makes an image that verifies and
- * restores identical to the library, through either sink.
+ * restores identical to the library, through either sink, also where a shard's pieces and
+ * digests are staged (each attempt's digests its own).
  */
 class ShardTasksRunTwiceTest {
   static final String BUCKET = "twice";
@@ -50,6 +51,8 @@ class ShardTasksRunTwiceTest {
     library = Files.createDirectories(dir.resolve("lib"));
     Trees.mixedData(library, 24L << 20);
     Trees.linksAndEmpties(library);
+    // A shard of more than a thousand files: its pieces and its digests go through staging.
+    Trees.tinyFiles(library, 3000);
   }
 
   @AfterAll

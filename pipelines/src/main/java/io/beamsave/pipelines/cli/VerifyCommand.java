@@ -60,7 +60,7 @@ final class VerifyCommand implements Callable<Integer> {
       if (ends.encrypted() && ref.keys().isEmpty()) {
         return withoutKey(ref, ends, progress);
       }
-      o = VerifyPipeline.run(ref.readCatalogAhead(), chain, read.use(pipeline),
+      o = VerifyPipeline.run(chain ? ref.readCatalogAhead() : ref, chain, read.use(pipeline),
           pipeline::options, progress);
     }
     PrintWriter out = spec.commandLine().getOut();
@@ -68,11 +68,10 @@ final class VerifyCommand implements Callable<Integer> {
       java.util.Map<String, Object> m = JsonOutput.object("summary");
       m.put("ok", true);
       m.put("image", image.image());
-      m.put("files", o.catalog().fileCount());
+      m.put("files", o.files());
       m.put("bytesChecked", o.bytesChecked());
       m.put("shards", o.catalog().shards().size());
-      m.put("unreadableEntries",
-          o.catalog().entries().stream().filter(e -> e.unreadable()).count());
+      m.put("unreadableEntries", o.unreadable());
       m.put("changedFiles", o.changedFiles());
       m.put("images", o.images().stream().map(i -> i.location()).toList());
       m.put("seconds", o.seconds());
@@ -84,7 +83,7 @@ final class VerifyCommand implements Callable<Integer> {
             Locale.ROOT,
             "OK %s: %d files, %s in %d shards; every block and digest checked in %.2fs",
             io.beamsave.transforms.Printable.text(image.image()),
-            o.catalog().fileCount(),
+            o.files(),
             Sizes.human(o.bytesChecked()),
             o.catalog().shards().size(),
             o.seconds()));
@@ -101,8 +100,7 @@ final class VerifyCommand implements Callable<Integer> {
     if (o.changedFiles() > 0) {
       out.println("note: " + o.changedFiles() + " file(s) changed while they were being saved");
     }
-    long unreadable = o.catalog().entries().stream()
-        .filter(io.beamsave.transforms.image.Entry::unreadable).count();
+    long unreadable = o.unreadable();
     if (unreadable > 0) {
       out.println("note: " + unreadable + " entr" + (unreadable == 1 ? "y" : "ies") + " could not"
           + " be read when saved and " + (unreadable == 1 ? "is" : "are") + " not wholly in the"

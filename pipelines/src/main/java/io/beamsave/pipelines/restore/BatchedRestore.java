@@ -35,9 +35,6 @@ final class BatchedRestore {
     static final Limits DEFAULT = new Limits(50_000, 256L << 20);
   }
 
-  /** Tasks per thread a batch is cut into, at least, where its blocks allow. */
-  static final int TASKS_PER_THREAD = 4;
-
   private final ImageChain chain;
   private final TargetTree tree;
   private final ReadShards read;
@@ -75,9 +72,12 @@ final class BatchedRestore {
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
       boolean overwrite, PrintWriter progress, Limits limits) {
     long start = System.nanoTime();
-    // Before the target is touched: a missing or replaced base fails the restore up front.
+    // Before the target is touched: a missing or replaced base fails the restore up front...
     ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
         image.keys(), image.baseLocations());
+    // And a catalog whose extents overlap, or reference what a base does not hold: one pass
+    // over the pages, before the target is touched.
+    image.walk(List.of(PathBytes.of(new byte[0])), e -> chain.check(List.of(e)));
     BatchedRestore r;
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
@@ -129,15 +129,8 @@ final class BatchedRestore {
   /** Creates, reads and places the batch, then sets the metadata of the directories passed. */
   private void flush() {
     List<Entry> batchFiles = batch.stream().filter(Entry::isFile).toList();
-    chain.check(batchFiles);
     long[] ids = tree.create(batch);
-    // A batch often lies in one shard: cut, it keeps every core busy.
-    long span = Math.max(1, batchBytes
-        / ((long) TASKS_PER_THREAD * Runtime.getRuntime().availableProcessors()));
-    List<ReadTask> tasks = new ArrayList<>();
-    for (ReadTask t : ReadTask.forEntries(chain, batchFiles, ids)) {
-      tasks.addAll(t.split(span));
-    }
+    List<ReadTask> tasks = ReadTask.forEntries(chain, batchFiles, ids);
     if (!tasks.isEmpty()) {
       workersRan = true;
       long clamped = here.read(tasks, read)[1];

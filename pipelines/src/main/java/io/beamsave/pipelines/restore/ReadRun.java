@@ -4,11 +4,13 @@ import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.pipelines.runner.ProgressOutput;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.read.ReadShards;
 import io.beamsave.transforms.read.ReadTask;
 import io.beamsave.transforms.run.StageMetrics;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.LongAdder;
@@ -40,7 +42,8 @@ public final class ReadRun {
     /** Never: here, a thread per core, whatever the size. */
     NEVER;
 
-    boolean here(long bytes) {
+    /** Whether work of {@code bytes} runs in this JVM. */
+    public boolean here(long bytes) {
       return this == NEVER || this == AUTO && bytes <= SMALL_WORK;
     }
 
@@ -96,24 +99,42 @@ public final class ReadRun {
   }
 
   /**
-   * Reads in this JVM, a thread per core, task list after task list (a restore in batches), with
-   * one progress display over all of them.
+   * Reads in this JVM, a thread per core, task list after task list (a restore or verify in
+   * batches), with one progress display over all of them.
    */
-  static final class Here implements AutoCloseable {
+  public static final class Here implements AutoCloseable {
+    /** Tasks per thread a task list is cut into, at least, where its pieces allow. */
+    private static final int TASKS_PER_THREAD = 4;
+
     private final LongAdder live = new LongAdder();
     private final PrintWriter err;
     private final Thread shown;
 
-    Here(Job.Progress progress, PrintWriter err) {
+    public Here(Job.Progress progress, PrintWriter err) {
       this.err = err;
       this.shown = err instanceof ProgressOutput po && progress != null
           ? showProgress(po, progress, live) : null;
     }
 
-    /** Reads {@code tasks}; returns the raw bytes checked and the mtimes the target clamped. */
-    long[] read(List<ReadTask> tasks, ReadShards read) {
+    /**
+     * Reads {@code tasks}, cut so that every thread has work (a batch of small files often lies
+     * in one shard); returns the raw bytes checked and the mtimes the target clamped.
+     */
+    public long[] read(List<ReadTask> tasks, ReadShards read) {
+      int threads = Runtime.getRuntime().availableProcessors();
+      long bytes = 0;
+      for (ReadTask t : tasks) {
+        for (ShardReader.FileExtent p : t.pieces()) {
+          bytes += p.extent().length();
+        }
+      }
+      long span = Math.max(1, bytes / ((long) TASKS_PER_THREAD * threads));
+      List<ReadTask> cut = new ArrayList<>();
+      for (ReadTask t : tasks) {
+        cut.addAll(t.split(span));
+      }
       try {
-        return read.readHere(tasks, live, Runtime.getRuntime().availableProcessors());
+        return read.readHere(cut, live, threads);
       } catch (IOException e) {
         throw new BeamsaveException(e.getMessage(), e);
       }

@@ -7,8 +7,10 @@ import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.StructureCheck;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
@@ -33,10 +35,17 @@ import org.apache.beam.sdk.options.PipelineOptions;
 public final class VerifyPipeline {
   private VerifyPipeline() {}
 
-  /** {@code images}: the images checked, the given one first. */
+  /**
+   * {@code catalog}: the image's (its entries only when it was read whole); {@code images}: the
+   * images checked, the given one first.
+   */
   public record Outcome(
-      Catalog catalog, long bytesChecked, long changedFiles, double seconds,
-      List<ImageChain.Member> images) {}
+      Catalog catalog, long files, long unreadable, long bytesChecked, long changedFiles,
+      double seconds, List<ImageChain.Member> images) {}
+
+  /** File entries a verify in this JVM checks at a time, or about so many of their bytes. */
+  static final int BATCH_FILES = 50_000;
+  static final long BATCH_BYTES = 256L << 20;
 
   public static Outcome run(ImageRef image, Supplier<PipelineOptions> options,
       PrintWriter progress) {
@@ -46,6 +55,12 @@ public final class VerifyPipeline {
   public static Outcome run(ImageRef image, boolean chain, ReadRun.PipelineUse use,
       Supplier<PipelineOptions> options, PrintWriter progress) {
     long start = System.nanoTime();
+    if (!chain) {
+      CatalogHead head = image.head();
+      if (use.here(head.totals().rawBytes())) {
+        return verifyHere(image, head, progress, start);
+      }
+    }
     Catalog catalog = image.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
     ImageChain top = ImageChain.resolve(image.member(catalog), files, image.s3(), image.keys(),
@@ -78,7 +93,62 @@ public final class VerifyPipeline {
           image.display() + ": checked " + bytes + " bytes, the catalogs hold " + expected);
     }
     long changed = catalog.entries().stream().filter(Entry::changed).count();
-    return new Outcome(catalog, bytes, changed, (System.nanoTime() - start) / 1e9, checked);
+    long unreadable = catalog.entries().stream().filter(Entry::unreadable).count();
+    return new Outcome(catalog, catalog.fileCount(), unreadable, bytes, changed,
+        (System.nanoTime() - start) / 1e9, checked);
+  }
+
+  /**
+   * Verifies {@code image} in this JVM as its catalog's pages are read, a batch of files at a
+   * time, so that the memory it takes does not grow with the files the image holds.
+   */
+  private static Outcome verifyHere(ImageRef image, CatalogHead head, PrintWriter progress,
+      long start) {
+    ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
+        image.keys(), image.baseLocations());
+    ReadShards read = ReadShards.verify(image.s3()).withKeys(chain.keys())
+        .withTags(chain.tags());
+    long expected = head.totals().rawBytes();
+    var batches = new Object() {
+      final List<Entry> files = new ArrayList<>();
+      long batchBytes;
+      long count;
+      long unreadable;
+      long changed;
+      long checked;
+
+      void add(Entry e, ReadRun.Here here) {
+        unreadable += e.unreadable() ? 1 : 0;
+        if (!e.isFile()) {
+          return;
+        }
+        count++;
+        changed += e.changed() ? 1 : 0;
+        files.add(e);
+        batchBytes += e.size();
+        if (files.size() >= BATCH_FILES || batchBytes >= BATCH_BYTES) {
+          flush(here);
+        }
+      }
+
+      void flush(ReadRun.Here here) {
+        chain.check(files);
+        checked += here.read(ReadTask.forEntries(chain, files), read)[0];
+        files.clear();
+        batchBytes = 0;
+      }
+    };
+    try (ReadRun.Here here = new ReadRun.Here(RestorePipeline.progress("verified", expected,
+        head.catalog().shards().size()), progress)) {
+      image.walk(List.of(PathBytes.of(new byte[0])), e -> batches.add(e, here));
+      batches.flush(here);
+    }
+    if (batches.checked != expected) {
+      throw new BeamsaveException(image.display() + ": checked " + batches.checked
+          + " bytes, the catalog holds " + expected);
+    }
+    return new Outcome(head.catalog(), batches.count, batches.unreadable, batches.checked,
+        batches.changed, (System.nanoTime() - start) / 1e9, List.of(chain.top()));
   }
 
   /**

@@ -300,8 +300,8 @@ public final class ConsolidateShards
 
     private static ShardResult result(
         int shard, ImageSink.Copy copy, long raw, long stored, int[] blocks, byte[] sealedKey) {
-      return new ShardResult(shard, copy, raw, stored, blocks, List.of(), List.of(), List.of(),
-          sealedKey);
+      return new ShardResult(shard, copy, raw, stored, blocks, new byte[0], null, List.of(),
+          List.of(), sealedKey);
     }
   }
 

@@ -64,65 +64,15 @@ final class CatalogValidator {
 
   /**
    * Each file's extents name existing shards, lie inside them and cover the file exactly; no
-   * two extents share a byte of a shard. Overlapping extents would have two files decode the
-   * same bytes (a crafted image's way to make readers seek backwards); none a writer makes.
+   * two extents share a byte of a shard or of a base's ({@link ExtentOverlaps}).
    */
   static void checkExtents(String image, List<Entry> entries, List<ShardInfo> shards)
       throws ImageException {
-    int[] counts = new int[shards.size()];
+    ExtentOverlaps overlaps = new ExtentOverlaps(image);
     for (Entry e : entries) {
       checkFile(image, e, shards);
-      for (Extent x : e.extents()) {
-        if (!x.isReference()) {
-          counts[x.shard()]++;
-        }
-      }
+      overlaps.add(e);
     }
-    // Per shard, the extents' offsets, lengths and files; a writer's come sorted by offset.
-    long[][] offsets = new long[shards.size()][];
-    long[][] lengths = new long[shards.size()][];
-    int[][] owners = new int[shards.size()][];
-    int[] fill = new int[shards.size()];
-    boolean[] unsorted = new boolean[shards.size()];
-    for (int s = 0; s < counts.length; s++) {
-      offsets[s] = new long[counts[s]];
-      lengths[s] = new long[counts[s]];
-      owners[s] = new int[counts[s]];
-    }
-    for (int i = 0; i < entries.size(); i++) {
-      for (Extent x : entries.get(i).extents()) {
-        if (x.isReference()) {
-          continue;
-        }
-        int s = x.shard();
-        int k = fill[s]++;
-        unsorted[s] |= k > 0 && offsets[s][k - 1] > x.offset();
-        offsets[s][k] = x.offset();
-        lengths[s][k] = x.length();
-        owners[s][k] = i;
-      }
-    }
-    for (int s = 0; s < shards.size(); s++) {
-      Integer[] order = new Integer[offsets[s].length];
-      for (int k = 0; k < order.length; k++) {
-        order[k] = k;
-      }
-      if (unsorted[s]) {
-        long[] off = offsets[s];
-        Arrays.sort(order, Comparator.comparingLong(k -> off[k]));
-      }
-      long end = 0;
-      int last = -1;
-      for (int k : order) {
-        if (offsets[s][k] < end) {
-          throw new ImageException(image + ": catalog: file " + entries.get(owners[s][k]).path()
-              + " overlaps file " + entries.get(last).path() + " in shard " + s);
-        }
-        end = offsets[s][k] + lengths[s][k];
-        last = owners[s][k];
-      }
-    }
-    checkReferences(image, entries);
   }
 
   /**
@@ -163,61 +113,6 @@ final class CatalogValidator {
     if (covered != e.size()) {
       throw new ImageException(image + ": catalog: file " + e.path() + " extents cover "
           + covered + " of " + e.size() + " bytes");
-    }
-  }
-
-  /**
-   * No two references share a byte of a base's shard: an incremental image that had two files
-   * point at the same bytes would pass every check of its own and fail in its (intact) base,
-   * after a restore had written files. Refused here, naming the image that is wrong.
-   */
-  private static void checkReferences(String image, List<Entry> entries) throws ImageException {
-    Map<Long, long[]> last = new HashMap<>();
-    boolean sorted = true;
-    int refs = 0;
-    for (int i = 0; i < entries.size() && sorted; i++) {
-      for (Extent x : entries.get(i).extents()) {
-        if (!x.isReference()) {
-          continue;
-        }
-        refs++;
-        long key = ((long) x.image() << 32) | (x.shard() & 0xffffffffL);
-        long[] prev = last.get(key);
-        if (prev != null && x.offset() < prev[0]) {
-          sorted = false;
-          break;
-        }
-        if (prev != null && x.offset() < prev[1]) {
-          throw new ImageException(image + ": catalog: file " + entries.get(i).path()
-              + " references bytes of base " + x.image() + " (shard " + x.shard()
-              + ") that file " + entries.get((int) prev[2]).path() + " references too;"
-              + " no image is saved so");
-        }
-        last.put(key, new long[] {x.offset(), x.offset() + x.length(), i});
-      }
-    }
-    if (sorted || refs == 0) {
-      return;
-    }
-    // Not in a writer's order: sort every reference by base, shard and offset, then look again.
-    long[][] all = new long[refs][];
-    int n = 0;
-    for (int i = 0; i < entries.size(); i++) {
-      for (Extent x : entries.get(i).extents()) {
-        if (x.isReference()) {
-          all[n++] = new long[] {((long) x.image() << 32) | (x.shard() & 0xffffffffL),
-              x.offset(), x.offset() + x.length(), i};
-        }
-      }
-    }
-    Arrays.sort(all, Comparator.<long[]>comparingLong(r -> r[0]).thenComparingLong(r -> r[1]));
-    for (int k = 1; k < n; k++) {
-      if (all[k][0] == all[k - 1][0] && all[k][1] < all[k - 1][2]) {
-        throw new ImageException(image + ": catalog: file " + entries.get((int) all[k][3]).path()
-            + " references bytes of base " + (all[k][0] >>> 32) + " (shard "
-            + (int) all[k][0] + ") that file " + entries.get((int) all[k - 1][3]).path()
-            + " references too; no image is saved so");
-      }
     }
   }
 }

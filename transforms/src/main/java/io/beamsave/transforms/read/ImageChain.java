@@ -3,9 +3,11 @@ package io.beamsave.transforms.read;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.ExtentOverlaps;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardInfo;
@@ -38,6 +40,9 @@ import java.util.concurrent.CompletionException;
  * operator's credentials.
  */
 public final class ImageChain {
+  /** What {@link #check} has seen of the extents, for a catalog read page by page. */
+  private ExtentOverlaps overlaps;
+
   /**
    * One image of the chain: where it was found, its catalog, and its {@link ImageSource#tag}
    * when it was read (empty if unknown), which workers reading it expect.
@@ -147,9 +152,25 @@ public final class ImageChain {
     return all;
   }
 
-  /** Checks that every extent {@code entries} reference lies inside a shard of its base. */
+  /**
+   * Checks entries met a batch at a time, each once, in a catalog read page by page: every
+   * extent they reference lies inside a shard of its base, and no extent shares a byte with one
+   * checked before ({@link ExtentOverlaps}, which a whole catalog's validation runs as it is
+   * read).
+   */
   public void check(Iterable<Entry> entries) {
-    checkReferences(top().location(), entries);
+    String image = top().location();
+    checkReferences(image, entries);
+    if (overlaps == null) {
+      overlaps = new ExtentOverlaps(image);
+    }
+    try {
+      for (Entry e : entries) {
+        overlaps.add(e);
+      }
+    } catch (ImageException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
   }
 
   /**

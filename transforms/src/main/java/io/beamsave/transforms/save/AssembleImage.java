@@ -105,7 +105,7 @@ public final class AssembleImage
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
         // The entries are made as the catalog's pages are written, one at a time.
-        PlannedEntries entries = new PlannedEntries(spec, staged, byShard);
+        PlannedEntries entries = new PlannedEntries(spec, name, staged, byShard);
         return new Catalog(name, spec.codec().spec(), created,
             spec.blockSize(), spec.shardSize(), listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())

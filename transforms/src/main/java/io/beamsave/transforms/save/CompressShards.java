@@ -160,7 +160,8 @@ public final class CompressShards
       long blocks = (raw + spec.blockSize() - 1) / spec.blockSize();
       shardBytes.ensure(Math.toIntExact(raw + blocks * (ImageFormat.BLOCK_HEADER_SIZE
           + (imageKey != null ? BlockSealer.OVERHEAD : 0))));
-      List<byte[]> digests = new ArrayList<>(pieces.size());
+      byte[] digests = new byte[Math.multiplyExact(pieces.size(), ImageFormat.DIGEST_SIZE)];
+      int piece = 0;
       List<PathBytes> changed = new ArrayList<>();
       List<Unreadable> unreadable = new ArrayList<>();
       for (ShardTask.FileRange p : pieces) {
@@ -168,7 +169,8 @@ public final class CompressShards
         if (readPiece(tree, p, w, unreadable)) {
           changed.add(p.path());
         }
-        digests.add(digest.digest());
+        System.arraycopy(digest.digest(), 0, digests, piece++ * ImageFormat.DIGEST_SIZE,
+            ImageFormat.DIGEST_SIZE);
         if (p.fileOffset() + p.length() >= p.fileSize()) {
           liveFiles.increment();
         }
@@ -185,12 +187,20 @@ public final class CompressShards
         }
       }
       shardsWritten.inc();
+      String stagedDigests = null;
+      if (pieces.size() > ShardTask.INLINE_PIECES) {
+        // Named for this attempt: a task run twice may have read other bytes, and the result
+        // kept must find its own digests.
+        stagedDigests = spec.digestsName(task.library(), task.shard());
+        Staging.write(spec, task.library(), stagedDigests, digests, digests.length);
+        digests = new byte[0];
+      }
       out.output(
           KV.of(
               task.library(),
               new ShardResult(
-                  task.shard(), copy, w.raw, w.stored, w.lengths(), digests, changed,
-                  unreadable,
+                  task.shard(), copy, w.raw, w.stored, w.lengths(), digests, stagedDigests,
+                  changed, unreadable,
                   shardKey == null ? null : imageKey.wrap(shardKey, ImageKey.SHARD))));
       stage.finished();
     }

@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -237,10 +239,19 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
    */
   public static WalkedAhead walkAhead(SaveSpec spec) {
     ForkJoinPool pool = LibraryWalker.newPool();
+    // A walk waits for the listings it submits to the pool: walks run beside it, never in it,
+    // or walks of as many libraries as the pool has threads would wait for each other.
+    ExecutorService walkers = Executors.newFixedThreadPool(
+        Math.max(1, Math.min(spec.libraries().size(), pool.getParallelism())), r -> {
+          Thread t = new Thread(r, "beamsave-walk-ahead");
+          t.setDaemon(true);
+          return t;
+        });
     Map<String, CompletableFuture<Staged>> walks = new LinkedHashMap<>();
     for (String name : spec.libraries().keySet()) {
-      walks.put(name, CompletableFuture.supplyAsync(() -> stage(pool, spec, name), pool));
+      walks.put(name, CompletableFuture.supplyAsync(() -> stage(pool, spec, name), walkers));
     }
+    walkers.shutdown();
     pool.execute(
         () -> {
           try {

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.save;
 
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.PathBytes;
@@ -23,6 +24,7 @@ import java.util.Set;
  */
 final class PlannedEntries extends AbstractSequentialList<Entry> {
   private final SaveSpec spec;
+  private final String library;
   private final StagedListing listing;
   private final List<ShardResult> byShard;
   private final Set<PathBytes> changed = new HashSet<>();
@@ -33,8 +35,10 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
    * {@code listing}: the planned listing; {@code byShard}: the result of each shard the image
    * keeps, by shard index.
    */
-  PlannedEntries(SaveSpec spec, StagedListing listing, List<ShardResult> byShard) {
+  PlannedEntries(SaveSpec spec, String library, StagedListing listing,
+      List<ShardResult> byShard) {
     this.spec = spec;
+    this.library = library;
     this.listing = listing;
     this.byShard = byShard;
     byShard.forEach(r -> changed.addAll(r.changedPaths()));
@@ -54,7 +58,7 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
     }
     Iterator<Entry> in = listing.read(spec);
     ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize());
-    int[] cursor = new int[byShard.size()];
+    ShardDigests digests = new ShardDigests();
     return new ListIterator<>() {
       private int next;
 
@@ -76,7 +80,7 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
         List<Extent> extents = new ArrayList<>(e.extents().size());
         for (Extent x : e.extents()) {
           extents.add(x.isReference() ? x
-              : x.withDigest(byShard.get(x.shard()).digests().get(cursor[x.shard()]++)));
+              : x.withDigest(digests.next(x.shard())));
         }
         int flags = e.flags() | (changed.contains(e.path()) ? Entry.FLAG_CHANGED : 0)
             | (unread.contains(e.path()) ? Entry.FLAG_UNREADABLE : 0);
@@ -119,4 +123,30 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
       }
     };
   }
+
+  /**
+   * The shards' digests, taken in turn. Shards are packed in path order, so a few are in use at
+   * a time: each is loaded when its first piece comes and let go after its last.
+   */
+  private final class ShardDigests {
+    private final byte[][] loaded = new byte[byShard.size()][];
+    private final int[] cursor = new int[byShard.size()];
+
+    byte[] next(int shard) {
+      if (loaded[shard] == null) {
+        loaded[shard] = byShard.get(shard).digests(spec, library);
+      }
+      byte[] all = loaded[shard];
+      int at = cursor[shard]++ * ImageFormat.DIGEST_SIZE;
+      if (at + ImageFormat.DIGEST_SIZE > all.length) {
+        throw new IllegalStateException("shard " + shard + " has fewer digests than pieces");
+      }
+      if (at + ImageFormat.DIGEST_SIZE == all.length) {
+        loaded[shard] = EMPTY;
+      }
+      return java.util.Arrays.copyOfRange(all, at, at + ImageFormat.DIGEST_SIZE);
+    }
+  }
+
+  private static final byte[] EMPTY = new byte[0];
 }

@@ -280,6 +280,14 @@ public final class SaveSpec implements Serializable {
     return library + "/pieces-" + shard;
   }
 
+  /**
+   * A new staged name for the digests of shard {@code shard} of {@code library}, unique to the
+   * attempt that read it.
+   */
+  public String digestsName(String library, int shard) {
+    return library + "/digests-" + shard + "-" + java.util.UUID.randomUUID();
+  }
+
   /** The stem of the staged entries of {@code library} as its walk found them. */
   public static String walkName(String library) {
     return library + "/walk";

@@ -1,5 +1,6 @@
 package io.beamsave.transforms.save;
 
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.beam.DataCoder;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.sink.ImageSink;
@@ -23,17 +24,27 @@ public record ShardResult(
     long rawLength,
     long storedLength,
     int[] blockLengths,
-    List<byte[]> digests,
+    byte[] digests,
+    String stagedDigests,
     List<PathBytes> changedPaths,
     List<Unreadable> unreadable,
     byte[] sealedKey) {
 
   /** The result of a shard of an image that is not encrypted. */
   public ShardResult(int shard, ImageSink.Copy copy, long rawLength, long storedLength,
-      int[] blockLengths, List<byte[]> digests, List<PathBytes> changedPaths,
+      int[] blockLengths, byte[] digests, List<PathBytes> changedPaths,
       List<Unreadable> unreadable) {
-    this(shard, copy, rawLength, storedLength, blockLengths, digests, changedPaths, unreadable,
-        null);
+    this(shard, copy, rawLength, storedLength, blockLengths, digests, null, changedPaths,
+        unreadable, null);
+  }
+
+  /**
+   * The digests of the shard's pieces, in the order of its task's pieces, {@link
+   * ImageFormat#DIGEST_SIZE} bytes each: carried here, or read from staging for a shard of many
+   * pieces, whose result then stays small through the shuffle to assembly.
+   */
+  public byte[] digests(SaveSpec spec, String library) {
+    return stagedDigests == null ? digests : Staging.read(spec, library, stagedDigests);
   }
 
   /** This copy as the sink is told of it when the image is finished. */
@@ -91,10 +102,11 @@ public record ShardResult(
           for (int len : r.blockLengths) {
             out.writeInt(len);
           }
-          out.writeInt(r.digests.size());
-          for (byte[] d : r.digests) {
-            out.writeShort(d.length);
-            out.write(d);
+          out.writeInt(r.digests.length);
+          out.write(r.digests);
+          out.writeBoolean(r.stagedDigests != null);
+          if (r.stagedDigests != null) {
+            out.writeUTF(r.stagedDigests);
           }
           out.writeInt(r.changedPaths.size());
           for (PathBytes p : r.changedPaths) {
@@ -114,21 +126,17 @@ public record ShardResult(
           for (int i = 0; i < blocks.length; i++) {
             blocks[i] = in.readInt();
           }
-          int n = in.readInt();
-          List<byte[]> digests = new ArrayList<>(n);
-          for (int i = 0; i < n; i++) {
-            byte[] d = new byte[in.readUnsignedShort()];
-            in.readFully(d);
-            digests.add(d);
-          }
+          byte[] digests = new byte[in.readInt()];
+          in.readFully(digests);
+          String stagedDigests = in.readBoolean() ? in.readUTF() : null;
           int c = in.readInt();
           List<PathBytes> changed = new ArrayList<>(c);
           for (int i = 0; i < c; i++) {
             changed.add(readBytes(in));
           }
           List<Unreadable> unreadable = Unreadable.readAll(in);
-          return new ShardResult(shard, copy, raw, stored, blocks, digests, changed, unreadable,
-              readOptional(in));
+          return new ShardResult(shard, copy, raw, stored, blocks, digests, stagedDigests,
+              changed, unreadable, readOptional(in));
         }
       };
 }

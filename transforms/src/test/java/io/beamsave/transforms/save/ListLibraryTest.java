@@ -115,6 +115,29 @@ public class ListLibraryTest {
   }
 
   @Test
+  public void walksOfMoreLibrariesThanThreadsAheadAllEnd() throws Exception {
+    // Each walk waits for the listings it hands its pool: walks in that pool would wait for
+    // each other once there were as many as its threads.
+    int libraries = 3 * Runtime.getRuntime().availableProcessors() + 1;
+    SaveSpec spec = SaveSpec.of(tmp.getRoot() + "/staging-many");
+    for (int l = 0; l < libraries; l++) {
+      Path root = tmp.newFolder("many-" + l).toPath();
+      for (int d = 0; d < 20; d++) {
+        Files.createDirectories(root.resolve("d" + d + "/e"));
+        Files.writeString(root.resolve("d" + d + "/e/f"), "x");
+      }
+      spec = spec.withLibrary("many-" + l, root.toString(),
+          new FileImageSink(Path.of(tmp.getRoot() + "/many-" + l + ".bsave")));
+    }
+    java.util.Map<String, ListLibrary.Staged> done = ListLibrary.walkAhead(spec).join();
+    assertThat(done).hasSize(libraries);
+    for (ListLibrary.Staged s : done.values()) {
+      assertThat(s.listing().entries()).isEqualTo(60);
+    }
+    pipeline.enableAbandonedNodeEnforcement(false);
+  }
+
+  @Test
   public void aWalkOfOtherLibrariesIsRefusedWhenThePipelineIsBuilt() throws Exception {
     Path root = tmp.newFolder("one").toPath();
     SaveSpec one = SaveSpec.of(tmp.getRoot() + "/staging-one")
