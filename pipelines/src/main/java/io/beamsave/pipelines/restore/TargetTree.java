@@ -233,11 +233,11 @@ final class TargetTree implements AutoCloseable {
 
   /**
    * For a restore in batches: places the files and links of one batch once its workers have
-   * run, and returns its directories, whose metadata {@link #directories} sets once all beneath
-   * them is placed.
+   * run. Its directories wait: {@link #directories} sets their metadata once all beneath them is
+   * placed, which the caller, walking in path order, knows.
    */
-  List<Entry> place(List<Entry> entries, long[] ids) {
-    return finish.place(entries, ids);
+  void place(List<Entry> entries, long[] ids) {
+    finish.place(entries, ids);
   }
 
   /** Sets the metadata of {@code dirs}, in the order given (deepest first). */
