@@ -194,8 +194,11 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
       firstEntry += pages.get(i).entries();
     }
     int bases = catalog.bases().size();
+    PackedEntries.Reader packed =
+        ImageFormat.packed(version) ? new PackedEntries.Reader(in, bases) : null;
     for (int i = 0; i < page.entries(); i++) {
-      Entry e = CatalogReader.readEntry(in, firstEntry + i, version, bases);
+      Entry e = packed != null ? packed.read(firstEntry + i)
+          : CatalogReader.readEntry(in, firstEntry + i, version, bases);
       String problem = CatalogPaths.problem(e.path());
       if (problem != null) {
         throw new ImageException(where + ": unsafe path '" + e.path() + "': " + problem);

@@ -58,6 +58,42 @@ final class CatalogInput {
     return v;
   }
 
+  /**
+   * An unsigned LEB128 varint of at most 64 bits (docs/image-format.md, "Packed entries"):
+   * seven bits a byte, low first, the high bit set on every byte but the last. One written
+   * longer than it needs (a last byte of zero after others) or past 64 bits is refused, so that
+   * every value has one encoding.
+   */
+  long varint(String what) throws ImageException {
+    long v = 0;
+    for (int shift = 0; ; shift += 7) {
+      need(1, what);
+      int x = Byte.toUnsignedInt(b.get());
+      if (shift == 63 && x > 1 || shift > 0 && x == 0) {
+        throw fail(what + " is not a varint of the shortest form");
+      }
+      v |= (long) (x & 0x7f) << shift;
+      if (x < 0x80) {
+        return v;
+      }
+    }
+  }
+
+  /** A varint of at most {@code max}. */
+  long varint(String what, long max) throws ImageException {
+    long v = varint(what);
+    if (Long.compareUnsigned(v, max) > 0) {
+      throw fail(what + " is out of range");
+    }
+    return v;
+  }
+
+  /** A zigzag varint: a signed difference, small either side of zero. */
+  long signedVarint(String what) throws ImageException {
+    long v = varint(what);
+    return (v >>> 1) ^ -(v & 1);
+  }
+
   /** A u32 count of items of at least {@code minBytes} each, bounded by the bytes left. */
   long count(int minBytes, String what) throws ImageException {
     long n = int32unsigned(what);

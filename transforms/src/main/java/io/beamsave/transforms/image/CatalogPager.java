@@ -9,7 +9,8 @@ import java.util.function.Consumer;
 
 /**
  * Cuts a catalog's entries, given one at a time in {@link PathOrder}, into pages of about
- * {@link ImageFormat#PAGE_TARGET} raw bytes (docs/image-format.md, "Paged catalog"), handing
+ * {@link ImageFormat#PAGE_TARGET} raw bytes of {@link PackedEntries} (docs/image-format.md,
+ * "Paged catalog"), handing
  * each page on as it closes: a writer holds one page of entries, never the catalog. Counts the
  * totals the head records. Not thread-safe.
  */
@@ -19,7 +20,8 @@ public final class CatalogPager {
 
   private final Consumer<Page> sink;
   private final ByteArrayOutputStream buf = new ByteArrayOutputStream(ImageFormat.PAGE_TARGET * 2);
-  private final DataOutputStream out = new DataOutputStream(buf);
+  private final PackedEntries.Writer out =
+      new PackedEntries.Writer(new DataOutputStream(buf));
   private PathBytes first;
   private PathBytes last;
   private int count;
@@ -41,7 +43,7 @@ public final class CatalogPager {
           + "' after '" + last + "'");
     }
     try {
-      CatalogWriter.writeEntry(out, e);
+      out.write(e);
     } catch (IOException x) {
       throw new UncheckedIOException(x);
     }
@@ -82,6 +84,7 @@ public final class CatalogPager {
     }
     sink.accept(new Page(buf.toByteArray(), first, count));
     buf.reset();
+    out.restart();
     count = 0;
   }
 }

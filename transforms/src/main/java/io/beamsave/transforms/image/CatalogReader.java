@@ -35,6 +35,9 @@ public final class CatalogReader {
 
   /** Smallest encoding of an entry in {@code version}, to bound counts by the bytes left. */
   static int minEntryBytes(int version) {
+    if (ImageFormat.packed(version)) {
+      return PackedEntries.MIN_ENTRY;
+    }
     return version == 1 ? 2 + 1 + 1 + 4 + 4 + 4 + 8 + 4 + 8 : 2 + 1 + 1 + 4 + 4 + 4 + 12 + 12 + 8 + 8;
   }
 
@@ -239,14 +242,23 @@ public final class CatalogReader {
     try {
       return readEntry(in, path, version, baseCount);
     } catch (ImageException e) {
-      String m = e.getMessage();
-      int at = m.indexOf(ENTRY, Math.max(0, m.indexOf(": catalog: ")));
-      throw new ImageException(m.substring(0, at) + "entry " + index + " (" + path + ")"
-          + m.substring(at + ENTRY.length()));
+      throw named(e, index, path);
     }
   }
 
-  private static final String ENTRY = "@entry@";
+  /** Where an entry's fields are read, until a failure names the entry ({@link #named}). */
+  static final String ENTRY = "@entry@";
+
+  /** {@code e}, a failure reading a field of entry {@code index}, naming the entry. */
+  static ImageException named(ImageException e, long index, PathBytes path) {
+    String m = e.getMessage();
+    int at = m.indexOf(ENTRY, Math.max(0, m.indexOf(": catalog: ")));
+    if (at < 0) {
+      return e;
+    }
+    return new ImageException(m.substring(0, at) + "entry " + index + " (" + path + ")"
+        + m.substring(at + ENTRY.length()));
+  }
 
   private static Entry readEntry(CatalogInput in, PathBytes path, int version, int baseCount)
       throws ImageException {
@@ -270,22 +282,11 @@ public final class CatalogReader {
       inode = in.int64Signed(where + " inode");
     }
     long size = in.int64(where + " size");
-    if ((flags & ~Entry.FLAGS) != 0 || (mode & ~07777) != 0 || !validNanos(nanos)
-        || !validNanos(cnanos) || (type != EntryType.FILE && size != 0)) {
-      throw in.fail(where + ": invalid flags, mode, time or size");
-    }
-    if (uid == -1 || gid == -1) {
-      // chown(2) reads (uid_t) -1 as "leave unchanged": such an owner cannot be restored.
-      throw in.fail(where + ": owner " + Integer.toUnsignedString(uid) + ":"
-          + Integer.toUnsignedString(gid) + " cannot be restored");
-    }
+    checkFields(in, type, flags, mode, uid, gid, nanos, cnanos, size);
     PathBytes target = null;
     List<Extent> extents = List.of();
     if (type == EntryType.SYMLINK) {
-      target = in.name(where + " symlink target");
-      if (target.isEmpty() || CatalogPaths.containsNul(target.bytes())) {
-        throw in.fail(where + ": invalid symlink target");
-      }
+      target = checkTarget(in, in.name(where + " symlink target"));
     }
     if (type == EntryType.FILE) {
       long n = in.count(version >= 3 ? EXTENT_BYTES_V3 : EXTENT_BYTES, where + " extent count");
@@ -308,6 +309,27 @@ public final class CatalogReader {
     }
     return new Entry(path, type, flags, mode, uid, gid, mtime, nanos, ctime, cnanos, inode, size,
         target, extents);
+  }
+
+  /** Checks an entry's fields that every format version bounds alike. */
+  static void checkFields(CatalogInput in, EntryType type, int flags, int mode, int uid, int gid,
+      int nanos, int cnanos, long size) throws ImageException {
+    if ((flags & ~Entry.FLAGS) != 0 || (mode & ~07777) != 0 || !validNanos(nanos)
+        || !validNanos(cnanos) || (type != EntryType.FILE && size != 0)) {
+      throw in.fail(ENTRY + ": invalid flags, mode, time or size");
+    }
+    if (uid == -1 || gid == -1) {
+      // chown(2) reads (uid_t) -1 as "leave unchanged": such an owner cannot be restored.
+      throw in.fail(ENTRY + ": owner " + Integer.toUnsignedString(uid) + ":"
+          + Integer.toUnsignedString(gid) + " cannot be restored");
+    }
+  }
+
+  static PathBytes checkTarget(CatalogInput in, PathBytes target) throws ImageException {
+    if (target.isEmpty() || CatalogPaths.containsNul(target.bytes())) {
+      throw in.fail(ENTRY + ": invalid symlink target");
+    }
+    return target;
   }
 
   /**

@@ -27,7 +27,7 @@ class CatalogCodecTest {
   }
 
   static Catalog decode(Catalog c) throws ImageException {
-    return CatalogReader.decode("img", CatalogWriter.encode(c), 16 + 116, ImageFormat.VERSION);
+    return CatalogReader.decode("img", CatalogWriter.encode(c), 16 + 116, ImageFormat.WHOLE_CATALOG_VERSION);
   }
 
   @Test
@@ -90,7 +90,7 @@ class CatalogCodecTest {
     byte[] raw = CatalogWriter.encode(catalog(List.of(dir("d"))));
     int countAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES + 16 + 16 + 4 + 2;
     ByteBuffer.wrap(raw).putInt(countAt, 0x7fffffff);
-    assertThatThrownBy(() -> CatalogReader.decode("img", raw, 132, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", raw, 132, ImageFormat.WHOLE_CATALOG_VERSION))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("entry count 2147483647 exceeds");
   }
@@ -101,13 +101,13 @@ class CatalogCodecTest {
     ShardInfo b = new ShardInfo(132, 116, 100, new int[] {116});
     ShardInfo overlapping = new ShardInfo(100, 116, 100, new int[] {116});
     // Any order is fine: shards are appended as they finish.
-    assertThat(CatalogReader.decode("img", encode(List.of(b, a)), 248, ImageFormat.VERSION).shards()).hasSize(2);
-    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(a, overlapping)), 248, ImageFormat.VERSION))
+    assertThat(CatalogReader.decode("img", encode(List.of(b, a)), 248, ImageFormat.WHOLE_CATALOG_VERSION).shards()).hasSize(2);
+    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(a, overlapping)), 248, ImageFormat.WHOLE_CATALOG_VERSION))
         .hasMessageContaining("overlaps");
-    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(a, b)), 200, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(a, b)), 200, ImageFormat.WHOLE_CATALOG_VERSION))
         .hasMessageContaining("shard 1 at 132 overlaps");
     ShardInfo inHeader = new ShardInfo(8, 116, 100, new int[] {116});
-    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(inHeader)), 248, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", encode(List.of(inHeader)), 248, ImageFormat.WHOLE_CATALOG_VERSION))
         .hasMessageContaining("overlaps");
   }
 
@@ -121,7 +121,7 @@ class CatalogCodecTest {
         CatalogWriter.encode(catalog(List.of(dir("d"), file("d/f", 100, new Extent(0, 0, 100, DIGEST)))));
     for (int len = 0; len < raw.length; len++) {
       byte[] cut = java.util.Arrays.copyOf(raw, len);
-      assertThatThrownBy(() -> CatalogReader.decode("img", cut, 132, ImageFormat.VERSION))
+      assertThatThrownBy(() -> CatalogReader.decode("img", cut, 132, ImageFormat.WHOLE_CATALOG_VERSION))
           .as("truncated to %d", len)
           .isInstanceOf(ImageException.class);
     }
@@ -177,7 +177,7 @@ class CatalogCodecTest {
     byte[] raw = CatalogWriter.encode(catalog(List.of(dir("d"))));
     int baseCountAt = 8 + 2 + 3 + 2 + 6 + 8 + 4 + 8 + ROOT_BYTES + 16 + 16 + 4;
     ByteBuffer.wrap(raw).putShort(baseCountAt, (short) 0xffff);
-    assertThatThrownBy(() -> CatalogReader.decode("img", raw, 132, ImageFormat.VERSION))
+    assertThatThrownBy(() -> CatalogReader.decode("img", raw, 132, ImageFormat.WHOLE_CATALOG_VERSION))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("base count 65535 exceeds");
   }

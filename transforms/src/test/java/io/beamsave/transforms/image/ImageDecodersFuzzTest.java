@@ -20,8 +20,8 @@ import java.util.zip.CRC32C;
  *   <li>2: the rest is an image (any version) whose checksums are made right first (the trailer's, and each
  *       block's in sequence), so mutations get past the CRC32C to the structure and the codecs;
  *       its catalog is read, then every file's pieces through the shard reader.
- *   <li>4: the rest is a u16 entry count and a page of a paged catalog (version 5), decoded
- *       against an index row made to agree with it;
+ *   <li>4: the rest is a u16 entry count and a page of a paged catalog (version 5, or with the
+ *       count's top bit set version 7), decoded against an index row made to agree with it;
  *   <li>5: the rest is the head of a paged catalog, decoded directly;
  *   <li>2, 6, 7: as 2;
  *   <li>3: the rest is an encrypted image (format version 4) whose header, frame and trailer
@@ -58,31 +58,47 @@ class ImageDecodersFuzzTest {
   }
 
   /**
-   * A page of golden/v5.bsave's catalog: a u16 entry count, then the page's raw bytes, checked
-   * against an index row that agrees with them (first path, length, digest), so that mutations
-   * reach the entries' checks.
+   * A page of golden/v5.bsave's catalog, or with the count's top bit set of golden/v7.bsave's
+   * (packed entries): a u16 entry count, then the page's raw bytes, checked against an index
+   * row that agrees with them (first path, length, digest), so that mutations reach the
+   * entries' checks.
    */
   static void decodePage(byte[] input) throws ImageException {
     if (input.length < 4) {
       return;
     }
-    int entries = Math.max(1, ByteBuffer.wrap(input).getShort(0) & 0xffff);
+    int count = ByteBuffer.wrap(input).getShort(0) & 0xffff;
+    boolean packed = (count & 0x8000) != 0;
+    int entries = Math.max(1, count & 0x7fff);
     byte[] raw = java.util.Arrays.copyOfRange(input, 2, input.length);
-    int nameLength = ByteBuffer.wrap(raw).getShort(0) & 0xffff;
-    if (nameLength > raw.length - 2) {
-      return;
+    PathBytes first;
+    if (packed) {
+      // The first entry shares nothing with the one before it: 0, its path's length, its path.
+      CatalogInput in = new CatalogInput("fuzz", ByteBuffer.wrap(raw));
+      in.varint("shared");
+      long n = in.varint("length");
+      if (n < 0 || n > in.b.remaining()) {
+        return;
+      }
+      first = PathBytes.wrap(in.bytes((int) n, "path"));
+    } else {
+      int nameLength = ByteBuffer.wrap(raw).getShort(0) & 0xffff;
+      if (nameLength > raw.length - 2) {
+        return;
+      }
+      first = PathBytes.wrap(java.util.Arrays.copyOfRange(raw, 2, 2 + nameLength));
     }
-    PathBytes first = PathBytes.wrap(java.util.Arrays.copyOfRange(raw, 2, 2 + nameLength));
-    CatalogHead h = V5_HEAD;
+    CatalogHead h = packed ? V7_HEAD : V5_HEAD;
     CatalogHead one = new CatalogHead(h.catalog(), null, h.totals(), List.of(new CatalogHead.Page(
         first, entries, 1, raw.length, 0, 0, CatalogHead.sha256(raw))), h.version(), null);
     one.decodePage("fuzz", 0, raw);
   }
 
-  private static final CatalogHead V5_HEAD = v5Head();
+  private static final CatalogHead V5_HEAD = head("v5.bsave");
+  private static final CatalogHead V7_HEAD = head("v7.bsave");
 
-  private static CatalogHead v5Head() {
-    try (ImageSource src = new BytesImageSource(GoldenImageTest.resource("v5.bsave"))) {
+  private static CatalogHead head(String golden) {
+    try (ImageSource src = new BytesImageSource(GoldenImageTest.resource(golden))) {
       return ImageReader.readHead(src, io.beamsave.transforms.crypt.Keys.NONE, false);
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The paged catalog (format version 5): pages cut in path order, a directory's entries across
+ * The paged catalog (format versions 5 and 7): pages cut in path order, a directory's entries across
  * page breaks, reads of one subtree that touch only its pages, and crafted page indexes, each
  * refused in one line.
  */
@@ -64,7 +64,7 @@ class PagedCatalogTest {
 
   @Test
   void pagesHoldTheTreeInPathOrderAndReadBackWhole() throws Exception {
-    List<Entry> entries = tree(40, 200);
+    List<Entry> entries = tree(40, 1000);
     Path image = write(entries);
     CatalogHead head = head(image);
     assertThat(head.pages().size()).isGreaterThan(5);
@@ -82,7 +82,7 @@ class PagedCatalogTest {
 
   @Test
   void aSubtreeReadsOnlyItsPagesAndFindsEntriesOnEitherSideOfABreak() throws Exception {
-    Path image = write(tree(40, 200));
+    Path image = write(tree(40, 1000));
     CatalogHead head = head(image);
     // A page that starts inside a directory: its first entry and the one before the break.
     CatalogHead.Page split = head.pages().stream()
@@ -95,7 +95,7 @@ class PagedCatalogTest {
       walk.walk(parent, e -> seen.add(e.path().toString()));
       pages = walk.pagesRead();
     }
-    assertThat(seen).hasSize(201).startsWith(parent.toString())
+    assertThat(seen).hasSize(1001).startsWith(parent.toString())
         .contains(split.firstPath().toString());
     assertThat(pages).isBetween(2, 3);
     // One entry: one page.
@@ -124,7 +124,7 @@ class PagedCatalogTest {
     try (ImageSource src = FileImageSource.open(image)) {
       CatalogWalk walk = new CatalogWalk(src, head);
       walk.walk(PathBytes.of("dir0000"), e -> first.add(e.path().toString()));
-      assertThat(first).hasSize(201).doesNotContain("dir0000-x", "dir0000-x/f");
+      assertThat(first).hasSize(1001).doesNotContain("dir0000-x", "dir0000-x/f");
       List<String> none = new ArrayList<>();
       walk.walk(PathBytes.of("dir9"), e -> none.add(e.path().toString()));
       assertThat(none).isEmpty();
@@ -135,8 +135,8 @@ class PagedCatalogTest {
   void anEntryLargerThanAPageHasAPageOfItsOwn() throws Exception {
     List<Entry> entries = new ArrayList<>();
     entries.add(Entries.dir("a"));
-    entries.add(Entries.link("a/big", "t".repeat(65_500)));
-    entries.add(Entries.link("a/big2", "u".repeat(65_500)));
+    entries.add(Entries.link("a/big", "t".repeat(65_530)));
+    entries.add(Entries.link("a/big2", "u".repeat(65_530)));
     entries.add(Entries.file("b", 0));
     Path image = write(entries);
     CatalogHead head = head(image);
@@ -186,7 +186,7 @@ class PagedCatalogTest {
 
   @Test
   void craftedIndexesAreRefusedInOneLine() throws Exception {
-    Path image = write(tree(10, 300));
+    Path image = write(tree(10, 2000));
     assertThat(head(image).pages().size()).isGreaterThan(2);
     // A page that points outside the catalog, before the image's data.
     assertRefused(withIndex(image, pages -> {

@@ -1,0 +1,213 @@
+package io.beamsave.transforms.image;
+
+import io.beamsave.transforms.format.ImageException;
+import io.beamsave.transforms.format.ImageFormat;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The entries of a version 7 catalog page (docs/image-format.md, "Packed entries"): each
+ * written against the one before it in the page, so that what neighbours share costs nothing
+ * before compression does its part. A path is the bytes it shares with the path before and the
+ * rest; times, inodes and extents' offsets are differences, small numbers are varints. What
+ * stays is what is new about an entry: its name's end, its digest, the odd time. A page starts
+ * afresh, so each decodes alone. One writer or reader per page; not thread-safe.
+ */
+final class PackedEntries {
+  private PackedEntries() {}
+
+  /**
+   * Bytes of the smallest packed entry (a directory: shared and new length, one byte of name,
+   * type, flags, then a byte for each of mode, uid, gid, four times, inode and size), which
+   * bounds how many entries a page of some length may claim.
+   */
+  static final int MIN_ENTRY = 3 + 2 + 3 + 4 + 2;
+
+  /** The smallest packed extent: image, shard, offset, length, then the digest. */
+  static final int MIN_EXTENT = 4 + ImageFormat.DIGEST_SIZE;
+
+  /** What an entry is written against: the entry before it in the page. */
+  private static class Previous {
+    byte[] path = new byte[0];
+    long mtimeSeconds;
+    int mtimeNanos;
+    long inode;
+    int image = -1;
+    int shard = -1;
+    long end;
+
+    /** The offset an extent of {@code image}'s {@code shard} is expected at. */
+    long expected(int xImage, int xShard) {
+      return xImage == image && xShard == shard ? end : 0;
+    }
+  }
+
+  /** Writes a page's entries, each after the last. */
+  static final class Writer extends Previous {
+    private final DataOutputStream out;
+
+    Writer(DataOutputStream out) {
+      this.out = out;
+    }
+
+    /** Forgets what came before: the next entry starts a page. */
+    void restart() {
+      path = new byte[0];
+      mtimeSeconds = 0;
+      mtimeNanos = 0;
+      inode = 0;
+      image = -1;
+      shard = -1;
+      end = 0;
+    }
+
+    void write(Entry e) throws IOException {
+      byte[] p = e.path().bytes();
+      int shared = 0;
+      int max = Math.min(p.length, path.length);
+      while (shared < max && p[shared] == path[shared]) {
+        shared++;
+      }
+      varint(shared);
+      varint(p.length - shared);
+      out.write(p, shared, p.length - shared);
+      out.writeByte(e.type().code());
+      out.writeByte(e.flags());
+      varint(e.mode());
+      varint(Integer.toUnsignedLong(e.uid()));
+      varint(Integer.toUnsignedLong(e.gid()));
+      signed(e.mtimeSeconds() - mtimeSeconds);
+      signed(e.mtimeNanos() - mtimeNanos);
+      signed(e.ctimeSeconds() - e.mtimeSeconds());
+      signed(e.ctimeNanos() - e.mtimeNanos());
+      signed(e.inode() - inode);
+      varint(e.size());
+      if (e.type() == EntryType.SYMLINK) {
+        byte[] t = e.linkTarget().bytes();
+        varint(t.length);
+        out.write(t);
+      }
+      if (e.isFile()) {
+        varint(e.extents().size());
+        long left = e.size();
+        for (Extent x : e.extents()) {
+          varint(x.image());
+          varint(x.shard());
+          signed(x.offset() - expected(x.image(), x.shard()));
+          signed(left - x.length());
+          out.write(x.digest());
+          left -= x.length();
+          image = x.image();
+          shard = x.shard();
+          end = x.offset() + x.length();
+        }
+      }
+      path = p;
+      mtimeSeconds = e.mtimeSeconds();
+      mtimeNanos = e.mtimeNanos();
+      inode = e.inode();
+    }
+
+    private void signed(long v) throws IOException {
+      varint((v << 1) ^ (v >> 63));
+    }
+
+    private void varint(long v) throws IOException {
+      while ((v & ~0x7fL) != 0) {
+        out.writeByte((int) (v & 0x7f) | 0x80);
+        v >>>= 7;
+      }
+      out.writeByte((int) v);
+    }
+  }
+
+  /** Reads a page's entries, each checked as a whole catalog's are. */
+  static final class Reader extends Previous {
+    private final CatalogInput in;
+    private final int baseCount;
+
+    Reader(CatalogInput in, int baseCount) {
+      this.in = in;
+      this.baseCount = baseCount;
+    }
+
+    /** Reads the next entry, entry {@code index} of the catalog. */
+    Entry read(long index) throws ImageException {
+      String where = "entry " + index + " path";
+      long shared = in.varint(where, path.length);
+      long rest = in.varint(where, CatalogPaths.MAX_NAME_BYTES - shared);
+      if (rest == 0) {
+        // A path is after the one before it in path order, so never a prefix of it.
+        throw in.fail(where + " is the path before it, or a part of it");
+      }
+      byte[] p = new byte[(int) (shared + rest)];
+      System.arraycopy(path, 0, p, 0, (int) shared);
+      in.need((int) rest, where);
+      in.b.get(p, (int) shared, (int) rest);
+      PathBytes named = PathBytes.wrap(p);
+      try {
+        Entry e = read(named);
+        path = p;
+        mtimeSeconds = e.mtimeSeconds();
+        mtimeNanos = e.mtimeNanos();
+        inode = e.inode();
+        return e;
+      } catch (ImageException e) {
+        throw CatalogReader.named(e, index, named);
+      }
+    }
+
+    private Entry read(PathBytes p) throws ImageException {
+      String where = CatalogReader.ENTRY;
+      EntryType type = EntryType.fromCode(in.uint8(where + " type"));
+      if (type == null) {
+        throw in.fail(where + ": unknown type");
+      }
+      int flags = in.uint8(where + " flags");
+      int mode = (int) in.varint(where + " mode", 0xffff_ffffL);
+      int uid = (int) in.varint(where + " uid", 0xffff_ffffL);
+      int gid = (int) in.varint(where + " gid", 0xffff_ffffL);
+      long mtime = mtimeSeconds + in.signedVarint(where + " mtime");
+      long nanos = mtimeNanos + in.signedVarint(where + " mtime");
+      long ctime = mtime + in.signedVarint(where + " ctime");
+      long cnanos = nanos + in.signedVarint(where + " ctime");
+      if (nanos != (int) nanos || cnanos != (int) cnanos) {
+        throw in.fail(where + ": invalid time");
+      }
+      long ino = inode + in.signedVarint(where + " inode");
+      long size = in.varint(where + " size", Long.MAX_VALUE);
+      CatalogReader.checkFields(in, type, flags, mode, uid, gid, (int) nanos, (int) cnanos, size);
+      PathBytes target = null;
+      List<Extent> extents = List.of();
+      if (type == EntryType.SYMLINK) {
+        long n = in.varint(where + " symlink target", CatalogPaths.MAX_NAME_BYTES);
+        target = CatalogReader.checkTarget(in,
+            PathBytes.wrap(in.bytes((int) n, where + " symlink target")));
+      }
+      if (type == EntryType.FILE) {
+        long n = in.varint(where + " extent count", in.b.remaining() / MIN_EXTENT);
+        extents = new ArrayList<>((int) n);
+        long left = size;
+        for (int k = 0; k < n; k++) {
+          int source = (int) in.varint(where + " extent", baseCount);
+          int xShard = (int) in.varint(where + " extent", Integer.MAX_VALUE);
+          long offset = expected(source, xShard) + in.signedVarint(where + " extent");
+          long length = left - in.signedVarint(where + " extent");
+          if (offset < 0 || length < 0) {
+            throw in.fail(where + " extent is out of range");
+          }
+          byte[] digest = in.bytes(ImageFormat.DIGEST_SIZE, where + " digest");
+          extents.add(new Extent(source, xShard, offset, length, digest));
+          left -= length;
+          image = source;
+          shard = xShard;
+          end = offset + length;
+        }
+      }
+      return new Entry(p, type, flags, mode, uid, gid, mtime, (int) nanos, ctime, (int) cnanos,
+          ino, size, target, extents);
+    }
+  }
+}
