@@ -2,6 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.transfer.ImageRef;
 import java.io.PrintWriter;
+import io.beamsave.pipelines.restore.ReadRun;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.runner.Sizes;
 import java.nio.file.Path;
@@ -71,13 +72,14 @@ final class RestoreCommand implements Callable<Integer> {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
     RestorePipeline.Outcome o;
     try (ImageRef ref = image.open(progress)) {
+      ReadRun.PipelineUse use = read.use(pipeline);
       if (RestorePipeline.literalPaths(includes) == null && includes != null
-          && !includes.isEmpty()) {
-        // Patterns are matched against the whole catalog: read it while Beam starts. A whole
-        // restore reads the head first, and pages in batches when it runs here.
+          && !includes.isEmpty() && !use.here(0)) {
+        // A pipeline's patterns are matched against the whole catalog: read it while Beam
+        // starts. Otherwise a selection is read page by page, here first.
         ref.readCatalogAhead();
       }
-      o = RestorePipeline.run(ref, target, includes, overwrite, read.use(pipeline),
+      o = RestorePipeline.run(ref, target, includes, overwrite, use,
           pipeline::options, progress);
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));

@@ -16,7 +16,12 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.function.LongPredicate;
 
 /**
  * A whole image restored in this JVM as its catalog's pages are read, a batch of entries at a
@@ -65,31 +70,64 @@ final class BatchedRestore {
   /** Restores all of {@code image}, whose catalog's head is {@code head}, into {@code target}. */
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
       boolean overwrite, PrintWriter progress) {
-    return run(image, head, target, overwrite, progress, Limits.DEFAULT);
+    return run(image, head, target, overwrite, progress, Limits.DEFAULT, null, bytes -> true);
   }
 
-  /** Like {@link #run(ImageRef, CatalogHead, Path, boolean, PrintWriter)}, in such batches. */
+  /**
+   * Restores the entries of {@code image} that {@code includes} select (all of them without)
+   * into {@code target}, in batches of {@code limits}; or, when the files selected hold more
+   * bytes than {@code here} takes, touches nothing and returns null: a pipeline's work.
+   */
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
-      boolean overwrite, PrintWriter progress, Limits limits) {
+      boolean overwrite, PrintWriter progress, Limits limits, List<String> includes,
+      LongPredicate here) {
     long start = System.nanoTime();
     // Before the target is touched: a missing or replaced base fails the restore up front...
     ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
         image.keys(), image.baseLocations());
-    // And a catalog whose extents overlap, or reference what a base does not hold: one pass
-    // over the pages, before the target is touched.
-    image.walk(List.of(PathBytes.of(new byte[0])), e -> chain.check(List.of(e)));
+    // And a selection whose extents overlap, or reference what a base does not hold: one pass
+    // over the pages that can hold it, which also finds how much it is. A selection that fits
+    // in a batch is kept from this pass; a larger one is read again as it is restored.
+    Selected selected = new Selected(image, head, includes);
+    List<Entry> held = new ArrayList<>();
+    long[] count = new long[2];
+    selected.forEach(e -> {
+      chain.check(List.of(e));
+      count[0]++;
+      count[1] += e.isFile() ? e.size() : 0;
+      if (held.size() < limits.entries() && count[0] == held.size() + 1) {
+        held.add(e);
+      } else {
+        held.clear();
+      }
+    });
+    boolean whole = includes == null || includes.isEmpty();
+    if (!whole && count[0] == 0) {
+      throw new BeamsaveException(
+          "no entry of " + image.display() + " matches --include " + includes);
+    }
+    if (!here.test(count[1])) {
+      return null;
+    }
+    boolean kept = held.size() == count[0];
     BatchedRestore r;
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
       ReadShards read = ReadShards.restoreTo(tree.target(), image.s3())
           .withKeys(chain.keys()).withTags(chain.tags());
-      try (ReadRun.Here here = new ReadRun.Here(RestorePipeline.progress("restored",
-          head.totals().rawBytes(), head.catalog().shards().size()), progress)) {
-        r = new BatchedRestore(chain, tree, read, here, limits);
+      try (ReadRun.Here reading = new ReadRun.Here(RestorePipeline.progress("restored",
+          count[1], head.catalog().shards().size()), progress)) {
+        r = new BatchedRestore(chain, tree, read, reading, limits);
         boolean finished = false;
         try {
-          image.walk(List.of(PathBytes.of(new byte[0])), r::add);
-          r.finish(head.catalog().root());
+          if (kept) {
+            held.forEach(r::add);
+          } else {
+            selected.forEach(r::add);
+          }
+          // The library root's metadata goes to the target in a whole restore; a selection
+          // leaves the target as it was.
+          r.finish(whole ? head.catalog().root() : null);
           finished = true;
         } finally {
           if (!finished) {
@@ -107,6 +145,44 @@ final class BatchedRestore {
     }
     return new RestorePipeline.Outcome(target, r.files, r.entries, r.bytes,
         (System.nanoTime() - start) / 1e9, warnings);
+  }
+
+  /**
+   * The entries a selection takes, in path order, read from the pages that can hold them: those
+   * beneath the directories its patterns name, and the directories above those.
+   */
+  private static final class Selected {
+    private final ImageRef image;
+    private final List<String> includes;
+    private final List<PathBytes> under;
+    /** The directories above those walked, in path order. */
+    private final List<Entry> above;
+
+    Selected(ImageRef image, CatalogHead head, List<String> includes) {
+      this.image = image;
+      this.includes = includes;
+      this.under = Selection.under(includes);
+      Set<PathBytes> dirs = new TreeSet<>(PathOrder.PATHS);
+      for (PathBytes p : under) {
+        for (PathBytes d = p.parent(); d != null && !d.isEmpty(); d = d.parent()) {
+          dirs.add(d);
+        }
+      }
+      this.above = dirs.isEmpty() ? List.of() : image.find(List.copyOf(dirs), head);
+    }
+
+    void forEach(Consumer<Entry> out) {
+      Selection.Stream stream = new Selection.Stream(includes, out);
+      Iterator<Entry> a = above.iterator();
+      Entry[] next = {a.hasNext() ? a.next() : null};
+      image.walk(under, e -> {
+        while (next[0] != null && PathOrder.compare(next[0].path(), e.path()) < 0) {
+          stream.accept(next[0]);
+          next[0] = a.hasNext() ? a.next() : null;
+        }
+        stream.accept(e);
+      });
+    }
   }
 
   private void add(Entry e) {

@@ -133,6 +133,14 @@ public final class RestorePipeline {
       if (use.here(head.totals().rawBytes())) {
         return BatchedRestore.run(image, head, target, overwrite, progress);
       }
+    } else if (use.here(0)) {
+      // A selection is read page by page to learn how much it holds; a small one is restored
+      // here as it was read, a larger one goes to a pipeline.
+      Outcome here = BatchedRestore.run(image, image.head(), target, overwrite, progress,
+          BatchedRestore.Limits.DEFAULT, includes, use::here);
+      if (here != null) {
+        return here;
+      }
     }
     Catalog catalog;
     List<Entry> candidates;

@@ -4,11 +4,15 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.select.Glob;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Which catalog entries a restore takes: all of them, or those matching any {@code --include}
@@ -23,14 +27,7 @@ public final class Selection {
     if (globs == null || globs.isEmpty()) {
       return entries;
     }
-    List<Glob> matchers = new ArrayList<>();
-    for (String g : globs) {
-      try {
-        matchers.add(Glob.compile(g, "--include"));
-      } catch (IllegalArgumentException e) {
-        throw new BeamsaveException(e.getMessage());
-      }
-    }
+    List<Glob> matchers = compile(globs);
     Set<PathBytes> chosen = new HashSet<>();
     for (Entry e : entries) {
       boolean dir = e.type() == EntryType.DIRECTORY;
@@ -47,5 +44,102 @@ public final class Selection {
       }
     }
     return out;
+  }
+
+  private static List<Glob> compile(List<String> globs) {
+    List<Glob> matchers = new ArrayList<>();
+    for (String g : globs) {
+      try {
+        matchers.add(Glob.compile(g, "--include"));
+      } catch (IllegalArgumentException e) {
+        throw new BeamsaveException(e.getMessage());
+      }
+    }
+    return matchers;
+  }
+
+  /**
+   * Where the entries {@code globs} can select lie: the directories their anchored parts name
+   * ({@link Glob#literalDirectory}), none beneath another, in path order; the library's root
+   * alone (the empty path) when any may match anywhere, or when there are no globs.
+   */
+  public static List<PathBytes> under(List<String> globs) {
+    List<PathBytes> dirs = new ArrayList<>();
+    for (String g : globs == null ? List.<String>of() : globs) {
+      PathBytes d = Glob.literalDirectory(g);
+      if (d == null) {
+        return List.of(PathBytes.of(new byte[0]));
+      }
+      dirs.add(d);
+    }
+    if (dirs.isEmpty()) {
+      return List.of(PathBytes.of(new byte[0]));
+    }
+    dirs.sort(PathOrder.PATHS);
+    List<PathBytes> out = new ArrayList<>();
+    for (PathBytes d : dirs) {
+      if (out.isEmpty() || !PathOrder.within(d, out.get(out.size() - 1))) {
+        out.add(d);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * {@link #select} over entries given one at a time in path order, holding only the
+   * directories above the entry at hand: an entry is taken when a glob matches it or a
+   * directory above it, and the directories above it with it, each once, before it.
+   */
+  public static final class Stream {
+    private final List<Glob> matchers;
+    private final Consumer<Entry> out;
+    /** The directories above the entry at hand, deepest last, and whether each was taken. */
+    private final ArrayDeque<Entry> above = new ArrayDeque<>();
+    private final ArrayDeque<Boolean> taken = new ArrayDeque<>();
+
+    /** Hands the entries {@code globs} select to {@code out}; all of them without globs. */
+    public Stream(List<String> globs, Consumer<Entry> out) {
+      this.matchers = globs == null || globs.isEmpty() ? null : compile(globs);
+      this.out = out;
+    }
+
+    public void accept(Entry e) {
+      if (matchers == null) {
+        out.accept(e);
+        return;
+      }
+      while (!above.isEmpty() && !PathOrder.within(e.path(), above.peekLast().path())) {
+        above.removeLast();
+        taken.removeLast();
+      }
+      boolean dir = e.type() == EntryType.DIRECTORY;
+      boolean match = false;
+      for (Glob m : matchers) {
+        if (m.matchesSelfOrParent(e.path(), dir)) {
+          match = true;
+          break;
+        }
+      }
+      if (match && taken.contains(Boolean.FALSE)) {
+        Iterator<Entry> a = above.iterator();
+        ArrayDeque<Boolean> now = new ArrayDeque<>();
+        for (Boolean t : taken) {
+          Entry d = a.next();
+          if (!t) {
+            out.accept(d);
+          }
+          now.add(Boolean.TRUE);
+        }
+        taken.clear();
+        taken.addAll(now);
+      }
+      if (match) {
+        out.accept(e);
+      }
+      if (dir) {
+        above.addLast(e);
+        taken.addLast(match);
+      }
+    }
   }
 }

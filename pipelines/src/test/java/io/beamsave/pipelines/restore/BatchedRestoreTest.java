@@ -7,6 +7,8 @@ import io.beamsave.pipelines.Cli;
 import io.beamsave.pipelines.Trees;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.read.RestoreTarget;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.PrintWriter;
@@ -19,6 +21,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -58,8 +62,60 @@ class BatchedRestoreTest {
   private static RestorePipeline.Outcome restore(Path image, Path target) {
     try (ImageRef ref = ImageRef.of(image.toString(), S3Settings.resolve(null, null, null),
         new PrintWriter(new StringWriter()))) {
-      return BatchedRestore.run(ref, ref.head(), target, false, null, TINY);
+      return BatchedRestore.run(ref, ref.head(), target, false, null, TINY, null, b -> true);
     }
+  }
+
+  private static RestorePipeline.Outcome restore(Path image, Path target, List<String> includes) {
+    try (ImageRef ref = ImageRef.of(image.toString(), S3Settings.resolve(null, null, null),
+        new PrintWriter(new StringWriter()))) {
+      return BatchedRestore.run(ref, ref.head(), target, false, null, TINY, includes,
+          b -> true);
+    }
+  }
+
+  /** The paths beneath {@code root}, relative, in any order. */
+  private static Set<String> paths(Path root) throws Exception {
+    try (var walk = Files.walk(root)) {
+      return walk.filter(p -> !p.equals(root)).map(p -> root.relativize(p).toString())
+          .collect(Collectors.toSet());
+    }
+  }
+
+  /**
+   * A selection read page by page, kept from the first pass when it fits a batch and read
+   * again when it does not, takes what the selection of the whole catalog takes: the matches,
+   * what is beneath a matching directory, and the directories above them.
+   */
+  @Test
+  void aSelectionRestoredInBatchesTakesWhatTheWholeCatalogsSelectionTakes() throws Exception {
+    Path lib = library();
+    Path image = dir.resolve("lib.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4096", "-q");
+    List<Entry> all = ImageReader.readCatalog(image).entries();
+    List<List<String>> selections = List.of(List.of("tiny/d3/f3.txt"), List.of("*.txt"),
+        List.of("tiny/d1*/f1*.txt"), List.of("deep/**"), List.of("locked/"),
+        List.of("tiny/d7/*", "/deep/level0/level1/**/bottom.txt", "tiny/d70"),
+        List.of("tiny/d9?/", "f2.txt"));
+    int n = 0;
+    for (List<String> includes : selections) {
+      Path target = dir.resolve("selected-" + n++);
+      restore(image, target, includes);
+      Set<String> expected = Selection.select(all, includes).stream()
+          .map(e -> e.path().toString()).collect(Collectors.toSet());
+      assertThat(expected).as("%s selects something", includes).isNotEmpty();
+      assertThat(paths(target)).as("%s", includes).isEqualTo(expected);
+      for (String p : expected) {
+        Path got = target.resolve(p);
+        if (Files.isRegularFile(got, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          assertThat(got).hasSameBinaryContentAs(lib.resolve(p));
+        }
+      }
+    }
+    Path none = dir.resolve("none");
+    assertThatThrownBy(() -> restore(image, none, List.of("tiny/d3/nothing*")))
+        .hasMessageContaining("matches --include [tiny/d3/nothing*]");
+    assertThat(none).doesNotExist();
   }
 
   @Test

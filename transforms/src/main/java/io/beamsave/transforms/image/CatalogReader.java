@@ -249,15 +249,18 @@ public final class CatalogReader {
   /** Where an entry's fields are read, until a failure names the entry ({@link #named}). */
   static final String ENTRY = "@entry@";
 
-  /** {@code e}, a failure reading a field of entry {@code index}, naming the entry. */
+  /**
+   * {@code e}, a failure reading a field of entry {@code index}, naming the entry and its path
+   * (null: not yet read).
+   */
   static ImageException named(ImageException e, long index, PathBytes path) {
     String m = e.getMessage();
     int at = m.indexOf(ENTRY, Math.max(0, m.indexOf(": catalog: ")));
     if (at < 0) {
       return e;
     }
-    return new ImageException(m.substring(0, at) + "entry " + index + " (" + path + ")"
-        + m.substring(at + ENTRY.length()));
+    return new ImageException(m.substring(0, at) + "entry " + index
+        + (path == null ? "" : " (" + path + ")") + m.substring(at + ENTRY.length()));
   }
 
   private static Entry readEntry(CatalogInput in, PathBytes path, int version, int baseCount)

@@ -135,17 +135,12 @@ final class PackedEntries {
 
     /** Reads the next entry, entry {@code index} of the catalog. */
     Entry read(long index) throws ImageException {
-      String where = "entry " + index + " path";
-      long shared = in.varint(where, path.length);
-      long rest = in.varint(where, CatalogPaths.MAX_NAME_BYTES - shared);
-      if (rest == 0) {
-        // A path is after the one before it in path order, so never a prefix of it.
-        throw in.fail(where + " is the path before it, or a part of it");
+      byte[] p;
+      try {
+        p = path();
+      } catch (ImageException e) {
+        throw CatalogReader.named(e, index, null);
       }
-      byte[] p = new byte[(int) (shared + rest)];
-      System.arraycopy(path, 0, p, 0, (int) shared);
-      in.need((int) rest, where);
-      in.b.get(p, (int) shared, (int) rest);
       PathBytes named = PathBytes.wrap(p);
       try {
         Entry e = read(named);
@@ -157,6 +152,22 @@ final class PackedEntries {
       } catch (ImageException e) {
         throw CatalogReader.named(e, index, named);
       }
+    }
+
+    /** The next path, from what it shares with the one before and the rest. */
+    private byte[] path() throws ImageException {
+      String where = CatalogReader.ENTRY + " path";
+      long shared = in.varint(where, path.length);
+      long rest = in.varint(where, CatalogPaths.MAX_NAME_BYTES - shared);
+      if (rest == 0) {
+        // A path is after the one before it in path order, so never a prefix of it.
+        throw in.fail(where + " is the path before it, or a part of it");
+      }
+      byte[] p = new byte[(int) (shared + rest)];
+      System.arraycopy(path, 0, p, 0, (int) shared);
+      in.need((int) rest, where);
+      in.b.get(p, (int) shared, (int) rest);
+      return p;
     }
 
     private Entry read(PathBytes p) throws ImageException {

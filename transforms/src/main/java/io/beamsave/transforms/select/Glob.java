@@ -79,6 +79,33 @@ public final class Glob {
     return p.isEmpty() || p.contains("//") ? null : PathBytes.of(p);
   }
 
+  /**
+   * The directory beneath which everything an anchored pattern matches lies: its leading whole
+   * components without wildcards ({@code etc} of {@code etc/*.conf} or {@code /etc/ssh/**}, the
+   * path itself of a pattern without wildcards); null when that is the library's root (a
+   * pattern that matches at any depth, or whose first component has a wildcard).
+   */
+  public static PathBytes literalDirectory(String pattern) {
+    PathBytes whole = literalPath(pattern);
+    if (whole != null) {
+      return whole;
+    }
+    String p = pattern;
+    while (p.length() > 1 && p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    if (p.indexOf('/') < 0) {
+      return null; // Not anchored: it matches at any depth.
+    }
+    p = p.startsWith("/") ? p.substring(1) : p;
+    int lastSlash = -1;
+    for (int i = 0; i < p.length() && "*?[]{}\\".indexOf(p.charAt(i)) < 0; i++) {
+      lastSlash = p.charAt(i) == '/' ? i : lastSlash;
+    }
+    String dir = lastSlash <= 0 ? "" : p.substring(0, lastSlash);
+    return dir.isEmpty() || dir.contains("//") ? null : PathBytes.of(dir);
+  }
+
   /** Compiles {@code pattern}, given as {@code option} (named in errors). */
   public static Glob compile(String pattern, String option) {
     try {

@@ -36,6 +36,19 @@ class GlobTest {
   }
 
   @Test
+  void anAnchoredPatternNamesTheDirectoryItsMatchesLieBeneath() {
+    assertThat(Glob.literalDirectory("etc/*.conf")).isEqualTo(PathBytes.of("etc"));
+    assertThat(Glob.literalDirectory("/etc/ssh/**")).isEqualTo(PathBytes.of("etc/ssh"));
+    assertThat(Glob.literalDirectory("etc/ssh/")).isEqualTo(PathBytes.of("etc/ssh"));
+    assertThat(Glob.literalDirectory("a/b/c*/d")).isEqualTo(PathBytes.of("a/b"));
+    assertThat(Glob.literalDirectory("a/{b,c/d}")).isEqualTo(PathBytes.of("a"));
+    for (String anywhere : new String[] {"*.conf", "cache/", "cache//", "**/x", "e*/x", "/x*",
+        "{a,b}/c", "a//b/*"}) {
+      assertThat(Glob.literalDirectory(anywhere)).as(anywhere).isNull();
+    }
+  }
+
+  @Test
   void whereAPatternAppliesFollowsGitignore() {
     assertThat(m("*.conf", "a.conf")).isTrue();
     assertThat(m("*.conf", "etc/x/a.conf")).as("no '/': any depth").isTrue();
