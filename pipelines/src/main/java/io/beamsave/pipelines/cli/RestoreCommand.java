@@ -53,7 +53,9 @@ final class RestoreCommand implements Callable<Integer> {
               + " '/' directories only; * stays within a name, ** crosses directories. A byte of a"
               + " name that is not"
               + " UTF-8 is written \\xNN, as 'list' prints it; the glob characters *?[]{},\\"
-              + " in a name need a backslash before them.")
+              + " in a name need a backslash before them. Only the catalog pages beneath the"
+              + " directories the GLOBs start with are read ('etc' for 'etc/*.conf'; all for"
+              + " '*.conf').")
   List<String> includes = new ArrayList<>();
 
   @Option(
