@@ -47,6 +47,14 @@ public final class ImageFormat {
   public static final int PAGE_TARGET = 64 * 1024;
   /** The most raw bytes one page may hold: one entry (a file of many extents) may pass the target. */
   public static final int MAX_PAGE_RAW = 64 * 1024 * 1024;
+  /**
+   * A writer also closes a page once its entries' paths, whole, hold this many bytes: packed
+   * (version 7), a path is what it shares with the one before and the rest, so a page's raw
+   * bytes no longer bound what its paths take once decoded.
+   */
+  public static final int PAGE_PATHS_TARGET = 8 * 1024 * 1024;
+  /** The most a version 7 page's paths may hold, whole: the target and one longest path. */
+  public static final int MAX_PAGE_PATHS = PAGE_PATHS_TARGET + 65_535;
   /** A page's raw bytes are at most this many times its stored bytes (no slack: pages are many). */
   public static final int MAX_PAGE_EXPANSION = 256;
   public static final int HEADER_SIZE = 16;

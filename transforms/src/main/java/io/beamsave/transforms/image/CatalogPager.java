@@ -25,6 +25,8 @@ public final class CatalogPager {
   private PathBytes first;
   private PathBytes last;
   private int count;
+  /** The bytes of the page's paths, whole ({@link ImageFormat#PAGE_PATHS_TARGET}). */
+  private long pathBytes;
   private long entries;
   private long files;
   private long rawBytes;
@@ -67,7 +69,8 @@ public final class CatalogPager {
         ownBytes += x.isReference() ? 0 : x.length();
       }
     }
-    if (buf.size() >= ImageFormat.PAGE_TARGET) {
+    pathBytes += e.path().length();
+    if (buf.size() >= ImageFormat.PAGE_TARGET || pathBytes >= ImageFormat.PAGE_PATHS_TARGET) {
       flush();
     }
   }
@@ -85,6 +88,7 @@ public final class CatalogPager {
     sink.accept(new Page(buf.toByteArray(), first, count));
     buf.reset();
     out.restart();
+    pathBytes = 0;
     count = 0;
   }
 }

@@ -127,6 +127,8 @@ final class PackedEntries {
   static final class Reader extends Previous {
     private final CatalogInput in;
     private final int baseCount;
+    /** The bytes of the page's paths read so far, whole. */
+    private long pathBytes;
 
     Reader(CatalogInput in, int baseCount) {
       this.in = in;
@@ -162,6 +164,12 @@ final class PackedEntries {
       if (rest == 0) {
         // A path is after the one before it in path order, so never a prefix of it.
         throw in.fail(where + " is the path before it, or a part of it");
+      }
+      pathBytes += shared + rest;
+      if (pathBytes > ImageFormat.MAX_PAGE_PATHS) {
+        // Shared bytes cost nothing in the page: what its paths take whole is bounded apart.
+        throw in.fail(where + " takes the page's paths past " + ImageFormat.MAX_PAGE_PATHS
+            + " bytes");
       }
       byte[] p = new byte[(int) (shared + rest)];
       System.arraycopy(path, 0, p, 0, (int) shared);

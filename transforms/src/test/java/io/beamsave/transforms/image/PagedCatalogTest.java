@@ -146,6 +146,56 @@ class PagedCatalogTest {
     assertThat(ImageReader.readCatalog(image).entries()).hasSize(4);
   }
 
+  /** Directories 250 deep of 240-byte names, and {@code files} empty files at the bottom. */
+  static List<Entry> deepTree(int files) {
+    List<Entry> entries = new ArrayList<>();
+    StringBuilder path = new StringBuilder();
+    for (int d = 0; d < 250; d++) {
+      path.append(d == 0 ? "" : "/").append(String.format("%03d", d)).append("x".repeat(237));
+      entries.add(Entries.dir(path.toString()));
+    }
+    for (int f = 0; f < files; f++) {
+      entries.add(Entries.file(path + "/" + String.format("f%04d", f), 0));
+    }
+    return entries;
+  }
+
+  @Test
+  void longPathsSharedByNeighboursCloseAPageByWhatTheyHoldWhole() throws Exception {
+    // 60 KB paths that share all but a few bytes pack into a few bytes each: the page closes
+    // by its paths' whole size, which a reader bounds.
+    List<Entry> entries = deepTree(400);
+    Path image = write(entries);
+    CatalogHead head = head(image);
+    assertThat(head.pages().size()).isGreaterThanOrEqualTo(3);
+    assertThat(head.pages().get(0).rawLength()).isLessThan(ImageFormat.PAGE_TARGET);
+    assertThat(Entries.paths(ImageReader.readCatalog(image).entries()))
+        .containsExactlyElementsOf(Entries.paths(entries));
+  }
+
+  @Test
+  void aPageWhosePathsTakeMoreWholeThanAReaderAllowsIsRefused() throws Exception {
+    // Written past the writer's bound: 400 paths of 60 KB in a page of about 70 KB.
+    ByteArrayOutputStream raw = new ByteArrayOutputStream();
+    PackedEntries.Writer w = new PackedEntries.Writer(new java.io.DataOutputStream(raw));
+    List<Entry> entries = deepTree(400);
+    for (Entry e : entries) {
+      w.write(e);
+    }
+    byte[] page = raw.toByteArray();
+    assertThat(page.length).isLessThan(128 * 1024);
+    Path golden = dir.resolve("v7.bsave");
+    Files.write(golden, GoldenImageTest.resource("v7.bsave"));
+    CatalogHead h = head(golden);
+    CatalogHead crafted = new CatalogHead(h.catalog(), null, h.totals(),
+        List.of(new CatalogHead.Page(entries.get(0).path(), entries.size(), 1, page.length, 0, 0,
+            CatalogHead.sha256(page))), h.version(), null);
+    assertThatThrownBy(() -> crafted.decodePage("crafted", 0, page))
+        .isInstanceOf(ImageException.class)
+        .hasMessageContaining("takes the page's paths past " + ImageFormat.MAX_PAGE_PATHS)
+        .hasMessageNotContaining("\n");
+  }
+
   @Test
   void anEmptyLibraryHasNoPages() throws Exception {
     Path image = write(List.of());
