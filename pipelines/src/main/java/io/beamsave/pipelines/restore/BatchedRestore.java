@@ -24,8 +24,8 @@ import java.util.function.Consumer;
 import java.util.function.LongPredicate;
 
 /**
- * A whole image restored in this JVM as its catalog's pages are read, a batch of entries at a
- * time: each batch's directories and files are created, its pieces read (a thread per core),
+ * An image, or the entries {@code --include} selects, restored in this JVM as its catalog's
+ * pages are read, a batch of entries at a time: each batch's directories and files are created, its pieces read (a thread per core),
  * and its files and links placed before the next is taken, so that a restore of any number of
  * files holds a batch of entries, not the catalog. A directory's metadata is set once the walk
  * has passed all that lies beneath it (path order keeps a subtree together), deepest first; the
