@@ -95,10 +95,8 @@ final class BatchedRestore {
       chain.check(List.of(e));
       count[0]++;
       count[1] += e.isFile() ? e.size() : 0;
-      if (held.size() < limits.entries() && count[0] == held.size() + 1) {
+      if (count[0] <= limits.entries()) {
         held.add(e);
-      } else {
-        held.clear();
       }
     });
     boolean whole = includes == null || includes.isEmpty();
@@ -109,7 +107,10 @@ final class BatchedRestore {
     if (!here.test(count[1])) {
       return null;
     }
-    boolean kept = held.size() == count[0];
+    boolean kept = count[0] <= limits.entries();
+    if (!kept) {
+      held.clear(); // The first batch's worth: read again with the rest.
+    }
     BatchedRestore r;
     List<String> warnings = new ArrayList<>();
     try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {

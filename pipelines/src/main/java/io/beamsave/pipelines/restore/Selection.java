@@ -6,10 +6,8 @@ import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.select.Glob;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -93,9 +91,13 @@ public final class Selection {
   public static final class Stream {
     private final List<Glob> matchers;
     private final Consumer<Entry> out;
-    /** The directories above the entry at hand, deepest last, and whether each was taken. */
-    private final ArrayDeque<Entry> above = new ArrayDeque<>();
-    private final ArrayDeque<Boolean> taken = new ArrayDeque<>();
+    /** The directories above the entry at hand, deepest last. */
+    private final ArrayList<Entry> above = new ArrayList<>();
+    /**
+     * How many of {@link #above}, from the top of the tree, were taken: a directory is taken
+     * with all those above it, so the taken ones are always the first.
+     */
+    private int taken;
 
     /** Hands the entries {@code globs} select to {@code out}; all of them without globs. */
     public Stream(List<String> globs, Consumer<Entry> out) {
@@ -108,10 +110,11 @@ public final class Selection {
         out.accept(e);
         return;
       }
-      while (!above.isEmpty() && !PathOrder.within(e.path(), above.peekLast().path())) {
-        above.removeLast();
-        taken.removeLast();
+      while (!above.isEmpty()
+          && !PathOrder.within(e.path(), above.get(above.size() - 1).path())) {
+        above.remove(above.size() - 1);
       }
+      taken = Math.min(taken, above.size());
       boolean dir = e.type() == EntryType.DIRECTORY;
       boolean match = false;
       for (Glob m : matchers) {
@@ -120,25 +123,16 @@ public final class Selection {
           break;
         }
       }
-      if (match && taken.contains(Boolean.FALSE)) {
-        Iterator<Entry> a = above.iterator();
-        ArrayDeque<Boolean> now = new ArrayDeque<>();
-        for (Boolean t : taken) {
-          Entry d = a.next();
-          if (!t) {
-            out.accept(d);
-          }
-          now.add(Boolean.TRUE);
-        }
-        taken.clear();
-        taken.addAll(now);
-      }
       if (match) {
+        for (Entry d : above.subList(taken, above.size())) {
+          out.accept(d);
+        }
+        taken = above.size();
         out.accept(e);
       }
       if (dir) {
-        above.addLast(e);
-        taken.addLast(match);
+        above.add(e);
+        taken += match ? 1 : 0;
       }
     }
   }
