@@ -38,7 +38,8 @@ class DamagedFilesTest {
     write(lib.resolve("data/b.log"), 3_000, 2);
     write(lib.resolve("data/c.bin"), 10_000, 3);
     Path image = tmp.resolve("lib.bsave");
-    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--quiet");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--shard-size",
+        "64MiB", "--quiet");
     return image;
   }
 
@@ -96,7 +97,8 @@ class DamagedFilesTest {
       write(lib.resolve("f" + i), 300, i);
     }
     Path image = tmp.resolve("many.bsave");
-    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--quiet");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--shard-size",
+        "64MiB", "--quiet");
     damage(image, 0);
     String line = oneErrorLine(Cli.run("verify", "--image", image, "--quiet"));
     assertThat(line).endsWith("; damaged files: f\\x0ax, f0, f1, f2, f3 and 3 more");

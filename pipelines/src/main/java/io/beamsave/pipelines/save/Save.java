@@ -98,6 +98,10 @@ public final class Save {
   private Result run(PipelineOptions options) throws IOException {
     Workers workers = Workers.of(options);
     SaveSpec save = spec(workers);
+    if (request.shardSize() == null && workers.inThisJvm()) {
+      save = save.withSpreadOver(
+          options.as(org.apache.beam.runners.direct.DirectOptions.class).getTargetParallelism());
+    }
     BasePlan bases = BaseImages.choose(save, request, output.note());
     save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
     Instant start = Instant.now();

@@ -69,7 +69,12 @@ public record ConsolidatePlan(
       throw new IllegalArgumentException("the live share of a copied shard is in (0, 1]");
     }
     int blockSize = newest.blockSize();
+    // The largest shard of any image of the chain: a small incremental's shards are sized to
+    // share its few new bytes among the workers, not to bound what consolidation repacks.
     long shardSize = newest.shardSize();
+    for (ImageChain.Member m : chain.opened()) {
+      shardSize = Math.max(shardSize, m.catalog().shardSize());
+    }
     List<Entry> entries = newest.entries();
     // Every referenced piece, by (image, shard), as (entry, extent) indices.
     Map<Long, List<int[]>> byShard = new TreeMap<>();

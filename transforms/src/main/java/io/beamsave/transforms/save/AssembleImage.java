@@ -82,7 +82,8 @@ public final class AssembleImage
       StagedListing staged = PlanShards.readListing(spec, name);
       Listing listing = staged.head();
       long raw = staged.rawBytes();
-      long planned = -Math.floorDiv(-raw, spec.shardSize());
+      long shardSize = spec.shardSize(raw);
+      long planned = -Math.floorDiv(-raw, shardSize);
       // A task that ran twice wrote its shard twice, each copy whole and kept apart by the
       // sink, and both results may arrive here: the sink keeps the copy its image holds.
       Map<ImageSink.WrittenShard, ShardResult> results = new IdentityHashMap<>();
@@ -107,7 +108,7 @@ public final class AssembleImage
         // The entries are made as the catalog's pages are written, one at a time.
         PlannedEntries entries = new PlannedEntries(spec, name, staged, byShard);
         return new Catalog(name, spec.codec().spec(), created,
-            spec.blockSize(), spec.shardSize(), listing.root(), entries,
+            spec.blockSize(), shardSize, listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())
             .withIdentity(id, null, listing.depth(), listing.bases());
       };

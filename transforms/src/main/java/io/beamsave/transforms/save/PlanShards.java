@@ -84,7 +84,8 @@ public final class PlanShards
         bytesReferenced.inc(listed.referencedBytes());
       }
       long raw = listed.rawBytes();
-      long shards = -Math.floorDiv(-raw, spec.shardSize());
+      long shardSize = spec.shardSize(raw);
+      long shards = -Math.floorDiv(-raw, shardSize);
       if (shards > lib.sink().maxShards()) {
         long leastMiB = -Math.floorDiv(-raw, (long) lib.sink().maxShards() << 20);
         throw new BeamsaveException(lib.destination() + ": " + shards
@@ -92,7 +93,7 @@ public final class PlanShards
             + " this image can hold; use --shard-size " + leastMiB + "MiB or more");
       }
       // The plan is made entry by entry, and each shard's pieces go out once it is complete.
-      ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize());
+      ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
       List<ShardTask.FileRange> pieces = new ArrayList<>();
       int shard = 0;
       for (Iterator<Entry> it = listed.read(spec); it.hasNext(); ) {

@@ -57,7 +57,7 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
       throw new UnsupportedOperationException("the planned entries are read in order");
     }
     Iterator<Entry> in = listing.read(spec);
-    ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize());
+    ShardPlanner.Layout layout = new ShardPlanner.Layout(spec.shardSize(listing.rawBytes()));
     ShardDigests digests = new ShardDigests();
     return new ListIterator<>() {
       private int next;

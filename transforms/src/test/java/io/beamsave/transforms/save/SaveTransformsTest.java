@@ -101,6 +101,45 @@ public class SaveTransformsTest {
   }
 
   @Test
+  public void spreadOverWorkersTheShardsAreAMultipleOfThemAndEqualButTheLast() throws Exception {
+    // 306,001 bytes in shards of at most 100,000: 4 as given, 6 of 53,248 (13 blocks) spread
+    // over 3 workers; the catalog records the size the plan used.
+    Path root = library();
+    SaveSpec spec = spec(root).withSpreadOver(3);
+    assertThat(spec.shardSize(306_001)).isEqualTo(13 * 4096);
+    pipeline
+        .apply("List", ListLibrary.of(spec))
+        .apply("Plan", PlanShards.of(spec))
+        .apply(Reshuffle.viaRandomKey())
+        .apply("Compress", CompressShards.of(spec))
+        .apply("Assemble", AssembleImage.of(spec));
+    pipeline.run().waitUntilFinish();
+
+    Catalog c = ImageReader.readCatalog(tmp.getRoot().toPath().resolve("lib.bsave"));
+    assertThat(c.shardSize()).isEqualTo(13 * 4096);
+    assertThat(c.shards()).extracting(io.beamsave.transforms.image.ShardInfo::rawLength)
+        .containsExactly(53_248L, 53_248L, 53_248L, 53_248L, 53_248L, 39_761L);
+    assertThat(c.entries().get(2).extents()).extracting(e -> e.shard())
+        .containsExactly(0, 1, 2, 3, 4, 5);
+    assertThat(io.beamsave.testing.ImageFiles.read(tmp.getRoot().toPath().resolve("lib.bsave"))
+        .get("a/b/big.bin")).isEqualTo(Files.readAllBytes(root.resolve("a/b/big.bin")));
+  }
+
+  @Test
+  public void aShardSizeForOneWorkerOrNoBytesIsTheOneGiven() {
+    SaveSpec spec = SaveSpec.of("/staging").withSizes(64L << 20, 1 << 20);
+    assertThat(spec.shardSize(74L << 20)).isEqualTo(64L << 20);
+    SaveSpec two = spec.withSpreadOver(2);
+    assertThat(two.shardSize(74L << 20)).isEqualTo(37L << 20);
+    assertThat(two.shardSize(0)).isEqualTo(64L << 20);
+    // Never under a block, never over the size given.
+    assertThat(two.shardSize(1000)).isEqualTo(1 << 20);
+    assertThat(two.shardSize(1464L << 20)).isEqualTo(61L << 20);
+    assertThat(spec.withSpreadOver(4).shardSize((64L << 20) * 8)).isEqualTo(64L << 20);
+    assertThat(spec.withSpreadOver(4).shardSize((64L << 20) * 8 + 1)).isEqualTo(43L << 20);
+  }
+
+  @Test
   public void aFileChangedSinceListingFailsTheShardNamingIt() throws Exception {
     Path root = library();
     SaveSpec spec = spec(root);
