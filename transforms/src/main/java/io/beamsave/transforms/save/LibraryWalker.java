@@ -76,6 +76,21 @@ final class LibraryWalker {
   record Walked(Listing head, long entries, long files, long rawBytes, long special,
       long[] excluded) {}
 
+  /**
+   * The names at the library's top that a walk of one part of it takes, with all beneath them:
+   * those from {@code from} (all, if null) up to but not including {@code to} (all, if null),
+   * compared as bytes, the order a directory's names are walked in. Consecutive parts whose
+   * bounds meet cover the library once, also names made after they were drawn.
+   */
+  record TopNames(byte[] from, byte[] to) implements java.io.Serializable {
+    static final TopNames ALL = new TopNames(null, null);
+
+    boolean take(byte[] name) {
+      return (from == null || Arrays.compareUnsigned(name, from) >= 0)
+          && (to == null || Arrays.compareUnsigned(name, to) < 0);
+    }
+  }
+
   /** A pool for walks: one thread per core. */
   static ForkJoinPool newPool() {
     return new ForkJoinPool(Math.max(1, Runtime.getRuntime().availableProcessors()));
@@ -89,7 +104,17 @@ final class LibraryWalker {
    */
   static Walked walk(ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only,
       boolean skip, Sink sink) {
-    Walk walk = new Walk(pool, excludes, only, skip);
+    return walk(pool, root, TopNames.ALL, excludes, only, skip, sink);
+  }
+
+  /** Like {@link #walk(ForkJoinPool, Path, Excludes, FilesFrom, boolean, Sink)}, one part. */
+  static Walked walk(ForkJoinPool pool, Path root, TopNames part, Excludes excludes,
+      FilesFrom only, boolean skip, Sink sink) {
+    if (only != null && part != TopNames.ALL) {
+      // Which listed paths are missing is known only to a walk of all of the library.
+      throw new IllegalArgumentException("a walk of --files-from is not made in parts");
+    }
+    Walk walk = new Walk(pool, part, excludes, only, skip);
     try (Dir dir = Dir.open(root)) {
       Entry top = entry(dir.stat(), EMPTY, null);
       Listed listed = walk.list(new SharedDir(walk, dir, false), null, EMPTY, 0, only == null);
@@ -141,6 +166,7 @@ final class LibraryWalker {
   /** What the walk of one library found, shared by its directory tasks. */
   private static final class Walk {
     final ForkJoinPool pool;
+    final TopNames top;
     final Excludes excludes;
     final AtomicLongArray excluded;
     final AtomicLong special = new AtomicLong();
@@ -161,8 +187,9 @@ final class LibraryWalker {
     long files;
     long rawBytes;
 
-    Walk(ForkJoinPool pool, Excludes excludes, FilesFrom only, boolean skip) {
+    Walk(ForkJoinPool pool, TopNames top, Excludes excludes, FilesFrom only, boolean skip) {
       this.pool = pool;
+      this.top = top;
       this.excludes = excludes;
       this.excluded = new AtomicLongArray(excludes.patterns().size());
       this.only = only;
@@ -310,6 +337,9 @@ final class LibraryWalker {
         names = List.of(CacheDirTag.NAME);
       }
       names = new ArrayList<>(names);
+      if (depth == 0) {
+        names.removeIf(n -> !top.take(n));
+      }
       names.sort(Arrays::compareUnsigned);
       List<Child> children = new ArrayList<>(names.size());
       for (byte[] child : names) {

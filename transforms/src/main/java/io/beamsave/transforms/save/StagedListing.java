@@ -17,13 +17,28 @@ import java.util.ListIterator;
  * library holds.
  *
  * @param head the listing's root, what the walk could not read, and the bases
- * @param stem the staged stream that holds the entries
+ * @param segments the staged streams that hold the entries, one after another: one, or a part
+ *     of the library each when it was walked in parts
  * @param files how many of the entries are files
  * @param rawBytes the bytes of those files the new image stores (not those left in a base)
  * @param referencedBytes the bytes of files left in a base
  */
-public record StagedListing(Listing head, String stem, int chunks, long entries, long files,
+public record StagedListing(Listing head, List<Segment> segments, long entries, long files,
     long rawBytes, long referencedBytes) {
+
+  /** One staged stream of entries: its stem, its chunks and how many entries it holds. */
+  public record Segment(String stem, int chunks, long entries) {}
+
+  public StagedListing {
+    segments = List.copyOf(segments);
+  }
+
+  /** A listing staged as one stream. */
+  public StagedListing(Listing head, String stem, int chunks, long entries, long files,
+      long rawBytes, long referencedBytes) {
+    this(head, List.of(new Segment(stem, chunks, entries)), entries, files, rawBytes,
+        referencedBytes);
+  }
 
   /** The entries, read from staging in order, a chunk at a time, as often as iterated. */
   public List<Entry> entries(SaveSpec spec) {
@@ -46,7 +61,27 @@ public record StagedListing(Listing head, String stem, int chunks, long entries,
   }
 
   Iterator<Entry> read(SaveSpec spec) {
-    return StagedEntries.read(spec, libraryOf(stem), stem, chunks, entries);
+    Iterator<Segment> next = segments.iterator();
+    return new Iterator<>() {
+      private Iterator<Entry> at = java.util.Collections.emptyIterator();
+
+      @Override
+      public boolean hasNext() {
+        while (!at.hasNext() && next.hasNext()) {
+          Segment s = next.next();
+          at = StagedEntries.read(spec, libraryOf(s.stem()), s.stem(), s.chunks(), s.entries());
+        }
+        return at.hasNext();
+      }
+
+      @Override
+      public Entry next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        return at.next();
+      }
+    };
   }
 
   /** The library a stem belongs to: its first component ({@link SaveSpec#listingName}). */
@@ -58,8 +93,12 @@ public record StagedListing(Listing head, String stem, int chunks, long entries,
     @Override
     public void write(StagedListing s, DataOutputStream out) throws IOException {
       Listing.writeHead(s.head, out);
-      out.writeUTF(s.stem);
-      out.writeInt(s.chunks);
+      out.writeInt(s.segments.size());
+      for (Segment g : s.segments) {
+        out.writeUTF(g.stem());
+        out.writeInt(g.chunks());
+        out.writeLong(g.entries());
+      }
       out.writeLong(s.entries);
       out.writeLong(s.files);
       out.writeLong(s.rawBytes);
@@ -69,8 +108,13 @@ public record StagedListing(Listing head, String stem, int chunks, long entries,
     @Override
     public StagedListing read(DataInputStream in) throws IOException {
       Listing head = Listing.readHead(in);
-      return new StagedListing(head, in.readUTF(), in.readInt(), in.readLong(), in.readLong(),
-          in.readLong(), in.readLong());
+      int n = in.readInt();
+      List<Segment> segments = new java.util.ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        segments.add(new Segment(in.readUTF(), in.readInt(), in.readLong()));
+      }
+      return new StagedListing(head, segments, in.readLong(), in.readLong(), in.readLong(),
+          in.readLong());
     }
   };
 }

@@ -68,6 +68,61 @@ public class ListLibraryTest {
     pipeline.run().waitUntilFinish();
   }
 
+  @Test
+  public void aLibraryWalkedInPartsListsWhatAWholeWalkLists() throws Exception {
+    // Names at the top of every kind and of byte values either side of '/', a directory the
+    // patterns leave out, more names than parts: the parts, joined, are the whole walk.
+    Path root = tmp.newFolder("parts").toPath();
+    for (int i = 0; i < 40; i++) {
+      Path d = root.resolve(String.format("d%02d", i));
+      Files.createDirectories(d.resolve("sub"));
+      Files.writeString(d.resolve("sub/f"), "x".repeat(i));
+      Files.writeString(root.resolve(String.format("d%02d.txt", i)), "y".repeat(i));
+    }
+    Files.createDirectories(root.resolve("a-b/c"));
+    Files.writeString(root.resolve("a-b/c/deep"), "deep");
+    Files.createDirectories(root.resolve("cache"));
+    Files.writeString(root.resolve("cache/skip"), "skip");
+    Files.createSymbolicLink(root.resolve("zlink"), Path.of("d00"));
+    SaveSpec spec = SaveSpec.of(tmp.getRoot() + "/staging")
+        .withLibrary("parts", root.toString(),
+            new FileImageSink(Path.of(tmp.getRoot() + "/parts.bsave")))
+        .withExcludes(io.beamsave.transforms.select.Excludes.of(List.of("cache"), false));
+
+    List<ListLibrary.Part> parts = ListLibrary.parts(spec, "parts");
+    assertThat(parts).hasSize(ListLibrary.MAX_PARTS);
+    java.util.concurrent.ForkJoinPool pool = LibraryWalker.newPool();
+    try {
+      List<ListLibrary.PartListing> walked = new ArrayList<>();
+      long excluded = 0;
+      for (ListLibrary.Part p : parts) {
+        ListLibrary.Staged w = ListLibrary.stage(pool, spec, "parts", p.top(), "parts/walk-" + p.index());
+        excluded += w.walked().excluded()[0];
+        walked.add(new ListLibrary.PartListing(p.index(), p.of(), w.listing()));
+      }
+      java.util.Collections.reverse(walked); // the order parts arrive in is no matter
+      StagedListing joined = ListLibrary.join("parts", walked);
+      StagedListing whole = ListLibrary.stage(pool, spec, "parts").listing();
+
+      assertThat(joined.segments()).hasSize(ListLibrary.MAX_PARTS);
+      assertThat(Entries.paths(joined.entries(spec))).hasSize(40 * 4 + 3 + 1)
+          .containsExactlyElementsOf(Entries.paths(whole.entries(spec)));
+      assertThat(new ArrayList<>(joined.entries(spec)))
+          .isEqualTo(new ArrayList<>(whole.entries(spec)));
+      assertThat(joined.entries()).isEqualTo(whole.entries());
+      assertThat(joined.files()).isEqualTo(whole.files());
+      assertThat(joined.rawBytes()).isEqualTo(whole.rawBytes());
+      assertThat(joined.head().root()).isEqualTo(whole.head().root());
+      assertThat(excluded).isEqualTo(1);
+
+      walked.remove(3);
+      assertThatThrownBy(() -> ListLibrary.join("parts", walked))
+          .hasMessageContaining("parts: walked parts").hasMessageContaining("not each of them");
+    } finally {
+      pool.shutdown();
+    }
+  }
+
   static Entry find(List<Entry> entries, String path) {
     return entries.stream().filter(e -> e.path().equals(PathBytes.of(path))).findFirst().get();
   }
