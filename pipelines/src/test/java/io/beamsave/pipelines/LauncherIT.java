@@ -92,7 +92,7 @@ class LauncherIT {
 
   /**
    * Memory for many files: 200,000 entries saved, listed and restored by JVMs of 256 MiB of
-   * heap (about 1.3 KiB of heap an entry), and restored identical.
+   * heap (about 1.3 KiB of heap an entry), and restored identical; their pieces in two shards.
    */
   @Test
   void twoHundredThousandEntriesInASmallHeap() throws Exception {
@@ -100,15 +100,19 @@ class LauncherIT {
     for (int d = 0; d < 200; d++) {
       Path sub = Files.createDirectories(lib.resolve(String.format("d%03d", d)));
       for (int f = 0; f < 999; f++) {
-        Files.writeString(sub.resolve("f" + f), d + "/" + f + "\n");
+        Files.writeString(sub.resolve("file-" + f + ".txt"), d + "/" + f + "\n");
       }
     }
     Map<String, String> small = Map.of("JAVA_TOOL_OPTIONS", "-Xmx256m");
     Path image = tmp.resolve("many.bsave");
-    Run save = beamsave(small, List.of(), "save", "--library", lib, "--image", image, "-q");
+    // 1.6 MB fit one shard of 64 MiB; describing 199,800 pieces would take 16.6 MiB, so the
+    // shard closes at 16 MiB of them (ShardPlanner) and a worker holds at most that many.
+    Run save = beamsave(small, List.of(), "save", "--library", lib, "--image", image,
+        "--shard-size", "64MiB", "-q");
     assertThat(save.exit()).as(save.err()).isZero();
     Run list = beamsave(small, List.of(), "list", image, "--json");
     assertThat(list.exit()).as(list.err()).isZero();
+    assertThat(list.out().lines().findFirst().orElseThrow()).contains("\"shards\":2,");
     assertThat(list.out().lines().filter(l -> l.contains("\"type\":\"entry\"")).count())
         .isEqualTo(200_000);
     Path back = tmp.resolve("many-back");

@@ -83,7 +83,7 @@ public final class AssembleImage
       Listing listing = staged.head();
       long raw = staged.rawBytes();
       long shardSize = spec.shardSize(raw);
-      long planned = -Math.floorDiv(-raw, shardSize);
+      long planned = staged.shards();
       // A task that ran twice wrote its shard twice, each copy whole and kept apart by the
       // sink, and both results may arrive here: the sink keeps the copy its image holds.
       Map<ImageSink.WrittenShard, ShardResult> results = new IdentityHashMap<>();

@@ -114,7 +114,12 @@ public final class PlanShards
       }
       // A library without file data still has one (empty) task, so that it is assembled.
       emit(name, shard, pieces, out);
-      writeListing(spec, name, listed);
+      if (layout.shardCount() > lib.sink().maxShards()) {
+        // Shards of many small files close before they are full (ShardPlanner).
+        throw new BeamsaveException(lib.destination() + ": " + layout.shardCount()
+            + " shards are more than the " + lib.sink().maxShards() + " this image can hold");
+      }
+      writeListing(spec, name, listed.withShards(layout.shardCount()));
       bytesPlanned.inc(raw);
       stage.finished();
     }
@@ -128,7 +133,7 @@ public final class PlanShards
       }
       long size = 4;
       for (ShardTask.FileRange p : pieces) {
-        size += 70 + p.path().length();
+        size += ShardPlanner.pieceBytes(p.path().length());
       }
       BlockBuffer bytes = new BlockBuffer(size);
       try (DataOutputStream data = new DataOutputStream(bytes)) {

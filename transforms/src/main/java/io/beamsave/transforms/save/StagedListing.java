@@ -22,15 +22,27 @@ import java.util.ListIterator;
  * @param files how many of the entries are files
  * @param rawBytes the bytes of those files the new image stores (not those left in a base)
  * @param referencedBytes the bytes of files left in a base
+ * @param shards how many shards the plan made, once planned (-1 before)
  */
 public record StagedListing(Listing head, List<Segment> segments, long entries, long files,
-    long rawBytes, long referencedBytes) {
+    long rawBytes, long referencedBytes, int shards) {
 
   /** One staged stream of entries: its stem, its chunks and how many entries it holds. */
   public record Segment(String stem, int chunks, long entries) {}
 
   public StagedListing {
     segments = List.copyOf(segments);
+  }
+
+  /** A listing not planned yet. */
+  public StagedListing(Listing head, List<Segment> segments, long entries, long files,
+      long rawBytes, long referencedBytes) {
+    this(head, segments, entries, files, rawBytes, referencedBytes, -1);
+  }
+
+  /** The same listing, planned into {@code count} shards. */
+  public StagedListing withShards(int count) {
+    return new StagedListing(head, segments, entries, files, rawBytes, referencedBytes, count);
   }
 
   /** A listing staged as one stream. */
@@ -103,6 +115,7 @@ public record StagedListing(Listing head, List<Segment> segments, long entries, 
       out.writeLong(s.files);
       out.writeLong(s.rawBytes);
       out.writeLong(s.referencedBytes);
+      out.writeInt(s.shards);
     }
 
     @Override
@@ -114,7 +127,7 @@ public record StagedListing(Listing head, List<Segment> segments, long entries, 
         segments.add(new Segment(in.readUTF(), in.readInt(), in.readLong()));
       }
       return new StagedListing(head, segments, in.readLong(), in.readLong(), in.readLong(),
-          in.readLong());
+          in.readLong(), in.readInt());
     }
   };
 }

@@ -9,10 +9,13 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Lays a library's files, sorted by path ({@link PathOrder}), end to end as one virtual stream and cuts it every
- * {@code shardSize} bytes: small files are packed together, large files split, and every shard
- * but the last holds exactly {@code shardSize} raw bytes. Deterministic: the same entries and
- * shard size always give the same plan, so the plan can be recomputed instead of shipped.
+ * Lays a library's files, sorted by path ({@link PathOrder}), end to end as one virtual stream and
+ * cuts it every {@code shardSize} bytes: small files are packed together, large files split, and
+ * every shard but the last holds exactly {@code shardSize} raw bytes, unless describing its
+ * pieces would take more than {@link #MAX_PIECE_BYTES}: a shard is one worker's task, and the
+ * worker holds the list of its pieces, so 64 MiB of files of a few bytes each closes early
+ * rather than make a task of millions of pieces. Deterministic: the same entries and shard size
+ * always give the same plan, so the plan can be recomputed instead of shipped.
  */
 public final class ShardPlanner {
   private ShardPlanner() {}
@@ -30,6 +33,17 @@ public final class ShardPlanner {
       }
       return n;
     }
+  }
+
+  /**
+   * The most a shard's pieces may take to describe ({@link #pieceBytes} each): about 200,000
+   * pieces of files with short names, some 30 MB of a worker's heap.
+   */
+  public static final long MAX_PIECE_BYTES = 16L << 20;
+
+  /** What a piece of the file at {@code path} takes to describe, as a shard's task stages it. */
+  public static long pieceBytes(int pathLength) {
+    return 70 + pathLength;
   }
 
   /** The order of a catalog's entries, and so of a library's bytes in its shards. */
@@ -52,7 +66,12 @@ public final class ShardPlanner {
    */
   public static final class Layout {
     private final long shardSize;
+    /** The shard being filled, the bytes and the description of pieces it holds so far. */
+    private int shard;
+    private long inShard;
+    private long described;
     private long pos;
+    private final List<Long> closed = new ArrayList<>();
 
     public Layout(long shardSize) {
       if (shardSize <= 0) {
@@ -75,11 +94,18 @@ public final class ShardPlanner {
       }
       List<Extent> extents = new ArrayList<>(1);
       long remaining = e.size();
+      long cost = pieceBytes(e.path().length());
       while (remaining > 0) {
-        int shard = Math.toIntExact(pos / shardSize);
-        long inShard = pos % shardSize;
+        if (inShard == shardSize || (inShard > 0 && described + cost > MAX_PIECE_BYTES)) {
+          closed.add(inShard);
+          shard = Math.incrementExact(shard);
+          inShard = 0;
+          described = 0;
+        }
         long n = Math.min(remaining, shardSize - inShard);
         extents.add(new Extent(shard, inShard, n, null));
+        inShard += n;
+        described += cost;
         pos += n;
         remaining -= n;
       }
@@ -92,14 +118,14 @@ public final class ShardPlanner {
     }
 
     public int shardCount() {
-      return Math.toIntExact((pos + shardSize - 1) / shardSize);
+      return inShard > 0 ? shard + 1 : shard;
     }
 
     /** Each shard's raw length, as far as the entries placed make them. */
     public List<Long> shardRawLengths() {
-      List<Long> shards = new ArrayList<>();
-      for (long start = 0; start < pos; start += shardSize) {
-        shards.add(Math.min(shardSize, pos - start));
+      List<Long> shards = new ArrayList<>(closed);
+      if (inShard > 0) {
+        shards.add(inShard);
       }
       return shards;
     }

@@ -70,4 +70,26 @@ class ShardPlannerTest {
     List<Extent> x = plan.entries().get(0).extents();
     assertThat(x.get(80)).isEqualTo(new Extent(80, 0, 3, null));
   }
+
+  @Test
+  void aShardOfManySmallFilesClosesOnceItsPiecesTakeTheMostATaskMayHold() {
+    // 300,000 files of 2 bytes, names of 7: a piece takes 77 bytes to describe, so a shard
+    // closes after 217,885 of them, whatever room its raw bytes leave.
+    List<Entry> entries = new ArrayList<>();
+    for (int i = 0; i < 300_000; i++) {
+      entries.add(file(String.format("f%06d", i), 2));
+    }
+    long perShard = ShardPlanner.MAX_PIECE_BYTES / ShardPlanner.pieceBytes(7);
+    assertThat(perShard).isEqualTo(217_885);
+    ShardPlanner.Plan plan = ShardPlanner.plan(entries, 64L << 20);
+    assertThat(plan.shardRawLengths())
+        .containsExactly(2 * perShard, 2 * (300_000 - perShard));
+    assertThat(plan.entries().get((int) perShard - 1).extents())
+        .containsExactly(new Extent(0, 2 * (perShard - 1), 2, null));
+    assertThat(plan.entries().get((int) perShard).extents())
+        .containsExactly(new Extent(1, 0, 2, null));
+    // A file split over shards costs a piece in each; a large file's pieces close no shard.
+    ShardPlanner.Plan big = ShardPlanner.plan(List.of(file("a", 250), file("b", 1)), 100);
+    assertThat(big.shardRawLengths()).containsExactly(100L, 100L, 51L);
+  }
 }
