@@ -51,11 +51,14 @@ class StoreFailuresIT {
         new ObjectUri(bucket, ""));
   }
 
-  /** A save slow enough to be caught in the middle: xz on 64 MiB that does not compress. */
+  /**
+   * A save slow enough to be caught in the middle, on a loaded machine too: xz on 64 MiB that
+   * does not compress, on one worker, sent to the store at 3 MB/s.
+   */
   Process slowSave(String image, String endpoint, Path out, Path err) throws IOException {
     return LauncherIT.start(CREDENTIALS, List.of(), out, err, "save", "--library", library,
         "--image", image, "--codec", "xz:6", "--shard-size", "6MiB", "--s3-endpoint", endpoint,
-        "--quiet", "--", "--targetParallelism=2");
+        "--link-mbps", "24", "--quiet", "--", "--targetParallelism=1");
   }
 
   static void await(String what, java.util.function.BooleanSupplier done) throws Exception {
