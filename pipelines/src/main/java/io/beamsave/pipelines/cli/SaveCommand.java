@@ -87,8 +87,8 @@ final class SaveCommand implements Callable<Integer> {
           "Raw bytes per shard (up to 1GiB), the unit of parallel work; each worker holds one"
               + " shard in memory. Default: 64MiB, or 24MiB for s3:// images (smaller shards reach"
               + " the upload sooner; one that compresses to 5MiB or more is a part of the image's"
-              + " upload, a smaller one is sent again at the end). Without it, on the"
-              + " DirectRunner, a library's shards are made a multiple of the workers in number"
+              + " upload, a smaller one is sent again at the end). Without it, for an image in"
+              + " a file on the DirectRunner, a library's shards are made a multiple of the workers in number"
               + " and equal in whole blocks (no larger than the default), so that the workers"
               + " finish together.")
   String shardSize;

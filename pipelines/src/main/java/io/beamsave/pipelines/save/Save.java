@@ -98,7 +98,10 @@ public final class Save {
   private Result run(PipelineOptions options) throws IOException {
     Workers workers = Workers.of(options);
     SaveSpec save = spec(workers);
-    if (request.shardSize() == null && workers.inThisJvm()) {
+    // Not into a store: there a shard that compresses to under 5 MiB cannot be a part of the
+    // image's upload and is sent twice, and 24 MiB shards reach the link sooner already.
+    if (request.shardSize() == null && workers.inThisJvm()
+        && !Location.inStore(request.image())) {
       save = save.withSpreadOver(
           options.as(org.apache.beam.runners.direct.DirectOptions.class).getTargetParallelism());
     }

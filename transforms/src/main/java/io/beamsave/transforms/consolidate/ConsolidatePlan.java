@@ -10,6 +10,7 @@ import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ReadTask;
+import io.beamsave.transforms.shard.ShardPlanner;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
 import java.io.Serializable;
@@ -65,6 +66,12 @@ public record ConsolidatePlan(
    */
   public static ConsolidatePlan of(
       ImageChain chain, Catalog newest, String codecSpec, ImageSink sink, double minLive) {
+    return of(chain, newest, codecSpec, sink, minLive, ShardPlanner.MAX_PIECE_BYTES);
+  }
+
+  /** Like the above, a rewritten shard's pieces taking at most {@code maxDescribed} bytes. */
+  static ConsolidatePlan of(ImageChain chain, Catalog newest, String codecSpec, ImageSink sink,
+      double minLive, long maxDescribed) {
     if (!(minLive > 0 && minLive <= 1)) {
       throw new IllegalArgumentException("the live share of a copied shard is in (0, 1]");
     }
@@ -128,16 +135,25 @@ public record ConsolidatePlan(
       dead += w.member().catalog().shards().get(w.shard()).rawLength() - w.referenced();
     }
     List<ConsolidateTask> tasks = new ArrayList<>();
-    // Rewritten pieces, packed into shards of at most shardSize raw bytes (a source shard's
-    // pieces stay together, so one larger than the shard size makes one shard of its own).
+    // Rewritten pieces, packed into shards of at most shardSize raw bytes whose pieces take at
+    // most what a save's shard may take to describe (ShardPlanner): a worker holds them. A
+    // source shard's pieces stay together, so one larger makes one shard of its own.
     List<ReadTask> group = new ArrayList<>();
     long groupRaw = 0;
+    long groupDescribed = 0;
     for (Source s : partial) {
-      if (!group.isEmpty() && groupRaw + s.referenced() > shardSize) {
+      long described = 0;
+      for (int[] r : s.refs()) {
+        described += ShardPlanner.pieceBytes(entries.get(r[0]).path().length());
+      }
+      if (!group.isEmpty() && (groupRaw + s.referenced() > shardSize
+          || groupDescribed + described > maxDescribed)) {
         tasks.add(new ConsolidateTask(ConsolidateTask.Kind.REWRITE, tasks.size(), group));
         group = new ArrayList<>();
         groupRaw = 0;
+        groupDescribed = 0;
       }
+      groupDescribed += described;
       List<ShardReader.FileExtent> pieces = new ArrayList<>(s.refs().size());
       long at = groupRaw;
       for (int[] r : s.refs()) {

@@ -117,7 +117,9 @@ public final class PlanShards
       if (layout.shardCount() > lib.sink().maxShards()) {
         // Shards of many small files close before they are full (ShardPlanner).
         throw new BeamsaveException(lib.destination() + ": " + layout.shardCount()
-            + " shards are more than the " + lib.sink().maxShards() + " this image can hold");
+            + " shards are more than the " + lib.sink().maxShards() + " this image can hold (a"
+            + " shard of small files closes at about 200,000 of them); save the library as"
+            + " several, one per directory");
       }
       writeListing(spec, name, listed.withShards(layout.shardCount()));
       bytesPlanned.inc(raw);

@@ -73,6 +73,26 @@ class ConsolidatePlanTest {
   }
 
   @Test
+  void rewrittenPiecesAreGroupedNoFurtherThanAWorkerMayHoldThem() {
+    // Base shards 2 and 4 are only partly live: rewritten together while their pieces take no
+    // more to describe than a worker may hold, apart once they would take a byte more.
+    ConsolidatePlan grouped = plan(chain, 1.0);
+    assertThat(layout(grouped, chain)).startsWith("REWRITE base:2 base:4", "COPY newest:0");
+    long described = 0;
+    for (ReadTask r : grouped.tasks().get(0).reads()) {
+      for (ShardReader.FileExtent p : r.pieces()) {
+        described += io.beamsave.transforms.shard.ShardPlanner.pieceBytes(p.path().length());
+      }
+    }
+    assertThat(layout(ConsolidatePlan.of(opened(chain), chain.newestCatalog(), "zstd:3",
+        sink(), 1.0, described), chain)).startsWith("REWRITE base:2 base:4");
+    ConsolidatePlan apart = ConsolidatePlan.of(opened(chain), chain.newestCatalog(), "zstd:3",
+        sink(), 1.0, described - 1);
+    assertThat(layout(apart, chain)).startsWith("REWRITE base:2", "REWRITE base:4");
+    assertThat(apart.rawBytes()).isEqualTo(grouped.rawBytes());
+  }
+
+  @Test
   void aShardStillNeededForHalfItsBytesIsCopiedWholeAndTheRestOnlyForWhatIsNeeded() {
     ConsolidatePlan plan = plan(chain, 0.5);
 
