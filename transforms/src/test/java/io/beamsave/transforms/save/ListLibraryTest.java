@@ -89,22 +89,23 @@ public class ListLibraryTest {
             new FileImageSink(Path.of(tmp.getRoot() + "/parts.bsave")))
         .withExcludes(io.beamsave.transforms.select.Excludes.of(List.of("cache"), false));
 
-    List<ListLibrary.Part> parts = ListLibrary.parts(spec, "parts");
-    assertThat(parts).hasSize(ListLibrary.MAX_PARTS);
+    List<WalkInParts.Part> parts = WalkInParts.parts(spec, "parts");
+    assertThat(parts).hasSize(WalkInParts.MAX_PARTS);
     java.util.concurrent.ForkJoinPool pool = LibraryWalker.newPool();
     try {
-      List<ListLibrary.PartListing> walked = new ArrayList<>();
+      List<WalkInParts.PartListing> walked = new ArrayList<>();
       long excluded = 0;
-      for (ListLibrary.Part p : parts) {
-        ListLibrary.Staged w = ListLibrary.stage(pool, spec, "parts", p.top(), "parts/walk-" + p.index());
+      for (WalkInParts.Part p : parts) {
+        ListLibrary.Staged w =
+            ListLibrary.stage(pool, spec, "parts", p.top(), "parts/walk-" + p.index());
         excluded += w.walked().excluded()[0];
-        walked.add(new ListLibrary.PartListing(p.index(), p.of(), w.listing()));
+        walked.add(new WalkInParts.PartListing(p.index(), p.of(), w.listing()));
       }
       java.util.Collections.reverse(walked); // the order parts arrive in is no matter
-      StagedListing joined = ListLibrary.join("parts", walked);
+      StagedListing joined = WalkInParts.join("parts", walked);
       StagedListing whole = ListLibrary.stage(pool, spec, "parts").listing();
 
-      assertThat(joined.segments()).hasSize(ListLibrary.MAX_PARTS);
+      assertThat(joined.segments()).hasSize(WalkInParts.MAX_PARTS);
       assertThat(Entries.paths(joined.entries(spec))).hasSize(40 * 4 + 3 + 1)
           .containsExactlyElementsOf(Entries.paths(whole.entries(spec)));
       assertThat(new ArrayList<>(joined.entries(spec)))
@@ -116,7 +117,7 @@ public class ListLibraryTest {
       assertThat(excluded).isEqualTo(1);
 
       walked.remove(3);
-      assertThatThrownBy(() -> ListLibrary.join("parts", walked))
+      assertThatThrownBy(() -> WalkInParts.join("parts", walked))
           .hasMessageContaining("parts: walked parts").hasMessageContaining("not each of them");
     } finally {
       pool.shutdown();
