@@ -192,6 +192,49 @@ class ReleaseIT {
   }
 
   /**
+   * On a Java of 23 or later (when one is installed beside this one), a save and a restore say
+   * nothing on stderr: without the launcher's flags every run printed eight WARNING lines about
+   * jnr-ffi's native access and its use of sun.misc.Unsafe.
+   */
+  @Test
+  void onANewerJavaTheReleaseRunsWithoutItsWarnings() throws Exception {
+    Path jdk = null;
+    try (Stream<Path> s = Files.list(Path.of("/usr/lib/jvm"))) {
+      for (Path p : s.sorted().toList()) {
+        Path release = p.resolve("release");
+        if (Files.isRegularFile(release) && Files.isExecutable(p.resolve("bin/java"))) {
+          java.util.regex.Matcher m = java.util.regex.Pattern
+              .compile("(?m)^JAVA_VERSION=\"(\\d+)").matcher(Files.readString(release));
+          if (m.find() && Integer.parseInt(m.group(1)) >= 23) {
+            jdk = p;
+          }
+        }
+      }
+    } catch (java.nio.file.NoSuchFileException none) {
+      // No JDKs where Debian keeps them.
+    }
+    org.junit.jupiter.api.Assumptions.assumeTrue(jdk != null, "no Java 23 or later installed");
+    Path lib = Files.createDirectories(work.resolve("data/lib"));
+    Trees.mixedData(lib, 1 << 20);
+    Path home = Files.createDirectories(work.resolve("home"));
+    giveToNobody(work.resolve("data"));
+    giveToNobody(home);
+    Path image = work.resolve("data/lib.bsave");
+    Path target = work.resolve("data/restored");
+    for (Object[] args : List.of(
+        new Object[] {"save", "--library", lib, "--image", image, "--quiet"},
+        new Object[] {"restore", image, "--target", target, "--quiet"})) {
+      List<Object> withJava = new ArrayList<>(List.of("JAVA_HOME=" + jdk,
+          install.resolve("bin/beamsave")));
+      withJava.addAll(List.of(args));
+      LauncherIT.Run r = asNobody(home, Path.of("/usr/bin/env"), withJava.toArray());
+      assertThat(r.exit()).as(r.err()).isZero();
+      assertThat(r.err()).as(jdk + " " + args[0]).isEmpty();
+    }
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+  }
+
+  /**
    * As deploy/systemd runs it: a user of its own that reads the library through
    * CAP_DAC_READ_SEARCH alone, which must reach files and directories only root may read.
    */
