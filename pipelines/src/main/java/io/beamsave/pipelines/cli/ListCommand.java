@@ -8,11 +8,15 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -97,6 +101,10 @@ final class ListCommand implements Callable<Integer> {
       case FILE -> "file";
       case DIRECTORY -> "dir";
       case SYMLINK -> "symlink";
+      case HARDLINK -> "hardlink";
+      case FIFO -> "fifo";
+      case CHAR_DEVICE -> "chardev";
+      case BLOCK_DEVICE -> "blockdev";
     });
     m.put("mode", String.format("%04o", e.mode()));
     m.put("uid", e.uid());
@@ -109,6 +117,27 @@ final class ListCommand implements Callable<Integer> {
     m.put("unreadable", e.unreadable());
     if (e.linkTarget() != null) {
       putName(m, "linkTarget", e.linkTarget().bytes());
+    }
+    Meta meta = e.meta();
+    if (meta.user() != null) {
+      putName(m, "user", meta.user());
+    }
+    if (meta.group() != null) {
+      putName(m, "group", meta.group());
+    }
+    if (e.type() == EntryType.CHAR_DEVICE || e.type() == EntryType.BLOCK_DEVICE) {
+      m.put("deviceMajor", Integer.toUnsignedLong(Meta.major(meta.rdev())));
+      m.put("deviceMinor", Integer.toUnsignedLong(Meta.minor(meta.rdev())));
+    }
+    if (!meta.xattrs().isEmpty()) {
+      List<Map<String, Object>> xattrs = new ArrayList<>();
+      for (Meta.Xattr x : meta.xattrs()) {
+        Map<String, Object> a = new LinkedHashMap<>();
+        putName(a, "name", x.name());
+        a.put("valueBase64", java.util.Base64.getEncoder().encodeToString(x.value()));
+        xattrs.add(a);
+      }
+      m.put("xattrs", xattrs);
     }
     Catalog.Base base = sourcesOf == null ? null : baseOf(sourcesOf, e);
     if (base != null) {
@@ -260,6 +289,10 @@ final class ListCommand implements Callable<Integer> {
             case FILE -> e.unreadable() ? "f?" : e.changed() ? "f!" : "f";
             case DIRECTORY -> e.unreadable() ? "d?" : "d";
             case SYMLINK -> "l";
+            case HARDLINK -> "h";
+            case FIFO -> "p";
+            case CHAR_DEVICE -> "c";
+            case BLOCK_DEVICE -> "b";
           };
       pad(line.append(type), 5);
       String mode = Integer.toOctalString(e.mode());
@@ -280,7 +313,9 @@ final class ListCommand implements Callable<Integer> {
         pad(line, at + sourceWidth).append("  ");
       }
       line.append(e.path());
-      if (e.linkTarget() != null) {
+      if (e.isHardLink()) {
+        line.append(" link to ").append(e.linkTarget());
+      } else if (e.linkTarget() != null) {
         line.append(" -> ").append(e.linkTarget());
       }
       line.append(System.lineSeparator());

@@ -63,6 +63,13 @@ final class RestoreCommand implements Callable<Integer> {
       description = "Restore into a non-empty target, replacing files that are in the way.")
   boolean overwrite;
 
+  @Option(
+      names = "--numeric-owner",
+      description = "As root, give entries the owner and group numbers saved. Without it, an"
+          + " entry whose image names its owner (image format 9 on) goes to the user"
+          + " and group of those names on this host, where it has them, as tar does.")
+  boolean numericOwner;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin ReadArgs read;
@@ -81,7 +88,7 @@ final class RestoreCommand implements Callable<Integer> {
         // starts. Otherwise a selection is read page by page, here first.
         ref.readCatalogAhead();
       }
-      o = RestorePipeline.run(ref, target, includes, overwrite, use,
+      o = RestorePipeline.run(ref, target, includes, overwrite, numericOwner, use,
           pipeline::options, progress);
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));

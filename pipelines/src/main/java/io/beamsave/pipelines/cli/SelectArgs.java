@@ -40,6 +40,14 @@ final class SelectArgs {
   boolean excludeCaches;
 
   @Option(
+      names = {"-x", "--one-file-system"},
+      description =
+          "Stay on the filesystem of each library's root: a directory where another is mounted"
+              + " is saved empty (its mount point), as tar and restic do, with a warning naming"
+              + " it; nothing beneath it is read.")
+  boolean oneFileSystem;
+
+  @Option(
       names = "--files-from",
       paramLabel = "FILE",
       description =
@@ -65,6 +73,6 @@ final class SelectArgs {
     for (Path f : excludeFiles) {
       all.addAll(ExcludeFile.read(f));
     }
-    return new SaveRequest.Selection(all, excludeCaches, filesFrom, from0);
+    return new SaveRequest.Selection(all, excludeCaches, filesFrom, from0, oneFileSystem);
   }
 }

@@ -69,8 +69,9 @@ final class BatchedRestore {
 
   /** Restores all of {@code image}, whose catalog's head is {@code head}, into {@code target}. */
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
-      boolean overwrite, PrintWriter progress) {
-    return run(image, head, target, overwrite, progress, Limits.DEFAULT, null, bytes -> true);
+      boolean overwrite, Owners owners, PrintWriter progress) {
+    return run(image, head, target, overwrite, owners, progress, Limits.DEFAULT, null,
+        bytes -> true);
   }
 
   /**
@@ -79,8 +80,8 @@ final class BatchedRestore {
    * bytes than {@code here} takes, touches nothing and returns null: a pipeline's work.
    */
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
-      boolean overwrite, PrintWriter progress, Limits limits, List<String> includes,
-      LongPredicate here) {
+      boolean overwrite, Owners owners, PrintWriter progress, Limits limits,
+      List<String> includes, LongPredicate here) {
     long start = System.nanoTime();
     // Before the target is touched: a missing or replaced base fails the restore up front...
     ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
@@ -88,7 +89,7 @@ final class BatchedRestore {
     // And a selection whose extents overlap, or reference what a base does not hold: one pass
     // over the pages that can hold it, which also finds how much it is. A selection that fits
     // in a batch is kept from this pass; a larger one is read again as it is restored.
-    Selected selected = new Selected(image, head, includes);
+    Selected selected = new Selected(image, head, includes, owners);
     List<Entry> held = new ArrayList<>();
     long[] count = new long[2];
     selected.forEach(e -> {
@@ -128,7 +129,7 @@ final class BatchedRestore {
           }
           // The library root's metadata goes to the target in a whole restore; a selection
           // leaves the target as it was.
-          r.finish(whole ? head.catalog().root() : null);
+          r.finish(whole ? owners.map(head.catalog().root()) : null);
           finished = true;
         } finally {
           if (!finished) {
@@ -141,6 +142,7 @@ final class BatchedRestore {
         warnings.add(clamped);
       }
       r.skipped.warnings(warnings);
+      tree.lostMetadata(warnings);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot close restore target", target, e);
     }
@@ -155,13 +157,20 @@ final class BatchedRestore {
   private static final class Selected {
     private final ImageRef image;
     private final List<String> includes;
+    private final Owners owners;
+    private final LinksOut links;
     private final List<PathBytes> under;
     /** The directories above those walked, in path order. */
     private final List<Entry> above;
 
-    Selected(ImageRef image, CatalogHead head, List<String> includes) {
+    Selected(ImageRef image, CatalogHead head, List<String> includes, Owners owners) {
       this.image = image;
       this.includes = includes;
+      this.owners = owners;
+      this.links = new LinksOut(includes, p -> {
+        List<Entry> found = image.find(List.of(p), head);
+        return found.isEmpty() ? null : found.get(0);
+      });
       this.under = Selection.under(includes);
       Set<PathBytes> dirs = new TreeSet<>(PathOrder.PATHS);
       for (PathBytes p : under) {
@@ -173,7 +182,8 @@ final class BatchedRestore {
     }
 
     void forEach(Consumer<Entry> out) {
-      Selection.Stream stream = new Selection.Stream(includes, out);
+      Selection.Stream stream =
+          new Selection.Stream(includes, e -> out.accept(owners.map(links.resolve(e))));
       Iterator<Entry> a = above.iterator();
       Entry[] next = {a.hasNext() ? a.next() : null};
       image.walk(under, e -> {

@@ -111,6 +111,10 @@ public final class RestorePipeline {
     }
   }
 
+  private static Entry first(List<Entry> found) {
+    return found.isEmpty() ? null : found.get(0);
+  }
+
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
     return p.apply("Shards", Elements.of(tasks, ReadTask.CODER))
@@ -126,18 +130,35 @@ public final class RestorePipeline {
       ReadRun.PipelineUse use,
       Supplier<PipelineOptions> options,
       PrintWriter progress) {
+    return run(image, target, includes, overwrite, false, use, options, progress);
+  }
+
+  /**
+   * Like the others, with {@code numericOwner}: as root, give entries the owner and group
+   * numbers saved, not those their saved names have on this host.
+   */
+  public static Outcome run(
+      ImageRef image,
+      Path target,
+      List<String> includes,
+      boolean overwrite,
+      boolean numericOwner,
+      ReadRun.PipelineUse use,
+      Supplier<PipelineOptions> options,
+      PrintWriter progress) {
     long start = System.nanoTime();
+    Owners owners = Owners.of(numericOwner);
     List<PathBytes> literal = literalPaths(includes);
     if (includes == null || includes.isEmpty()) {
       CatalogHead head = image.head();
       if (use.here(head.totals().rawBytes())) {
-        return BatchedRestore.run(image, head, target, overwrite, progress);
+        return BatchedRestore.run(image, head, target, overwrite, owners, progress);
       }
     } else if (use.here(0)) {
       // A selection is read page by page to learn how much it holds; a small one is restored
       // here as it was read, a larger one goes to a pipeline.
-      Outcome here = BatchedRestore.run(image, image.head(), target, overwrite, progress,
-          BatchedRestore.Limits.DEFAULT, includes, use::here);
+      Outcome here = BatchedRestore.run(image, image.head(), target, overwrite, owners,
+          progress, BatchedRestore.Limits.DEFAULT, includes, use::here);
       if (here != null) {
         return here;
       }
@@ -165,7 +186,10 @@ public final class RestorePipeline {
     }
     Skipped skipped = new Skipped();
     List<Entry> chosen = new ArrayList<>();
+    CatalogHead head = image.head();
+    LinksOut links = new LinksOut(includes, p -> first(image.find(List.of(p), head)));
     for (Entry e : Selection.select(candidates, includes)) {
+      e = owners.map(links.resolve(e));
       if (skipped.restores(e)) {
         chosen.add(e);
       }
@@ -195,8 +219,9 @@ public final class RestorePipeline {
         // The library root's metadata goes to the target in a whole restore; one of chosen
         // entries leaves the target as it was.
         boolean whole = includes == null || includes.isEmpty();
-        tree.finish(chosen, ids, whole ? catalog.root() : null);
+        tree.finish(chosen, ids, whole ? owners.map(catalog.root()) : null);
         finished = true;
+        tree.lostMetadata(warnings);
         String clamped = tree.clampedTimes(clampedByWorkers, chosen);
         if (clamped != null) {
           warnings.add(clamped);

@@ -44,7 +44,7 @@ public final class Selection {
     return out;
   }
 
-  private static List<Glob> compile(List<String> globs) {
+  static List<Glob> compile(List<String> globs) {
     List<Glob> matchers = new ArrayList<>();
     for (String g : globs) {
       try {

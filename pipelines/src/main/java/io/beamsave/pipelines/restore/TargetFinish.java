@@ -5,8 +5,11 @@ import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.Handle;
+import io.beamsave.transforms.fs.NotSupportedException;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.read.ReadTask;
 import io.beamsave.transforms.read.RestoreTarget;
@@ -29,6 +32,9 @@ final class TargetFinish {
   private final RestoreTarget target;
   private final TargetMarkers markers;
   private final boolean asRoot = Dir.effectiveUid() == 0;
+  /** The files hard links are made to: earlier in path order than the links' own paths. */
+  private final Beneath linked;
+  private final MetadataLoss lost = new MetadataLoss();
   /** Entries whose mtime the target's filesystem could not hold: how many, and the first. */
   private long clamped;
   private String firstClamped;
@@ -39,6 +45,7 @@ final class TargetFinish {
     this.tree = tree;
     this.target = target;
     this.markers = markers;
+    this.linked = new Beneath(root);
   }
 
   private String show(PathBytes rel) {
@@ -76,6 +83,8 @@ final class TargetFinish {
           }
           case SYMLINK -> link(e);
           case DIRECTORY -> dirs.add(e);
+          case HARDLINK -> hardLink(e);
+          case FIFO, CHAR_DEVICE, BLOCK_DEVICE -> node(e);
         }
       } catch (IOException x) {
         throw BeamsaveException.io("cannot restore", show(e.path()), x);
@@ -99,6 +108,7 @@ final class TargetFinish {
   void done(Entry top) {
     try {
       tree.close();
+      linked.close();
       markers.remove();
       if (top != null) {
         setMetadata(root, top);
@@ -144,6 +154,7 @@ final class TargetFinish {
       if (asRoot) {
         own.setLinkOwner(name, e.uid(), e.gid());
       }
+      setXattrs(e, (n, v) -> own.setXattr(name, n, v));
       own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
       checkTime(own.stat(name), e);
       own.renameTo(name, dir, name);
@@ -152,9 +163,132 @@ final class TargetFinish {
     }
   }
 
+  /**
+   * Makes a FIFO or device node with its metadata. A node is never opened (opening a device
+   * acts on it), so what a handle would set is set by name, in a directory of its own that only
+   * this process's user may enter, as for a symlink. Devices need root: as another user each is
+   * counted and left out.
+   */
+  private void node(Entry e) throws IOException {
+    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+    byte[] temp = target.temporaryName(e.path());
+    dir.mkdir(temp, 0700);
+    try (Dir own = dir.openDir(temp)) {
+      FileStat s = own.stat();
+      if (s.uid() != Dir.effectiveUid() || (s.permissions() & 077) != 0) {
+        throw new BeamsaveException("refusing to restore " + show(e.path()) + ": the directory"
+            + " made for it was replaced during the restore");
+      }
+      byte[] name = e.path().fileName();
+      int type = switch (e.type()) {
+        case FIFO -> FIFO_BITS;
+        case CHAR_DEVICE -> CHAR_BITS;
+        default -> BLOCK_BITS;
+      };
+      try {
+        own.mknod(name, type | 0600, e.type() == EntryType.FIFO ? 0 : e.meta().rdev());
+      } catch (java.nio.file.AccessDeniedException denied) {
+        if (e.type() == EntryType.FIFO) {
+          throw denied;
+        }
+        lost.note(MetadataLoss.DEVICES, "only root may make them", show(e.path()));
+        return;
+      }
+      if (asRoot) {
+        own.setLinkOwner(name, e.uid(), e.gid());
+      }
+      own.setPermissions(name, e.mode());
+      setXattrs(e, (n, v) -> own.setXattr(name, n, v));
+      own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
+      checkTime(own.stat(name), e);
+      own.renameTo(name, dir, name);
+    } finally {
+      dir.deleteDirectory(temp);
+    }
+  }
+
+  /**
+   * Makes {@code e} another name of the file its link target names, which the restore has made
+   * by now (it comes first in path order; a link whose file a selection leaves out is restored
+   * as a file instead). Made under a temporary name and renamed into place, so that an entry in
+   * the way is replaced, as files are. The file's metadata is its own: nothing is set here.
+   */
+  private void hardLink(Entry e) throws IOException {
+    PathBytes to = e.linkTarget();
+    Dir from = linked.dir(to.bytes(), Math.max(0, to.lastSlash()));
+    FileStat s = from.stat(to.fileName());
+    if (!s.isRegularFile()) {
+      throw new BeamsaveException("cannot restore " + show(e.path()) + " as a link to " + to
+          + ": that is not a regular file in the target");
+    }
+    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+    byte[] temp = target.temporaryName(e.path());
+    from.link(to.fileName(), dir, temp);
+    dir.rename(temp, e.path().fileName());
+  }
+
+  private static final int FIFO_BITS = 0010000;
+  private static final int CHAR_BITS = 0020000;
+  private static final int BLOCK_BITS = 0060000;
+
   private void setMetadata(Handle h, Entry e) throws IOException {
-    checkTime(RestoreTarget.setMetadata(
-        h, e.uid(), e.gid(), e.mode(), e.mtimeSeconds(), e.mtimeNanos(), asRoot), e);
+    FileStat s = RestoreTarget.setMetadata(
+        h, e.uid(), e.gid(), e.mode(), e.mtimeSeconds(), e.mtimeNanos(), asRoot);
+    setXattrs(e, h::setXattr);
+    checkTime(s, e);
+  }
+
+  /** Sets one extended attribute, by a handle or by name. */
+  @FunctionalInterface
+  private interface XattrSetter {
+    void set(byte[] name, byte[] value) throws IOException;
+  }
+
+  /**
+   * Sets {@code e}'s extended attributes, after its owner and mode (a chown clears a file's
+   * capabilities, a chmod rewrites an ACL's mask) and with the capability last. What the
+   * target's filesystem or this user may not set is counted by kind, not failed.
+   */
+  private void setXattrs(Entry e, XattrSetter setter) throws IOException {
+    Meta.Xattr capability = null;
+    for (Meta.Xattr x : e.meta().xattrs()) {
+      if (x.is(Meta.CAPABILITY)) {
+        capability = x;
+      } else {
+        setXattr(e, x, setter);
+      }
+    }
+    if (capability != null) {
+      setXattr(e, capability, setter);
+    }
+  }
+
+  private void setXattr(Entry e, Meta.Xattr x, XattrSetter setter) throws IOException {
+    try {
+      setter.set(x.name(), x.value());
+    } catch (java.nio.file.AccessDeniedException denied) {
+      lost.note(kind(x), asRoot ? "the target refused them" : "not permitted as this user",
+          show(e.path()));
+    } catch (NotSupportedException refused) {
+      lost.note(kind(x), "the target's filesystem does not keep them", show(e.path()));
+    }
+  }
+
+  /** What a lost attribute is called in a warning. */
+  private static String kind(Meta.Xattr x) {
+    if (x.is(Meta.ACL_ACCESS) || x.is(Meta.ACL_DEFAULT)) {
+      return "ACLs";
+    }
+    if (x.is(Meta.CAPABILITY)) {
+      return "file capabilities";
+    }
+    String n = x.nameText();
+    return n.substring(0, n.indexOf('.')) + ". extended attributes";
+  }
+
+  /** Adds what could not be restored, by kind, to {@code out}. */
+  void lostMetadata(List<String> out) {
+    lost.warnings(out);
   }
 
   /**

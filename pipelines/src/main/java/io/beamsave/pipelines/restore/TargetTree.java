@@ -255,6 +255,11 @@ final class TargetTree implements AutoCloseable {
     finish.findClamped(batch);
   }
 
+  /** See {@link TargetFinish#lostMetadata}. */
+  void lostMetadata(List<String> out) {
+    finish.lostMetadata(out);
+  }
+
   /** See {@link TargetFinish#clampedTimes(long)}. */
   String clampedTimes(long byWorkers) {
     return finish.clampedTimes(byWorkers);

@@ -154,7 +154,8 @@ public final class Save {
           .withSizes(request.shardSize() != null ? request.shardSize()
               : SaveSpecs.defaultShardSize(request.image()), request.blockSize())
           .withAllowChanging(request.allowChanging())
-          .withExcludes(Excludes.of(select.excludes(), select.excludeCaches()))
+          .withExcludes(Excludes.of(select.excludes(), select.excludeCaches())
+              .withOtherFileSystems(select.oneFileSystem()))
           .withSkipUnreadable(request.skipUnreadable());
       return withFilesFrom(save);
     } catch (IllegalArgumentException e) {

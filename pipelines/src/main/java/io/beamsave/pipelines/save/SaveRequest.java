@@ -58,9 +58,15 @@ public record SaveRequest(
    * @param excludeCaches leave out the contents of directories tagged {@code CACHEDIR.TAG}
    * @param filesFrom the file listing the paths to save ({@code -}: standard input), or null
    * @param from0 the list is separated by NUL bytes, not lines
+   * @param oneFileSystem stay on each library root's filesystem ({@code --one-file-system})
    */
-  public record Selection(
-      List<String> excludes, boolean excludeCaches, String filesFrom, boolean from0) {
+  public record Selection(List<String> excludes, boolean excludeCaches, String filesFrom,
+      boolean from0, boolean oneFileSystem) {
+    public Selection(List<String> excludes, boolean excludeCaches, String filesFrom,
+        boolean from0) {
+      this(excludes, excludeCaches, filesFrom, from0, false);
+    }
+
     public Selection {
       excludes = List.copyOf(excludes);
       if (filesFrom == null && from0) {

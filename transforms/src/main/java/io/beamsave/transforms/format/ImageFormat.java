@@ -9,6 +9,9 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ImageFormat {
   /**
+   * Version 9: version 7 with what {@code statx} does not say: owner and group names, extended
+   * attributes (ACLs and capabilities among them), hard links, FIFOs and devices
+   * (docs/image-format.md, "Metadata").
    * Version 7: a paged catalog whose pages hold entries packed against the entry before them
    * (docs/image-format.md, "Packed entries"): about a third of the catalog's bytes in
    * version 5's, half after compression.
@@ -17,10 +20,16 @@ public final class ImageFormat {
    * Version 3: an image id, base images and extents that reference them (incremental saves).
    * Version 2: names as bytes, nanosecond ctime and inode per entry, the library root.
    */
-  public static final int VERSION = 7;
+  public static final int VERSION = 9;
 
-  /** An encrypted image of packed pages: version 7, sealed as version 4 is. */
-  public static final int ENCRYPTED_VERSION = 8;
+  /** Version 9 sealed, as version 4 is. */
+  public static final int ENCRYPTED_VERSION = 10;
+
+  /** The first version whose pages hold packed entries. */
+  public static final int PACKED_VERSION = 7;
+
+  /** Version 7 sealed. */
+  public static final int PACKED_ENCRYPTED_VERSION = 8;
 
   /** The first version whose catalog is paged, its entries laid out as a whole catalog's. */
   public static final int PAGED_VERSION = 5;
@@ -90,9 +99,10 @@ public final class ImageFormat {
 
   private ImageFormat() {}
 
-  /** Whether images of {@code version} are encrypted (4, 6 and 8). */
+  /** Whether images of {@code version} are encrypted (4, 6, 8 and 10). */
   public static boolean encrypted(int version) {
-    return version == ENCRYPTED_VERSION || version == PAGED_ENCRYPTED_VERSION
+    return version == ENCRYPTED_VERSION || version == PACKED_ENCRYPTED_VERSION
+        || version == PAGED_ENCRYPTED_VERSION
         || version == WHOLE_CATALOG_ENCRYPTED_VERSION;
   }
 
@@ -103,6 +113,11 @@ public final class ImageFormat {
 
   /** Whether the pages of images of {@code version} hold packed entries (7 on). */
   public static boolean packed(int version) {
+    return version >= PACKED_VERSION;
+  }
+
+  /** Whether entries of images of {@code version} carry their metadata (9 on). */
+  public static boolean metadata(int version) {
     return version >= VERSION;
   }
 

@@ -261,6 +261,55 @@ public final class Dir extends Handle {
     }
   }
 
+  /**
+   * The names of child {@code name}'s extended attributes that this process may see, without
+   * following it; none where its filesystem keeps none.
+   */
+  public List<byte[]> xattrNames(byte[] name) throws IOException {
+    // The printable name only for an error: a walk asks this of every entry.
+    return Xattrs.list(fd(), checked(name), name, () -> child(name));
+  }
+
+  /** The value of child {@code name}'s extended attribute {@code attr}; null if it has gone. */
+  public byte[] xattr(byte[] name, byte[] attr) throws IOException {
+    checked(name);
+    return Xattrs.get(fd(), name, attr, child(name));
+  }
+
+  /** Sets child {@code name}'s extended attribute {@code attr}, not following it. */
+  public void setXattr(byte[] name, byte[] attr, byte[] value) throws IOException {
+    checked(name);
+    Xattrs.set(fd(), name, attr, value, child(name));
+  }
+
+  /**
+   * Creates {@code name} as a FIFO or device node: {@code mode} holds its type ({@code
+   * S_IFIFO}, {@code S_IFCHR} or {@code S_IFBLK}) and permission bits, {@code rdev} the device.
+   */
+  public void mknod(byte[] name, int mode, long rdev) throws IOException {
+    if (Posix.c().mknodat(fd(), checked(name), mode, rdev) != 0) {
+      throw fail(child(name));
+    }
+  }
+
+  /** Makes {@code to} in {@code dir} another name of regular file {@code from} here. */
+  public void link(byte[] from, Dir dir, byte[] to) throws IOException {
+    // No AT_SYMLINK_FOLLOW: a symlink put at from is linked as the link, never followed.
+    if (Posix.c().linkat(fd(), checked(from), dir.fd(), checked(to), 0) != 0) {
+      throw fail(dir.child(to));
+    }
+  }
+
+  /**
+   * Sets the permission bits of {@code name} by name: for nodes, which are never opened (a
+   * device's open can act on it), made where only this process's user can reach them.
+   */
+  public void setPermissions(byte[] name, int permissions) throws IOException {
+    if (Posix.c().fchmodat(fd(), checked(name), permissions & 07777, 0) != 0) {
+      throw fail(child(name));
+    }
+  }
+
   /** The effective user id of this process. */
   public static int effectiveUid() {
     return Posix.c().geteuid();

@@ -5,7 +5,8 @@ import java.nio.ByteOrder;
 
 /**
  * What {@code statx} says of a file, to the nanosecond: its type and permission bits ({@code
- * st_mode}), owner, size, modification and status-change times, inode, device and link count.
+ * st_mode}), owner, size, modification and status-change times, inode, device, link count,
+ * 512-byte blocks allocated, and for a device node the device it is ({@code makedev}).
  */
 public record FileStat(
     int mode,
@@ -18,7 +19,32 @@ public record FileStat(
     int ctimeNanos,
     long inode,
     long device,
-    int links) {
+    int links,
+    long blocks,
+    long rdev) {
+
+  /** The same file, as far as the fields that were there before blocks and rdev go. */
+  public FileStat(int mode, int uid, int gid, long size, long mtimeSeconds, int mtimeNanos,
+      long ctimeSeconds, int ctimeNanos, long inode, long device, int links) {
+    this(mode, uid, gid, size, mtimeSeconds, mtimeNanos, ctimeSeconds, ctimeNanos, inode, device,
+        links, 0, 0);
+  }
+
+  public boolean isFifo() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFIFO;
+  }
+
+  public boolean isCharDevice() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFCHR;
+  }
+
+  public boolean isBlockDevice() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFBLK;
+  }
+
+  public boolean isSocket() {
+    return (mode & Posix.S_IFMT) == Posix.S_IFSOCK;
+  }
 
   public boolean isDirectory() {
     return (mode & Posix.S_IFMT) == Posix.S_IFDIR;
@@ -51,12 +77,21 @@ public record FileStat(
     int mode = Short.toUnsignedInt(b.getShort(28));
     long inode = b.getLong(32);
     long size = b.getLong(40);
+    long blocks = b.getLong(48);
+    long rdev = makedev(Integer.toUnsignedLong(b.getInt(128)),
+        Integer.toUnsignedLong(b.getInt(132)));
     long ctime = b.getLong(96);
     int ctimeNanos = b.getInt(104);
     long mtime = b.getLong(112);
     int mtimeNanos = b.getInt(120);
     long device = ((long) b.getInt(136) << 32) | Integer.toUnsignedLong(b.getInt(140));
-    return new FileStat(
-        mode, uid, gid, size, mtime, mtimeNanos, ctime, ctimeNanos, inode, device, links);
+    return new FileStat(mode, uid, gid, size, mtime, mtimeNanos, ctime, ctimeNanos, inode,
+        device, links, blocks, rdev);
+  }
+
+  /** glibc's {@code makedev}: the encoding {@code mknod} takes. */
+  static long makedev(long major, long minor) {
+    return ((major & 0xfffff000L) << 32) | ((major & 0xfffL) << 8)
+        | ((minor & 0xffffff00L) << 12) | (minor & 0xffL);
   }
 }

@@ -2,6 +2,8 @@ package io.beamsave.transforms.fs;
 
 import java.io.IOException;
 import java.nio.file.ClosedFileSystemException;
+import java.util.List;
+import jnr.constants.platform.Errno;
 
 /**
  * An open file descriptor and the name it was opened by (printable, for errors). Metadata is
@@ -59,6 +61,56 @@ public abstract class Handle implements AutoCloseable {
   /** Sets the modification time, to the nanosecond; the access time is left as it is. */
   public final void setModified(long seconds, int nanos) throws IOException {
     if (Posix.c().futimens(fd(), times(seconds, nanos)) != 0) {
+      throw fail(null);
+    }
+  }
+
+  /** The names of this file's extended attributes the process may see, as bytes. */
+  public final List<byte[]> xattrNames() throws IOException {
+    long n = Posix.c().flistxattr(fd(), null, 0);
+    while (n > 0) {
+      byte[] buf = new byte[(int) n];
+      long got = Posix.c().flistxattr(fd(), buf, buf.length);
+      if (got >= 0) {
+        return Xattrs.names(buf, (int) got);
+      }
+      if (Posix.errno() != Errno.ERANGE.intValue()) {
+        break;
+      }
+      n = Posix.c().flistxattr(fd(), null, 0);
+    }
+    if (n < 0 && !Xattrs.unsupported(Posix.errno())) {
+      throw fail(null);
+    }
+    return List.of();
+  }
+
+  /** The value of extended attribute {@code name}, or null where it has gone. */
+  public final byte[] xattr(byte[] name) throws IOException {
+    byte[] cname = Posix.cString(name);
+    while (true) {
+      long n = Posix.c().fgetxattr(fd(), cname, null, 0);
+      if (n < 0) {
+        break;
+      }
+      byte[] buf = new byte[(int) n];
+      long got = Posix.c().fgetxattr(fd(), cname, buf, buf.length);
+      if (got >= 0) {
+        return got == n ? buf : java.util.Arrays.copyOf(buf, (int) got);
+      }
+      if (Posix.errno() != Errno.ERANGE.intValue()) {
+        break;
+      }
+    }
+    if (Posix.errno() == Errno.ENODATA.intValue()) {
+      return null;
+    }
+    throw fail(null);
+  }
+
+  /** Sets extended attribute {@code name} to {@code value}. */
+  public final void setXattr(byte[] name, byte[] value) throws IOException {
+    if (Posix.c().fsetxattr(fd(), Posix.cString(name), value, value.length, 0) != 0) {
       throw fail(null);
     }
   }

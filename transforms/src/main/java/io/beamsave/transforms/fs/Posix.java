@@ -94,6 +94,50 @@ final class Posix {
 
     int geteuid();
 
+    /** {@code listxattrat} (Linux 6.13): a child's attribute names, without following it. */
+    @SaveError
+    long syscall(long number, int dirfd, @In byte[] path, int atFlags, @Out byte[] list,
+        long size);
+
+    @SaveError
+    long llistxattr(@In byte[] path, @Out byte[] list, long size);
+
+    @SaveError
+    long lgetxattr(@In byte[] path, @In byte[] name, @Out byte[] value, long size);
+
+    @SaveError
+    long fgetxattr(int fd, @In byte[] name, @Out byte[] value, long size);
+
+    @SaveError
+    long flistxattr(int fd, @Out byte[] list, long size);
+
+    @SaveError
+    int fsetxattr(int fd, @In byte[] name, @In byte[] value, long size, int flags);
+
+    @SaveError
+    int lsetxattr(@In byte[] path, @In byte[] name, @In byte[] value, long size, int flags);
+
+    @SaveError
+    int mknodat(int dirfd, @In byte[] path, int mode, long dev);
+
+    @SaveError
+    int linkat(int olddirfd, @In byte[] oldpath, int newdirfd, @In byte[] newpath, int flags);
+
+    @SaveError
+    int fchmodat(int dirfd, @In byte[] path, int mode, int flags);
+
+    @SaveError
+    int getpwuid_r(int uid, Pointer pwd, Pointer buf, long buflen, Pointer result);
+
+    @SaveError
+    int getgrgid_r(int gid, Pointer grp, Pointer buf, long buflen, Pointer result);
+
+    @SaveError
+    int getpwnam_r(@In byte[] name, Pointer pwd, Pointer buf, long buflen, Pointer result);
+
+    @SaveError
+    int getgrnam_r(@In byte[] name, Pointer grp, Pointer buf, long buflen, Pointer result);
+
     String strerror(int errnum);
   }
 
@@ -115,6 +159,12 @@ final class Posix {
   static final int S_IFDIR = 0040000;
   static final int S_IFREG = 0100000;
   static final int S_IFLNK = 0120000;
+  static final int S_IFIFO = 0010000;
+  static final int S_IFCHR = 0020000;
+  static final int S_IFBLK = 0060000;
+  static final int S_IFSOCK = 0140000;
+  /** The syscall number of {@code listxattrat}, the same on every architecture (Linux 6.13). */
+  static final long SYS_LISTXATTRAT = 465;
 
   private static final class Holder {
     static final LibC C;
@@ -149,6 +199,10 @@ final class Posix {
 
   static LibC c() {
     return Holder.C;
+  }
+
+  static jnr.ffi.Runtime runtime() {
+    return Holder.RUNTIME;
   }
 
   static int errno() {
@@ -214,6 +268,9 @@ final class Posix {
     }
     if (errno == Errno.ELOOP.intValue()) {
       return new SymlinkException(file);
+    }
+    if (errno == Errno.EOPNOTSUPP.intValue() || errno == Errno.ENOTSUP.intValue()) {
+      return new NotSupportedException(file);
     }
     return new FileSystemException(file, null, c().strerror(errno));
   }

@@ -195,7 +195,8 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
     }
     int bases = catalog.bases().size();
     PackedEntries.Reader packed =
-        ImageFormat.packed(version) ? new PackedEntries.Reader(in, bases) : null;
+        ImageFormat.packed(version)
+            ? new PackedEntries.Reader(in, bases, ImageFormat.metadata(version)) : null;
     for (int i = 0; i < page.entries(); i++) {
       Entry e = packed != null ? packed.read(firstEntry + i)
           : CatalogReader.readEntry(in, firstEntry + i, version, bases);

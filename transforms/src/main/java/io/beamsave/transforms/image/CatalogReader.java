@@ -150,6 +150,10 @@ public final class CatalogReader {
       throw new ImageException(image + ": catalog: shard size smaller than block size");
     }
     Entry root = version >= 2 ? readRoot(in) : null;
+    if (ImageFormat.metadata(version)) {
+      root = root.withMeta(
+          new PackedEntries.Reader(in, 0, true).readMeta(0, "library root metadata"));
+    }
     ImageId id = null;
     ImageId origin = null;
     int depth = 0;
@@ -267,7 +271,7 @@ public final class CatalogReader {
       throws ImageException {
     final String where = ENTRY;
     EntryType type = EntryType.fromCode(in.uint8(where + " type"));
-    if (type == null) {
+    if (type == null || !type.before9()) {
       throw in.fail(where + ": unknown type");
     }
     int flags = in.uint8(where + " flags");

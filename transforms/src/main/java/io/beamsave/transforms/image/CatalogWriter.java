@@ -28,7 +28,7 @@ public final class CatalogWriter {
   public static byte[] encode(Catalog c) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + c.entries().size() * 96);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      writePreamble(out, c);
+      writePreamble(out, c, false);
       out.writeInt(c.entries().size());
       for (Entry e : c.entries()) {
         writeEntry(out, e);
@@ -48,7 +48,7 @@ public final class CatalogWriter {
       byte[] pageKey) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + pages.size() * 96);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      writePreamble(out, c);
+      writePreamble(out, c, true);
       writeShards(out, c);
       if (c.encrypted()) {
         out.write(pageKey);
@@ -75,7 +75,9 @@ public final class CatalogWriter {
     return bytes.toByteArray();
   }
 
-  private static void writePreamble(DataOutputStream out, Catalog c) throws IOException {
+  /** What comes before the entries; {@code meta}: with the root's metadata (version 9 on). */
+  private static void writePreamble(DataOutputStream out, Catalog c, boolean meta)
+      throws IOException {
     out.write(ImageFormat.CATALOG_MAGIC);
     writeText(out, c.library());
     writeText(out, c.codecSpec());
@@ -83,6 +85,9 @@ public final class CatalogWriter {
     out.writeInt(c.blockSize());
     out.writeLong(c.shardSize());
     writeRoot(out, c.root());
+    if (meta) {
+      new PackedEntries.Writer(out).writeMeta(c.root().meta());
+    }
     out.write(c.id().bytes());
     out.write(c.origin() == null ? new byte[ImageId.SIZE] : c.origin().bytes());
     out.writeInt(c.depth());

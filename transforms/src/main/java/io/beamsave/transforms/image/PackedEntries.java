@@ -25,12 +25,20 @@ final class PackedEntries {
    */
   static final int MIN_ENTRY = 3 + 2 + 3 + 4 + 2;
 
+  /** Bits of an entry's metadata byte (version 9 on): what follows it. */
+  static final int META_USER = 1;
+
+  static final int META_GROUP = 2;
+  static final int META_XATTRS = 4;
+
   /** The smallest packed extent: image, shard, offset, length, then the digest. */
   static final int MIN_EXTENT = 4 + ImageFormat.DIGEST_SIZE;
 
   /** What an entry is written against: the entry before it in the page. */
   private static class Previous {
     byte[] path = new byte[0];
+    byte[] user;
+    byte[] group;
     long mtimeSeconds;
     int mtimeNanos;
     long inode;
@@ -55,6 +63,8 @@ final class PackedEntries {
     /** Forgets what came before: the next entry starts a page. */
     void restart() {
       path = new byte[0];
+      user = null;
+      group = null;
       mtimeSeconds = 0;
       mtimeNanos = 0;
       inode = 0;
@@ -84,10 +94,14 @@ final class PackedEntries {
       signed(e.ctimeNanos() - e.mtimeNanos());
       signed(e.inode() - inode);
       varint(e.size());
-      if (e.type() == EntryType.SYMLINK) {
+      if (e.type() == EntryType.SYMLINK || e.isHardLink()) {
         byte[] t = e.linkTarget().bytes();
         varint(t.length);
         out.write(t);
+      }
+      if (e.type() == EntryType.CHAR_DEVICE || e.type() == EntryType.BLOCK_DEVICE) {
+        varint(Integer.toUnsignedLong(Meta.major(e.meta().rdev())));
+        varint(Integer.toUnsignedLong(Meta.minor(e.meta().rdev())));
       }
       if (e.isFile()) {
         varint(e.extents().size());
@@ -104,10 +118,43 @@ final class PackedEntries {
           end = x.offset() + x.length();
         }
       }
+      writeMeta(e.meta());
       path = p;
       mtimeSeconds = e.mtimeSeconds();
       mtimeNanos = e.mtimeNanos();
       inode = e.inode();
+    }
+
+    /** The names where they differ from the entry before's, and the extended attributes. */
+    void writeMeta(Meta m) throws IOException {
+      boolean newUser = !java.util.Arrays.equals(m.user(), user);
+      boolean newGroup = !java.util.Arrays.equals(m.group(), group);
+      out.writeByte((newUser ? META_USER : 0) | (newGroup ? META_GROUP : 0)
+          | (m.xattrs().isEmpty() ? 0 : META_XATTRS));
+      if (newUser) {
+        name(m.user());
+      }
+      if (newGroup) {
+        name(m.group());
+      }
+      if (!m.xattrs().isEmpty()) {
+        varint(m.xattrs().size());
+        for (Meta.Xattr x : m.xattrs()) {
+          varint(x.name().length);
+          out.write(x.name());
+          varint(x.value().length);
+          out.write(x.value());
+        }
+      }
+      user = m.user();
+      group = m.group();
+    }
+
+    private void name(byte[] n) throws IOException {
+      varint(n == null ? 0 : n.length);
+      if (n != null) {
+        out.write(n);
+      }
     }
 
     private void signed(long v) throws IOException {
@@ -127,12 +174,15 @@ final class PackedEntries {
   static final class Reader extends Previous {
     private final CatalogInput in;
     private final int baseCount;
+    /** Whether entries carry their metadata (version 9 on). */
+    private final boolean meta;
     /** The bytes of the page's paths read so far, whole. */
     private long pathBytes;
 
-    Reader(CatalogInput in, int baseCount) {
+    Reader(CatalogInput in, int baseCount, boolean meta) {
       this.in = in;
       this.baseCount = baseCount;
+      this.meta = meta;
     }
 
     /** Reads the next entry, entry {@code index} of the catalog. */
@@ -150,6 +200,8 @@ final class PackedEntries {
         mtimeSeconds = e.mtimeSeconds();
         mtimeNanos = e.mtimeNanos();
         inode = e.inode();
+        user = e.meta().user();
+        group = e.meta().group();
         return e;
       } catch (ImageException e) {
         throw CatalogReader.named(e, index, named);
@@ -181,7 +233,7 @@ final class PackedEntries {
     private Entry read(PathBytes p) throws ImageException {
       String where = CatalogReader.ENTRY;
       EntryType type = EntryType.fromCode(in.uint8(where + " type"));
-      if (type == null) {
+      if (type == null || (!meta && !type.before9())) {
         throw in.fail(where + ": unknown type");
       }
       int flags = in.uint8(where + " flags");
@@ -205,6 +257,22 @@ final class PackedEntries {
         target = CatalogReader.checkTarget(in,
             PathBytes.wrap(in.bytes((int) n, where + " symlink target")));
       }
+      if (type == EntryType.HARDLINK) {
+        long n = in.varint(where + " link target", CatalogPaths.MAX_NAME_BYTES);
+        target = PathBytes.wrap(in.bytes((int) n, where + " link target"));
+        String problem = CatalogPaths.problem(target);
+        if (problem != null || PathOrder.compare(target, p) >= 0) {
+          // A link's file comes first: a restore in path order has made it by then.
+          throw in.fail(where + ": hard link to '" + target + "', "
+              + (problem != null ? problem : "not an entry before it"));
+        }
+      }
+      long rdev = 0;
+      if (type == EntryType.CHAR_DEVICE || type == EntryType.BLOCK_DEVICE) {
+        long major = in.varint(where + " device major", 0xffff_ffffL);
+        long minor = in.varint(where + " device minor", 0xffff_ffffL);
+        rdev = Meta.rdev(major, minor);
+      }
       if (type == EntryType.FILE) {
         long n = in.varint(where + " extent count", in.b.remaining() / MIN_EXTENT);
         extents = new ArrayList<>((int) n);
@@ -225,8 +293,59 @@ final class PackedEntries {
           end = offset + length;
         }
       }
+      Meta m = meta ? readMeta(rdev, where + " metadata") : Meta.NONE;
       return new Entry(p, type, flags, mode, uid, gid, mtime, (int) nanos, ctime, (int) cnanos,
-          ino, size, target, extents);
+          ino, size, target, extents, m);
+    }
+
+    /** An entry's metadata byte and what follows it; {@code where} names it in errors. */
+    Meta readMeta(long rdev, String where) throws ImageException {
+      int bits = in.uint8(where);
+      if ((bits & ~(META_USER | META_GROUP | META_XATTRS)) != 0) {
+        throw in.fail(where + ": unknown bits " + Integer.toHexString(bits));
+      }
+      byte[] u = (bits & META_USER) != 0 ? name(where + " user name") : user;
+      byte[] g = (bits & META_GROUP) != 0 ? name(where + " group name") : group;
+      List<Meta.Xattr> xattrs = List.of();
+      if ((bits & META_XATTRS) != 0) {
+        long n = in.varint(where + " xattr count", Meta.MAX_XATTRS);
+        if (n == 0 || n > in.b.remaining() / 3) {
+          throw in.fail(where + ": " + n + " extended attributes");
+        }
+        xattrs = new ArrayList<>((int) n);
+        byte[] last = null;
+        for (int k = 0; k < n; k++) {
+          long nl = in.varint(where + " xattr name", Meta.MAX_XATTR_NAME);
+          byte[] name = in.bytes((int) nl, where + " xattr name");
+          String problem = Meta.xattrNameProblem(name);
+          if (problem == null && last != null
+              && java.util.Arrays.compareUnsigned(last, name) >= 0) {
+            problem = "it is not after the one before";
+          }
+          if (problem != null) {
+            throw in.fail(where + ": extended attribute name "
+                + io.beamsave.transforms.Printable.bytes(name) + ": " + problem);
+          }
+          long vl = in.varint(where + " xattr value", Meta.MAX_XATTR_VALUE);
+          xattrs.add(new Meta.Xattr(name, in.bytes((int) vl, where + " xattr value")));
+          last = name;
+        }
+      }
+      return new Meta(u, g, xattrs, rdev);
+    }
+
+    /** An owner's or group's name, or null for none. */
+    private byte[] name(String where) throws ImageException {
+      long n = in.varint(where, Meta.MAX_NAME);
+      if (n == 0) {
+        return null;
+      }
+      byte[] name = in.bytes((int) n, where);
+      String problem = Meta.nameProblem(name);
+      if (problem != null) {
+        throw in.fail(where + " " + io.beamsave.transforms.Printable.bytes(name) + ": " + problem);
+      }
+      return name;
     }
   }
 }

@@ -133,7 +133,8 @@ public record ReadTask(
    * tasks write at once) are created before the pipeline and finished after it.
    */
   public static boolean madeByWorker(Entry e) {
-    return e.isFile() && e.extents().size() == 1;
+    // Extended attributes are set by the restore's last pass, with the capability last.
+    return e.isFile() && e.extents().size() == 1 && e.meta().xattrs().isEmpty();
   }
 
   /**

@@ -3,12 +3,14 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.Accounts;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.SymlinkException;
 import io.beamsave.transforms.image.CatalogPaths;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
@@ -114,9 +116,12 @@ final class LibraryWalker {
       // Which listed paths are missing is known only to a walk of all of the library.
       throw new IllegalArgumentException("a walk of --files-from is not made in parts");
     }
-    Walk walk = new Walk(pool, part, excludes, only, skip);
+    Walk walk = new Walk(pool, part, excludes, only, skip, excludes.otherFileSystems());
     try (Dir dir = Dir.open(root)) {
-      Entry top = entry(dir.stat(), EMPTY, null);
+      FileStat rootStat = dir.stat();
+      walk.rootDevice = rootStat.device();
+      Entry top = entry(rootStat, EMPTY, null);
+      top = top.withMeta(meta(rootStat, top.meta(), dir.xattrNames(), dir::xattr));
       Listed listed = walk.list(new SharedDir(walk, dir, false), null, EMPTY, 0, only == null);
       walk.emit(listed, sink);
       // The root is the target's top when restored: it is never flagged.
@@ -138,8 +143,14 @@ final class LibraryWalker {
     System.err.flush();
   }
 
-  /** A child of a listed directory: its name, its entry, and whether all of it is saved. */
-  private record Child(byte[] name, Entry entry, boolean selected) {}
+  /** The link count of a directory {@code --one-file-system} does not descend into. */
+  private static final int MOUNT_POINT = -1;
+
+  /**
+   * A child of a listed directory: its name, its entry, whether all of it is saved, and for a
+   * regular file the device and link count that say whether other names of it may come.
+   */
+  private record Child(byte[] name, Entry entry, boolean selected, long device, int links) {}
 
   /** A directory listed: its children in order, and the handle they are opened from. */
   private static final class Listed {
@@ -179,6 +190,12 @@ final class LibraryWalker {
     final Set<PathBytes> reached = ConcurrentHashMap.newKeySet();
     /** Directories on the way to listed paths that were excluded or could not be read. */
     final Set<PathBytes> settled = ConcurrentHashMap.newKeySet();
+    /** The files of more than one name met so far, to save later names as links. */
+    final HardLinks links = new HardLinks();
+    /** Whether to stay on the root's filesystem, and which that is. */
+    final boolean oneFileSystem;
+    long rootDevice;
+    final AtomicLong otherFileSystems = new AtomicLong();
     /** Entries held by directories listed ahead and not yet handed on. */
     final AtomicLong held = new AtomicLong();
     /** Listings begun ahead, by the child they list. */
@@ -187,7 +204,9 @@ final class LibraryWalker {
     long files;
     long rawBytes;
 
-    Walk(ForkJoinPool pool, TopNames top, Excludes excludes, FilesFrom only, boolean skip) {
+    Walk(ForkJoinPool pool, TopNames top, Excludes excludes, FilesFrom only, boolean skip,
+        boolean oneFileSystem) {
+      this.oneFileSystem = oneFileSystem;
       this.pool = pool;
       this.top = top;
       this.excludes = excludes;
@@ -237,7 +256,7 @@ final class LibraryWalker {
           Child c = at.children[at.next];
           at.children[at.next++] = null;
           if (c.entry.type() != EntryType.DIRECTORY) {
-            add(c.entry, sink);
+            add(links.of(c.entry, c.device, c.links), sink);
             continue;
           }
           CompletableFuture<Listed> listing = ahead.remove(c);
@@ -288,6 +307,10 @@ final class LibraryWalker {
     }
 
     private CompletableFuture<Listed> begin(Listed parent, Child c) {
+      if (c.links == MOUNT_POINT) {
+        return CompletableFuture.completedFuture(
+            new Listed(c.entry.path(), parent.depth + 1, null, new Child[0], false));
+      }
       return CompletableFuture.supplyAsync(() -> {
         Listed l = list(parent.self, c.name, c.entry.path(), parent.depth + 1, c.selected);
         held.addAndGet(l.children.length);
@@ -386,18 +409,32 @@ final class LibraryWalker {
           throw new BeamsaveException("cannot save " + dir.child(child) + ": it nests deeper"
               + " than " + ImageFormat.MAX_DEPTH + " directories");
         }
+        if (s.isSocket()) {
+          special.incrementAndGet();
+          warn("skipping socket " + Printable.text(dir.child(child))
+              + ": a socket is made by the program that listens on it, not restored");
+          continue;
+        }
         Entry e;
         try {
           e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
+          e = e.withMeta(meta(s, e.meta(), dir.xattrNames(child), n -> dir.xattr(child, n)));
         } catch (IOException x) {
           cannot("cannot read", dir.child(child), childRel, x);
           flagged = true;
           continue;
         }
-        if (e == null) {
-          special.incrementAndGet();
-          warn("skipping special file (FIFO, socket or device) "
-              + Printable.text(dir.child(child)) + ": it is not saved");
+        if (oneFileSystem && s.device() != rootDevice) {
+          otherFileSystems.incrementAndGet();
+          if (!s.isDirectory()) {
+            warn("skipping " + Printable.text(dir.child(child))
+                + ": it is on another filesystem (--one-file-system)");
+            continue;
+          }
+          // The mount point is kept, empty, as tar and restic keep it.
+          warn("not descending into " + Printable.text(dir.child(child))
+              + ": another filesystem is mounted there (--one-file-system)");
+          children.add(new Child(child, e, childSelected, s.device(), MOUNT_POINT));
           continue;
         }
         if (e.type() == EntryType.DIRECTORY) {
@@ -409,7 +446,7 @@ final class LibraryWalker {
               new AccessDeniedException(dir.child(child)));
           e = unreadableEntry(e);
         }
-        children.add(new Child(child, e, childSelected));
+        children.add(new Child(child, e, childSelected, s.device(), s.links()));
       }
       return new Listed(rel, depth, self, children.toArray(new Child[0]), flagged);
     }
@@ -503,12 +540,39 @@ final class LibraryWalker {
     }
     return new Entry(e.path(), e.type(), flagged.flags(), e.mode(), e.uid(), e.gid(),
         e.mtimeSeconds(), e.mtimeNanos(), e.ctimeSeconds(), e.ctimeNanos(), e.inode(), 0,
-        e.linkTarget(), List.of());
+        e.linkTarget(), List.of(), e.meta());
+  }
+
+  /** Reads one extended attribute's value by its name; null when it has gone meanwhile. */
+  @FunctionalInterface
+  interface XattrReader {
+    byte[] read(byte[] name) throws IOException;
+  }
+
+  /**
+   * {@code m} with the owner's and group's names as this host knows them, and the extended
+   * attributes named {@code names}, sorted by name, as {@code values} reads them.
+   */
+  static Meta meta(FileStat s, Meta m, List<byte[]> names, XattrReader values)
+      throws IOException {
+    List<Meta.Xattr> xattrs = List.of();
+    if (!names.isEmpty()) {
+      List<byte[]> sorted = new ArrayList<>(names);
+      sorted.sort(Arrays::compareUnsigned);
+      xattrs = new ArrayList<>(sorted.size());
+      for (byte[] n : sorted) {
+        byte[] v = values.read(n);
+        if (v != null && Meta.xattrNameProblem(n) == null) {
+          xattrs.add(new Meta.Xattr(n, v));
+        }
+      }
+    }
+    return new Meta(Accounts.userName(s.uid()), Accounts.groupName(s.gid()), xattrs, m.rdev());
   }
 
   /**
    * The catalog entry for what {@code s} describes, at {@code rel}, or {@code null} for a
-   * special file (FIFO, socket, device), which images do not hold.
+   * socket, which images do not hold.
    */
   static Entry entry(FileStat s, PathBytes rel, byte[] linkTarget) {
     EntryType type;
@@ -518,6 +582,12 @@ final class LibraryWalker {
       type = EntryType.FILE;
     } else if (s.isSymlink()) {
       type = EntryType.SYMLINK;
+    } else if (s.isFifo()) {
+      type = EntryType.FIFO;
+    } else if (s.isCharDevice()) {
+      type = EntryType.CHAR_DEVICE;
+    } else if (s.isBlockDevice()) {
+      type = EntryType.BLOCK_DEVICE;
     } else {
       return null;
     }
@@ -535,6 +605,7 @@ final class LibraryWalker {
         s.inode(),
         type == EntryType.FILE ? s.size() : 0,
         linkTarget == null ? null : PathBytes.of(linkTarget),
-        List.of());
+        List.of(),
+        type.isNode() ? Meta.NONE.withRdev(s.rdev()) : Meta.NONE);
   }
 }

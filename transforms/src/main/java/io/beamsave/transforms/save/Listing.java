@@ -6,6 +6,7 @@ import io.beamsave.transforms.image.CatalogReader;
 import io.beamsave.transforms.image.CatalogWriter;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -39,6 +40,7 @@ public record Listing(
    */
   static void writeHead(Listing b, DataOutputStream out) throws IOException {
     CatalogWriter.writeEntryMetadata(out, b.root);
+    writeMeta(b.root, out);
     Unreadable.writeAll(out, b.unreadable);
     Unreadable.writePaths(out, b.missing);
     out.writeInt(b.depth);
@@ -54,6 +56,7 @@ public record Listing(
   /** An entry: its metadata, and its extents if they are references (own ones are planned). */
   static void writeEntry(Entry e, DataOutputStream out) throws IOException {
     CatalogWriter.writeEntryMetadata(out, e);
+    writeMeta(e, out);
     boolean refs = !e.extents().isEmpty() && e.extents().get(0).isReference();
     out.writeInt(refs ? e.extents().size() : 0);
     for (Extent x : refs ? e.extents() : List.<Extent>of()) {
@@ -65,9 +68,64 @@ public record Listing(
     }
   }
 
+  /**
+   * What an entry holds beyond what {@link CatalogWriter#writeEntryMetadata} writes: a hard
+   * link's target, the names, extended attributes and device number. Staging is this save's
+   * own, so nothing here is checked as an image's would be.
+   */
+  private static void writeMeta(Entry e, DataOutputStream out) throws IOException {
+    if (e.isHardLink()) {
+      writeBytes(e.linkTarget().bytes(), out);
+    }
+    Meta m = e.meta();
+    writeBytes(m.user(), out);
+    writeBytes(m.group(), out);
+    out.writeLong(m.rdev());
+    out.writeInt(m.xattrs().size());
+    for (Meta.Xattr x : m.xattrs()) {
+      writeBytes(x.name(), out);
+      writeBytes(x.value(), out);
+    }
+  }
+
+  private static Entry readMeta(Entry e, DataInputStream in) throws IOException {
+    if (e.isHardLink()) {
+      e = new Entry(e.path(), e.type(), e.flags(), e.mode(), e.uid(), e.gid(),
+          e.mtimeSeconds(), e.mtimeNanos(), e.ctimeSeconds(), e.ctimeNanos(), e.inode(),
+          e.size(), PathBytes.of(readBytes(in)), e.extents());
+    }
+    byte[] user = readBytes(in);
+    byte[] group = readBytes(in);
+    long rdev = in.readLong();
+    int n = in.readInt();
+    List<Meta.Xattr> xattrs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      xattrs.add(new Meta.Xattr(readBytes(in), readBytes(in)));
+    }
+    Meta m = new Meta(user, group, xattrs, rdev);
+    return m.isNone() ? e : e.withMeta(m);
+  }
+
+  private static void writeBytes(byte[] b, DataOutputStream out) throws IOException {
+    out.writeInt(b == null ? -1 : b.length);
+    if (b != null) {
+      out.write(b);
+    }
+  }
+
+  private static byte[] readBytes(DataInputStream in) throws IOException {
+    int n = in.readInt();
+    if (n < 0) {
+      return null;
+    }
+    byte[] b = new byte[n];
+    in.readFully(b);
+    return b;
+  }
+
   /** What {@link #writeHead} wrote. */
   static Listing readHead(DataInputStream in) throws IOException {
-    Entry root = CatalogReader.readEntryMetadata(in);
+    Entry root = readMeta(CatalogReader.readEntryMetadata(in), in);
     List<Unreadable> unreadable = Unreadable.readAll(in);
     List<PathBytes> missing = Unreadable.readPaths(in);
     int depth = in.readInt();
@@ -84,7 +142,7 @@ public record Listing(
   }
 
   static Entry readEntry(DataInputStream in) throws IOException {
-    Entry e = CatalogReader.readEntryMetadata(in);
+    Entry e = readMeta(CatalogReader.readEntryMetadata(in), in);
     int refs = in.readInt();
     if (refs == 0) {
       return e;

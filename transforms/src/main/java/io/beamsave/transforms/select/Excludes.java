@@ -11,7 +11,8 @@ import java.util.List;
  * only directories, and a directory left out takes everything under it), the contents of
  * directories tagged as caches ({@code CACHEDIR.TAG}, kept itself, as GNU tar and restic do), and
  * beamsave's own files when the image is written inside the library, given as patterns anchored
- * at the library's root.
+ * at the library's root, and with {@code --one-file-system} what lies on other filesystems than
+ * the library root's (a mount point is kept, empty, as tar and restic keep it).
  */
 public final class Excludes implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -20,17 +21,20 @@ public final class Excludes implements Serializable {
   public static final String CACHE_TAG = "CACHEDIR.TAG";
   public static final String CACHE_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55";
 
-  public static final Excludes NONE = new Excludes(List.of(), false, List.of());
+  public static final Excludes NONE = new Excludes(List.of(), false, List.of(), false);
 
   private final List<String> patterns;
   private final boolean caches;
+  private final boolean otherFileSystems;
   /** Patterns, anchored at the library root, of beamsave's own files inside it. */
   private final List<String> own;
   private transient List<Glob> globs;
 
-  private Excludes(List<String> patterns, boolean caches, List<String> own) {
+  private Excludes(List<String> patterns, boolean caches, List<String> own,
+      boolean otherFileSystems) {
     this.patterns = List.copyOf(patterns);
     this.caches = caches;
+    this.otherFileSystems = otherFileSystems;
     this.own = List.copyOf(own);
   }
 
@@ -39,16 +43,26 @@ public final class Excludes implements Serializable {
    * does not compile is an {@link IllegalArgumentException} naming it.
    */
   public static Excludes of(List<String> patterns, boolean caches) {
-    Excludes e = new Excludes(patterns, caches, List.of());
+    Excludes e = new Excludes(patterns, caches, List.of(), false);
     e.globs();
     return e;
+  }
+
+  /** These, and with {@code exclude} what is not on the library root's filesystem. */
+  public Excludes withOtherFileSystems(boolean exclude) {
+    return new Excludes(patterns, caches, own, exclude);
+  }
+
+  /** Whether what lies on other filesystems than the library root's is left out. */
+  public boolean otherFileSystems() {
+    return otherFileSystems;
   }
 
   /** These, and also what matches {@code ownPatterns} (anchored, quoted as globs). */
   public Excludes withOwn(List<String> ownPatterns) {
     List<String> all = new ArrayList<>(own);
     all.addAll(ownPatterns);
-    return new Excludes(patterns, caches, all);
+    return new Excludes(patterns, caches, all, otherFileSystems);
   }
 
   public List<String> patterns() {

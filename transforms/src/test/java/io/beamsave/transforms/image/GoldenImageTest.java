@@ -2,6 +2,7 @@ package io.beamsave.transforms.image;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.format.ImageId;
@@ -110,18 +111,57 @@ class GoldenImageTest {
 
   static final ImageId V5_ID = ImageId.parse("101112131415161718191a1b1c1d1e1f");
 
+  static final byte[] ROOT_NAME = "root".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] USER = "user".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] USERS = "users".getBytes(StandardCharsets.US_ASCII);
+
+  static Meta.Xattr xattr(String name, byte[] value) {
+    return new Meta.Xattr(name.getBytes(StandardCharsets.US_ASCII), value);
+  }
+
+  /** An ACL as the kernel stores it: {@code user::rwx group::r-x other::---} and a default. */
+  static final byte[] ACL = HexFormat.of().parseHex(
+      "02000000" + "01000700ffffffff" + "04000500ffffffff" + "20000000ffffffff");
+
   /**
-   * Writes golden/v7.bsave afresh with today's writer: the tree of golden/v3.bsave, saved
-   * incrementally against golden/v2.bsave, with a paged catalog of packed entries (one page).
-   * golden/v5.bsave is the same with version 5's page; it is read, no longer written.
+   * golden/v9.bsave: golden/v7.bsave's tree with what version 9 adds: owner names, an extended
+   * attribute and a default ACL, a FIFO, a character device, and {@code hello2.txt}, a hard
+   * link to {@code hello.txt}.
    */
-  Path writeV7() throws IOException {
+  Path writeV9() throws IOException {
     Path v2 = dir.resolve("v2.bsave");
     Files.write(v2, resource("v2.bsave"));
     Catalog base = ImageReader.readCatalog(v2);
-    return write("v7.bsave", X, shard -> {
+    return write("v9.bsave", X, shard -> {
       Catalog c = v3Catalog(shard, base);
-      return c.withIdentity(V5_ID, null, c.depth(), c.bases());
+      long t = 981_173_106L;
+      Meta userMeta = new Meta(USER, USERS, List.of(), 0);
+      List<Entry> entries = new ArrayList<>();
+      for (Entry e : c.entries()) {
+        String p = e.path().toString();
+        if (p.equals("d")) {
+          entries.add(e.withMeta(userMeta.withXattrs(List.of(xattr(Meta.ACL_DEFAULT, ACL)))));
+        } else if (p.equals("hello.txt")) {
+          entries.add(e.withMeta(new Meta(ROOT_NAME, ROOT_NAME,
+              List.of(xattr("user.comment", X)), 0)));
+          entries.add(new Entry(PathBytes.of("hello2.txt"), EntryType.HARDLINK, 0, 0644, 0, 0,
+              t, 0, t + 1, 5, 6, 0, PathBytes.of("hello.txt"), List.of(),
+              new Meta(ROOT_NAME, ROOT_NAME, List.of(xattr("user.comment", X)), 0)));
+        } else if (p.equals("d/link")) {
+          entries.add(new Entry(PathBytes.of("d/fifo"), EntryType.FIFO, 0, 0600, 1000, 100, t,
+              0, t + 1, 7, 7, 0, null, List.of(), userMeta));
+          entries.add(e.withMeta(userMeta));
+          entries.add(new Entry(PathBytes.of("d/null"), EntryType.CHAR_DEVICE, 0, 0666, 0, 0,
+              t, 0, t + 1, 8, 8, 0, null, List.of(),
+              new Meta(ROOT_NAME, ROOT_NAME, List.of(), Meta.rdev(1, 3))));
+        } else {
+          entries.add(e.withMeta(userMeta));
+        }
+      }
+      Entry root = c.root().withMeta(new Meta(ROOT_NAME, ROOT_NAME, List.of(), 0));
+      Catalog v9 = new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
+          c.shardSize(), root, entries, c.shards());
+      return v9.withIdentity(V5_ID, null, c.depth(), c.bases());
     });
   }
 
@@ -131,17 +171,45 @@ class GoldenImageTest {
    */
   @Test
   void theWriterStillWritesTheGoldenImageByteForByte() throws Exception {
-    byte[] written = Files.readAllBytes(writeV7());
+    byte[] written = Files.readAllBytes(writeV9());
     String out = System.getProperty("beamsave.golden.write");
     if (out != null) {
-      Files.write(Path.of(out, "v7.bsave"), written);
+      Files.write(Path.of(out, "v9.bsave"), written);
       return;
     }
-    byte[] golden = resource("v7.bsave");
+    byte[] golden = resource("v9.bsave");
     assertThat(HexFormat.of().formatHex(written))
-        .as("the writer drifted from golden/v7.bsave (docs/image-format.md dumps it); a format"
+        .as("the writer drifted from golden/v9.bsave (docs/image-format.md dumps it); a format"
             + " change needs a new version")
         .isEqualTo(HexFormat.of().formatHex(golden));
+  }
+
+  @Test
+  void theVersion9GoldenImageReadsWithItsMetadata() throws Exception {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Path v9 = dir.resolve("v9.bsave");
+    Files.write(v9, resource("v9.bsave"));
+    Catalog c = ImageReader.readCatalog(v9);
+    assertThat(c.root().meta().user()).isEqualTo(ROOT_NAME);
+    java.util.Map<String, Entry> byPath = new java.util.HashMap<>();
+    c.entries().forEach(e -> byPath.put(e.path().toString(), e));
+    assertThat(Entries.paths(c.entries())).containsExactly("d", "d/caf\\xe9", "d/fifo",
+        "d/link", "d/null", "hello.txt", "hello2.txt");
+    assertThat(byPath.get("d").meta().xattrs()).containsExactly(xattr(Meta.ACL_DEFAULT, ACL));
+    assertThat(byPath.get("d").meta().user()).isEqualTo(USER);
+    assertThat(byPath.get("d/link").meta().group()).isEqualTo(USERS);
+    assertThat(byPath.get("d/fifo").type()).isEqualTo(EntryType.FIFO);
+    Entry dev = byPath.get("d/null");
+    assertThat(dev.type()).isEqualTo(EntryType.CHAR_DEVICE);
+    assertThat(Meta.major(dev.meta().rdev())).isEqualTo(1);
+    assertThat(Meta.minor(dev.meta().rdev())).isEqualTo(3);
+    Entry link = byPath.get("hello2.txt");
+    assertThat(link.isHardLink()).isTrue();
+    assertThat(link.linkTarget()).isEqualTo(PathBytes.of("hello.txt"));
+    assertThat(byPath.get("hello.txt").meta().xattrs())
+        .containsExactly(xattr("user.comment", X));
+    assertThat(byPath.get("hello.txt").meta().user()).isEqualTo(ROOT_NAME);
   }
 
   @Test

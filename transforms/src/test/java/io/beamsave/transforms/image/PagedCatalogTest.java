@@ -189,7 +189,7 @@ class PagedCatalogTest {
     CatalogHead h = head(golden);
     CatalogHead crafted = new CatalogHead(h.catalog(), null, h.totals(),
         List.of(new CatalogHead.Page(entries.get(0).path(), entries.size(), 1, page.length, 0, 0,
-            CatalogHead.sha256(page))), h.version(), null);
+            CatalogHead.sha256(page))), ImageFormat.VERSION, null);
     assertThatThrownBy(() -> crafted.decodePage("crafted", 0, page))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("takes the page's paths past " + ImageFormat.MAX_PAGE_PATHS)

@@ -1,0 +1,205 @@
+package io.beamsave.pipelines;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.ImageReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Everything a Linux filesystem holds of a tree comes back, as the system's own tools see it:
+ * extended attributes in every namespace ({@code getfattr}), POSIX ACLs ({@code getfacl}), file
+ * capabilities ({@code getcap}), hard links as links, FIFOs and devices with their numbers, and
+ * owners; through a restore in this process and one in a pipeline, an incremental save, and a
+ * restore of a link whose file is left out. Run as root (as CI runs): devices, {@code trusted.}
+ * attributes and capabilities need it.
+ */
+class MetadataTest {
+  @TempDir Path tmp;
+  Path lib;
+
+  static String sh(String script) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder("sh", "-ec", script).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(script + "\n" + out).isZero();
+    return out;
+  }
+
+  /**
+   * Whether this machine can build and read the tree: as root, with setfattr, setfacl and setcap
+   * (Debian's attr, acl and libcap2-bin). CI installs them, and there a missing one fails.
+   */
+  static void assumeRootAndTools() throws Exception {
+    assumeThat(Dir.effectiveUid()).as("run as root").isZero();
+    boolean tools = new ProcessBuilder("sh", "-c",
+        "command -v setfattr && command -v setfacl && command -v setcap").start().waitFor() == 0;
+    if (System.getenv("CI") == null) {
+      assumeThat(tools).as("setfattr, setfacl and setcap installed").isTrue();
+    }
+  }
+
+  @BeforeEach
+  void tree() throws Exception {
+    assumeRootAndTools();
+    lib = Files.createDirectories(tmp.resolve("lib"));
+    sh("cd '" + lib + "'\n"
+        + "echo hello > a && ln a b && mkdir d && ln a d/c\n"
+        + "echo x > f && setfattr -n user.color -v blue f && setfattr -n trusted.t -v tv f\n"
+        + "setfattr -n user.empty f && setfattr -n user.bin -v 0x00ff00 f\n"
+        + "touch acl && setfacl -m u:nobody:rwx,g:nogroup:r acl\n"
+        + "mkdir acld && setfacl -d -m g:nogroup:rx acld && setfacl -m u:nobody:rx acld\n"
+        + "cp /bin/true capbin && setcap cap_net_raw+ep capbin\n"
+        + "mkfifo pipe && chmod 0620 pipe && mknod cdev c 1 3 && mknod bdev b 7 200\n"
+        + "chown nobody:nogroup f pipe && ln -s f sl && setfattr -h -n trusted.sl -v s sl\n"
+        + "setfattr -n user.top -v root .\n"
+        + "touch -h -d '2001-02-03 04:05:06.123456789' sl pipe cdev bdev f a d acld .\n");
+  }
+
+  /** What the system's tools say of the tree at {@code root}, inode numbers aside. */
+  static String metadata(Path root) throws Exception {
+    String dump = sh("cd '" + root + "'\n"
+        + "getfattr -R -h -d -m - . | sed '/^$/d'\n"
+        + "getfacl -R -P . \n"
+        + "getcap -r .\n"
+        + "find . -printf '%p %y %m %u:%g %s %T@ %n\\n' | sort\n"
+        + "stat -c '%n %F %t:%T' cdev bdev pipe\n");
+    // The order of getfattr's and getfacl's walk is the directory's: sort within each record.
+    return dump.lines().sorted().collect(Collectors.joining("\n"));
+  }
+
+  /** The names of the restored tree, grouped by inode: which are links of one another. */
+  static TreeSet<String> linkGroups(Path root) throws Exception {
+    Map<String, TreeSet<String>> byInode = new TreeMap<>();
+    for (String line : sh("cd '" + root + "' && find . -type f -printf '%i %p\\n'").lines()
+        .toList()) {
+      String[] f = line.split(" ", 2);
+      byInode.computeIfAbsent(f[0], k -> new TreeSet<>()).add(f[1]);
+    }
+    return byInode.values().stream().map(String::valueOf)
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  /** What {@code run} printed on standard error: the walk's warnings go there, as workers'. */
+  static String stderrOf(Runnable run) {
+    java.io.PrintStream before = System.err;
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+    try {
+      run.run();
+    } finally {
+      System.setErr(before);
+    }
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void everythingTheFilesystemHoldsComesBackInThisProcessAndInAPipeline() throws Exception {
+    Path image = tmp.resolve("m.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--quiet");
+    Catalog c = ImageReader.readCatalog(image);
+    Map<String, Entry> byPath = c.entries().stream()
+        .collect(Collectors.toMap(e -> e.path().toString(), e -> e));
+    assertThat(byPath.get("b").type()).isEqualTo(EntryType.HARDLINK);
+    assertThat(byPath.get("d/c").linkTarget().toString()).isEqualTo("a");
+    assertThat(byPath.get("f").meta().user()).isEqualTo("nobody".getBytes());
+    assertThat(c.fileCount()).as("a hard link's bytes are stored once").isEqualTo(4);
+    String before = metadata(lib);
+    assertThat(before).contains("security.capability", "system.posix_acl_access",
+        "system.posix_acl_default", "trusted.t=\"tv\"", "user.bin=0sAP8A", "./pipe p 620");
+
+    for (String pipeline : List.of("never", "always")) {
+      Path out = tmp.resolve("out-" + pipeline);
+      Cli r = Cli.ok("restore", image, "--target", out, "--pipeline", pipeline, "--quiet");
+      assertThat(r.err()).as("nothing was lost").doesNotContain("warning");
+      assertThat(metadata(out)).as("restored " + pipeline).isEqualTo(before);
+      assertThat(linkGroups(out)).isEqualTo(linkGroups(lib))
+          .contains("[./a, ./b, ./d/c]");
+    }
+    Cli.ok("verify", "--image", image, "--quiet");
+  }
+
+  @Test
+  void anIncrementalSaveKeepsWhatChangedOfTheMetadataAlone() throws Exception {
+    Path full = tmp.resolve("full.bsave");
+    Cli.ok("save", "--library", lib, "--image", full, "--quiet");
+    // Only metadata changes: the files' bytes stay in the base, their attributes are new.
+    sh("cd '" + lib + "' && setfattr -n user.color -v red f && setfacl -m u:nobody:r acl"
+        + " && rm b && ln f b2");
+    Path incremental = tmp.resolve("incr.bsave");
+    Cli.ok("save", "--library", lib, "--image", incremental, "--base", full, "--quiet");
+    Catalog c = ImageReader.readCatalog(incremental);
+    assertThat(c.depth()).isEqualTo(1);
+    Path out = tmp.resolve("out");
+    Cli.ok("restore", incremental, "--target", out, "--quiet");
+    assertThat(metadata(out)).isEqualTo(metadata(lib));
+    assertThat(linkGroups(out)).contains("[./a, ./d/c]", "[./b2, ./f]");
+    Path consolidated = tmp.resolve("cons.bsave");
+    Cli.ok("consolidate", incremental, "--to", consolidated, "--quiet");
+    Path again = tmp.resolve("again");
+    Cli.ok("restore", consolidated, "--target", again, "--quiet");
+    assertThat(metadata(again)).isEqualTo(metadata(lib));
+  }
+
+  @Test
+  void aLinkWhoseFileIsLeftOutComesBackAsAFileWithItsBytes() throws Exception {
+    Path image = tmp.resolve("m.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--quiet");
+    Path out = tmp.resolve("out");
+    Cli.ok("restore", image, "--target", out, "--include", "d/", "--quiet");
+    assertThat(Files.readString(out.resolve("d/c"))).isEqualTo("hello\n");
+    assertThat(Files.exists(out.resolve("a"))).isFalse();
+    Path both = tmp.resolve("both");
+    Cli.ok("restore", image, "--target", both, "--include", "/a", "--include", "d/", "--quiet");
+    assertThat(linkGroups(both)).contains("[./a, ./d/c]");
+  }
+
+  @Test
+  void aSocketIsSkippedWithAWarningAndTheRestIsSaved() throws Exception {
+    Path socket = lib.resolve("sock");
+    try (java.nio.channels.ServerSocketChannel s =
+        java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      s.bind(java.net.UnixDomainSocketAddress.of(socket));
+      String err = stderrOf(() -> Cli.ok("save", "--library", lib, "--image",
+          tmp.resolve("s.bsave"), "--quiet"));
+      assertThat(err).contains("beamsave: warning: skipping socket " + socket
+          + ": a socket is made by the program that listens on it, not restored");
+    }
+  }
+
+  @Test
+  void oneFileSystemKeepsAMountPointEmptyAndSaysSo() throws Exception {
+    Path mnt = Files.createDirectories(lib.resolve("mnt"));
+    sh("mount -t tmpfs beamsave-test '" + mnt + "' && echo inside > '" + mnt + "/x'");
+    try {
+      Path image = tmp.resolve("x.bsave");
+      String err = stderrOf(() -> Cli.ok("save", "--library", lib, "--image", image, "-x",
+          "--quiet"));
+      assertThat(err).contains("not descending into " + mnt
+          + ": another filesystem is mounted there (--one-file-system)");
+      List<String> paths = ImageReader.readCatalog(image).entries().stream()
+          .map(e -> e.path().toString()).toList();
+      assertThat(paths).contains("mnt", "a").doesNotContain("mnt/x");
+      Path all = tmp.resolve("all.bsave");
+      Cli.ok("save", "--library", lib, "--image", all, "--quiet");
+      assertThat(ImageReader.readCatalog(all).entries().stream()
+          .map(e -> e.path().toString())).contains("mnt/x");
+    } finally {
+      sh("umount '" + mnt + "'");
+    }
+  }
+}
