@@ -47,6 +47,33 @@ public final class OpenFile extends Handle {
     }
   }
 
+  /**
+   * Where the next data at or after {@code pos} begins ({@code SEEK_DATA}), or {@code end} when
+   * only a hole is left; a filesystem that does not know holes says {@code pos}.
+   */
+  public long nextData(long pos, long end) throws IOException {
+    long at = Posix.c().lseek(fd(), pos, Posix.SEEK_DATA);
+    if (at < 0) {
+      if (Posix.errno() == Errno.ENXIO.intValue()) {
+        return end;
+      }
+      throw fail(null);
+    }
+    return Math.min(at, end);
+  }
+
+  /** Where the hole after {@code pos} begins ({@code SEEK_HOLE}): the end at the latest. */
+  public long nextHole(long pos, long end) throws IOException {
+    long at = Posix.c().lseek(fd(), pos, Posix.SEEK_HOLE);
+    if (at < 0) {
+      if (Posix.errno() == Errno.ENXIO.intValue()) {
+        return end;
+      }
+      throw fail(null);
+    }
+    return Math.min(at, end);
+  }
+
   /** Sets the file's size; growing it leaves a hole. */
   public void truncate(long size) throws IOException {
     if (Posix.c().ftruncate(fd(), size) != 0) {

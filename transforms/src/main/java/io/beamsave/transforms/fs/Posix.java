@@ -90,6 +90,9 @@ final class Posix {
     int ftruncate(int fd, long length);
 
     @SaveError
+    long lseek(int fd, long offset, int whence);
+
+    @SaveError
     int flock(int fd, int operation);
 
     int geteuid();
@@ -154,6 +157,8 @@ final class Posix {
   static final int R_OK = 4;
   static final int LOCK_EX = 2;
   static final int LOCK_NB = 4;
+  static final int SEEK_DATA = 3;
+  static final int SEEK_HOLE = 4;
 
   static final int S_IFMT = 0170000;
   static final int S_IFDIR = 0040000;

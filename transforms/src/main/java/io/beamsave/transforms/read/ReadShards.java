@@ -257,11 +257,38 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
 
     void write(ShardReader.FileExtent piece, long offset, byte[] buf, int off, int len) {
       try {
-        openFor(piece).write(offset, buf, off, len);
-        openEnd = Math.max(openEnd, offset + len);
+        OpenFile f = openFor(piece);
+        // The file was made empty or of its size, a hole: pages of zeros stay holes (sparse
+        // files come back sparse), and a file that ends in them is given its size at the end.
+        int at = 0;
+        while (at < len) {
+          int page = (int) Math.min(len - at, PAGE - ((offset + at) % PAGE));
+          int start = at;
+          while (at < len && !zeros(buf, off + at, page)) {
+            at += page;
+            page = (int) Math.min(len - at, PAGE);
+          }
+          if (at > start) {
+            f.write(offset + start, buf, off + start, at - start);
+            openEnd = Math.max(openEnd, offset + at);
+          }
+          while (at < len && zeros(buf, off + at, page)) {
+            at += page;
+            page = (int) Math.min(len - at, PAGE);
+          }
+        }
       } catch (IOException e) {
         throw BeamsaveException.io("cannot write", show(piece.path()), e);
       }
+    }
+
+    /** The page a hole is made of, at least, on the filesystems beamsave restores to. */
+    private static final int PAGE = 4096;
+
+    private static final byte[] ZERO_PAGE = new byte[PAGE];
+
+    private static boolean zeros(byte[] b, int off, int len) {
+      return len > 0 && java.util.Arrays.mismatch(b, off, off + len, ZERO_PAGE, 0, len) < 0;
     }
 
     /** Finishes the file of a piece that is all of it, now that it is written and checked. */

@@ -249,8 +249,22 @@ public final class CompressShards
           // What is there now is read if it is a file: with --allow-changing, a file replaced
           // since the listing (an editor's atomic save) keeps its new bytes, not zeros.
           long pos = p.fileOffset();
+          long end = pos + left;
+          // A file with fewer blocks than its size has holes: they are not read, but known.
+          boolean sparse = before.blocks() * 512 < before.size();
+          long dataEnd = sparse ? pos : end;
           while (left > 0 && before.isRegularFile()) {
-            int want = (int) Math.min(block.length - w.fill, left);
+            if (pos >= dataEnd) {
+              long data = in.nextData(pos, end);
+              if (data > pos) {
+                pad(w, data - pos);
+                left -= data - pos;
+                pos = data;
+                continue;
+              }
+              dataEnd = in.nextHole(pos, end);
+            }
+            int want = (int) Math.min(Math.min(block.length - w.fill, left), dataEnd - pos);
             int n = in.read(pos, block, w.fill, want);
             if (n == 0) {
               changed = true;
