@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.time.Instant;
 import java.util.Random;
 
@@ -53,6 +54,25 @@ public final class Trees {
     Path exe = Files.writeString(root.resolve("script.sh"), "#!/bin/sh\necho hi\n");
     Files.setPosixFilePermissions(exe, PosixFilePermissions.fromString("rwxr-x--x"));
     Files.setLastModifiedTime(exe, FileTime.from(Instant.parse("2001-02-03T04:05:06.123456789Z")));
+    // What image format 9 added that any user may make: a hard link, an extended attribute
+    // (where the filesystem keeps them), a FIFO.
+    Files.createLink(root.resolve("links/hard.txt"), root.resolve("links/target.txt"));
+    UserDefinedFileAttributeView xattrs = Files.getFileAttributeView(
+        root.resolve("links/target.txt"), UserDefinedFileAttributeView.class);
+    try {
+      xattrs.write("checksum", java.nio.ByteBuffer.wrap(new byte[] {1, 2, 0, (byte) 0xff}));
+    } catch (IOException noXattrsHere) {
+      // tmpfs before Linux 6.6 keeps no user attributes: the rest still holds.
+    }
+    try {
+      if (new ProcessBuilder("mkfifo", root.resolve("links/fifo").toString()).start().waitFor()
+          != 0) {
+        throw new IOException("mkfifo failed");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
   }
 
   /** Random and text files that span several shards of {@code shardSize}. */

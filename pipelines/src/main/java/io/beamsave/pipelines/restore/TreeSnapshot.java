@@ -14,8 +14,10 @@ import java.util.TreeMap;
 
 /**
  * A comparable description of a directory tree: per relative path (printable, {@code .} for the
- * top) its type, permission bits, mtime to the nanosecond, owner when run as root, and size and
- * content digest (files) or target (symlinks). Names are read as bytes, nothing is followed.
+ * top) its type, permission bits, mtime to the nanosecond, owner when run as root, size and
+ * content digest (files), target (symlinks) or device number (devices), its extended attributes
+ * (ACLs and capabilities among them), and for a file of several names in the tree, those names.
+ * Names are read as bytes, nothing is followed.
  * Two trees are identical, for a restore, when their snapshots are equal; {@link #diff} says
  * where they are not.
  */
@@ -24,15 +26,37 @@ public record TreeSnapshot(Map<String, String> entries) {
   public static TreeSnapshot of(Path root) throws IOException {
     Map<String, String> out = new TreeMap<>();
     boolean owners = Dir.effectiveUid() == 0;
+    Map<String, java.util.TreeSet<String>> names = new TreeMap<>();
     try (Dir dir = Dir.open(root)) {
-      out.put(".", describe(dir.stat(), owners, ""));
-      walk(dir, PathBytes.of(new byte[0]), owners, out);
+      out.put(".", describe(dir.stat(), owners, xattrs(dir.xattrNames(), dir::xattr)));
+      walk(dir, PathBytes.of(new byte[0]), owners, out, names);
+    }
+    for (java.util.TreeSet<String> group : names.values()) {
+      if (group.size() > 1) {
+        for (String p : group) {
+          out.put(p, out.get(p) + " names=" + group);
+        }
+      }
     }
     return new TreeSnapshot(out);
   }
 
-  private static void walk(Dir dir, PathBytes rel, boolean owners, Map<String, String> out)
-      throws IOException {
+  /** Reads one extended attribute's value by name. */
+  private interface Value {
+    byte[] of(byte[] name) throws IOException;
+  }
+
+  private static String xattrs(java.util.List<byte[]> names, Value values) throws IOException {
+    java.util.TreeMap<String, String> all = new java.util.TreeMap<>();
+    for (byte[] n : names) {
+      byte[] v = values.of(n);
+      all.put(PathBytes.of(n).toString(), v == null ? "gone" : HexFormat.of().formatHex(v));
+    }
+    return all.isEmpty() ? "" : " xattrs=" + all;
+  }
+
+  private static void walk(Dir dir, PathBytes rel, boolean owners, Map<String, String> out,
+      Map<String, java.util.TreeSet<String>> names) throws IOException {
     for (byte[] name : dir.list()) {
       PathBytes path = rel.child(name);
       FileStat s = dir.stat(name);
@@ -41,13 +65,18 @@ public record TreeSnapshot(Map<String, String> entries) {
         try (OpenFile f = dir.openRead(name)) {
           extra = " size=" + s.size() + " sha256=" + sha(f);
         }
+        names.computeIfAbsent(s.device() + ":" + s.inode(), k -> new java.util.TreeSet<>())
+            .add(path.toString());
       } else if (s.isSymlink()) {
         extra = " -> " + PathBytes.of(dir.readLink(name));
+      } else if (s.isCharDevice() || s.isBlockDevice()) {
+        extra = " rdev=" + Long.toHexString(s.rdev());
       }
-      out.put(path.toString(), describe(s, owners, extra));
+      out.put(path.toString(), describe(s, owners,
+          extra + xattrs(dir.xattrNames(name), n -> dir.xattr(name, n))));
       if (s.isDirectory()) {
         try (Dir sub = dir.openDir(name)) {
-          walk(sub, path, owners, out);
+          walk(sub, path, owners, out, names);
         }
       }
     }
@@ -55,6 +84,7 @@ public record TreeSnapshot(Map<String, String> entries) {
 
   private static String describe(FileStat s, boolean owners, String extra) {
     String type = s.isDirectory() ? "dir" : s.isSymlink() ? "link" : s.isRegularFile() ? "file"
+        : s.isFifo() ? "fifo" : s.isCharDevice() ? "chardev" : s.isBlockDevice() ? "blockdev"
         : "special";
     return type
         + (s.isSymlink() ? "" : " mode=" + Integer.toOctalString(s.permissions()))
