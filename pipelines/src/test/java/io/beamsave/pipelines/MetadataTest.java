@@ -134,6 +134,29 @@ class MetadataTest {
   }
 
   @Test
+  void aTargetThatKeepsNoAttributesIsWarnedAboutOncePerKind() throws Exception {
+    Path image = tmp.resolve("m.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--quiet");
+    Path ramfs = Files.createDirectories(tmp.resolve("ramfs"));
+    sh("mount -t ramfs beamsave-test '" + ramfs + "'");
+    try {
+      Path out = ramfs.resolve("out");
+      Cli r = Cli.ok("restore", image, "--target", out, "--quiet");
+      assertThat(r.err().lines()).contains(
+          "beamsave: warning: could not restore ACLs of 2 entries (the target's filesystem does"
+              + " not keep them; first: " + out.resolve("acl") + ")",
+          "beamsave: warning: could not restore user. extended attributes of 2 entries (the"
+              + " target's filesystem does not keep them; first: " + out.resolve("f") + ")");
+      // All else came back: the bytes, the links, the nodes.
+      assertThat(linkGroups(out)).contains("[./a, ./b, ./d/c]");
+      assertThat(sh("stat -c '%F %t:%T' '" + out + "/cdev' '" + out + "/pipe'"))
+          .contains("character special file 1:3", "fifo");
+    } finally {
+      sh("umount '" + ramfs + "'");
+    }
+  }
+
+  @Test
   void anIncrementalSaveKeepsWhatChangedOfTheMetadataAlone() throws Exception {
     Path full = tmp.resolve("full.bsave");
     Cli.ok("save", "--library", lib, "--image", full, "--quiet");

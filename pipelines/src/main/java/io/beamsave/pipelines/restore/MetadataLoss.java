@@ -17,6 +17,8 @@ final class MetadataLoss {
   private static final class Count {
     long n;
     final String first;
+    /** The entry counted last: one entry's attributes of a kind count once. */
+    String last;
 
     Count(String first) {
       this.first = first;
@@ -30,7 +32,11 @@ final class MetadataLoss {
 
   /** Notes that {@code what} (such as "ACLs") of {@code shown} was lost: {@code why}. */
   void note(String what, String why, String shown) {
-    counts.computeIfAbsent(new Kind(what, why), k -> new Count(shown)).n++;
+    Count c = counts.computeIfAbsent(new Kind(what, why), k -> new Count(shown));
+    if (!shown.equals(c.last)) {
+      c.n++;
+      c.last = shown;
+    }
   }
 
   /** One line per kind lost, to add to the restore's warnings. */

@@ -77,15 +77,19 @@ public final class RestorePipeline {
   static final class Skipped {
     private long unread;
     private PathBytes firstUnread;
+    /** The files left out, for their hard links: as many as the save could not read. */
+    private final Set<PathBytes> unreadPaths = new java.util.HashSet<>();
     private long unlisted;
     private long changed;
 
     /** Whether {@code e} is restored; counts it if it is not, or is restored as saved. */
     boolean restores(Entry e) {
-      if (e.isFile() && e.unreadable()) {
+      boolean linkToUnread = e.isHardLink() && unreadPaths.contains(e.linkTarget());
+      if ((e.isFile() && e.unreadable()) || linkToUnread) {
         if (unread++ == 0) {
           firstUnread = e.path();
         }
+        unreadPaths.add(e.path());
         return false;
       }
       unlisted += !e.isFile() && e.unreadable() ? 1 : 0;
