@@ -180,15 +180,94 @@ class MetadataTest {
 
   @Test
   void aLinkWhoseFileIsLeftOutComesBackAsAFileWithItsBytes() throws Exception {
+    sh("cd '" + lib + "' && ln a d/e");
     Path image = tmp.resolve("m.bsave");
     Cli.ok("save", "--library", lib, "--image", image, "--quiet");
     Path out = tmp.resolve("out");
     Cli.ok("restore", image, "--target", out, "--include", "d/", "--quiet");
     assertThat(Files.readString(out.resolve("d/c"))).isEqualTo("hello\n");
     assertThat(Files.exists(out.resolve("a"))).isFalse();
+    // The second link to the file left out is a link to the first, not a second copy.
+    assertThat(linkGroups(out)).contains("[./d/c, ./d/e]");
     Path both = tmp.resolve("both");
     Cli.ok("restore", image, "--target", both, "--include", "/a", "--include", "d/", "--quiet");
-    assertThat(linkGroups(both)).contains("[./a, ./d/c]");
+    assertThat(linkGroups(both)).contains("[./a, ./d/c, ./d/e]");
+  }
+
+  @Test
+  void aFileOfManyAttributesSavesIntoAnImageThatReads() throws Exception {
+    // Linux lists up to 64 KiB of names for one file: over a thousand short ones, on a
+    // filesystem that holds them (tmpfs; ext4 keeps one block of them).
+    Path many = Files.createDirectories(tmp.resolve("many"));
+    sh("mount -t tmpfs beamsave-test '" + many + "'");
+    try {
+      sh("cd '" + many + "' && touch many && python3 -c \"import os\n"
+          + "for i in range(1500): os.setxattr('many', 'user.a%d' % i, b'v')\"");
+      Path image = tmp.resolve("many.bsave");
+      Cli.ok("save", "--library", many, "--image", image, "--quiet");
+      Path out = many.resolve("out");
+      Cli.ok("restore", image, "--target", out, "--quiet");
+      assertThat(sh("getfattr -d '" + out + "/many' | grep -c user.a")).contains("1500");
+    } finally {
+      sh("umount '" + many + "'");
+    }
+  }
+
+  @Test
+  void aRestoreIntoADirectoryWithADefaultAclGivesBackTheModesSavedNotTheInheritedAcl()
+      throws Exception {
+    Path image = tmp.resolve("m.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--quiet");
+    Path out = Files.createDirectories(tmp.resolve("acl-target"));
+    sh("setfacl -d -m u:nobody:rwx '" + out + "'");
+    Cli.ok("restore", image, "--target", out.resolve("sub"), "--quiet");
+    assertThat(metadata(out.resolve("sub"))).isEqualTo(metadata(lib));
+    Cli.ok("restore", image, "--target", out.resolve("sub"), "--overwrite", "--quiet");
+    assertThat(metadata(out.resolve("sub"))).isEqualTo(metadata(lib));
+  }
+
+  @Test
+  void aCraftedLinkToAFileTheImageDoesNotHoldIsRefusedAndLinksNothing() throws Exception {
+    Path image = tmp.resolve("crafted.bsave");
+    io.beamsave.transforms.image.ImageWriter.appendShard(image, new byte[0], 0);
+    Entry link = new Entry(io.beamsave.transforms.image.PathBytes.of("zz"), EntryType.HARDLINK,
+        0, 0644, 0, 0, 1, 0, 1, 0, 1, 0, io.beamsave.transforms.image.PathBytes.of("secret"),
+        List.of());
+    try (io.beamsave.transforms.image.ImageWriter w =
+        io.beamsave.transforms.image.ImageWriter.open(image)) {
+      w.finish(new Catalog("crafted", "none", 0, 4096, 1 << 20,
+          io.beamsave.testing.Entries.root(), List.of(link), List.of()),
+          io.beamsave.transforms.codec.Codecs.parse("none"));
+    }
+    Path out = Files.createDirectories(tmp.resolve("planted"));
+    Files.writeString(out.resolve("secret"), "the operator's own");
+    Cli r = Cli.run("restore", image, "--target", out, "--overwrite", "--quiet");
+    assertThat(r.exit()).isEqualTo(1);
+    assertThat(r.err().strip()).isEqualTo("beamsave: error: cannot restore zz: it is a hard link"
+        + " to secret, which is not a regular file of the image");
+    assertThat(out.resolve("zz")).doesNotExist();
+  }
+
+  @Test
+  void aNodeWhoseAttributeTheTargetRefusesFailsNamingItAndLeavesNothing() throws Exception {
+    // A FIFO with an attribute larger than ext4 keeps in an inode's block, saved from tmpfs.
+    Path small = Files.createDirectories(tmp.resolve("small"));
+    sh("mount -t tmpfs beamsave-test '" + small + "'");
+    Path image = tmp.resolve("big.bsave");
+    try {
+      sh("mkfifo '" + small + "/p' && setfattr -n trusted.big -v 0x" + "ab".repeat(8192)
+          + " '" + small + "/p'");
+      Cli.ok("save", "--library", small, "--image", image, "--quiet");
+    } finally {
+      sh("umount '" + small + "'");
+    }
+    Path out = tmp.resolve("out");
+    Cli r = Cli.run("restore", image, "--target", out, "--quiet");
+    assertThat(r.exit()).isEqualTo(1);
+    assertThat(r.err().strip()).startsWith("beamsave: error: cannot restore " + out + "/p")
+        .doesNotContain("Directory not empty").doesNotContain("\n");
+    assertThat(sh("find '" + out + "' -type d -name '.beamsave-*' | wc -l").strip())
+        .isEqualTo("0");
   }
 
   @Test

@@ -91,12 +91,13 @@ final class BatchedRestore {
     // in a batch is kept from this pass; a larger one is read again as it is restored.
     Selected selected = new Selected(image, head, includes, owners);
     List<Entry> held = new ArrayList<>();
-    long[] count = new long[2];
+    long[] count = new long[3];
     selected.forEach(e -> {
       chain.check(List.of(e));
       count[0]++;
       count[1] += e.isFile() ? e.size() : 0;
-      if (count[0] <= limits.entries()) {
+      count[2] += e.meta().xattrBytes();
+      if (count[0] <= limits.entries() && count[2] <= limits.bytes()) {
         held.add(e);
       }
     });
@@ -108,7 +109,7 @@ final class BatchedRestore {
     if (!here.test(count[1])) {
       return null;
     }
-    boolean kept = count[0] <= limits.entries();
+    boolean kept = count[0] <= limits.entries() && count[2] <= limits.bytes();
     if (!kept) {
       held.clear(); // The first batch's worth: read again with the rest.
     }
@@ -158,7 +159,7 @@ final class BatchedRestore {
     private final ImageRef image;
     private final List<String> includes;
     private final Owners owners;
-    private final LinksOut links;
+    private final java.util.function.Function<PathBytes, Entry> lookup;
     private final List<PathBytes> under;
     /** The directories above those walked, in path order. */
     private final List<Entry> above;
@@ -167,10 +168,10 @@ final class BatchedRestore {
       this.image = image;
       this.includes = includes;
       this.owners = owners;
-      this.links = new LinksOut(includes, p -> {
+      this.lookup = p -> {
         List<Entry> found = image.find(List.of(p), head);
         return found.isEmpty() ? null : found.get(0);
-      });
+      };
       this.under = Selection.under(includes);
       Set<PathBytes> dirs = new TreeSet<>(PathOrder.PATHS);
       for (PathBytes p : under) {
@@ -182,6 +183,8 @@ final class BatchedRestore {
     }
 
     void forEach(Consumer<Entry> out) {
+      // Each pass meets the links afresh: their stand-ins are the same each time.
+      LinksOut links = new LinksOut(includes, lookup);
       Selection.Stream stream =
           new Selection.Stream(includes, e -> out.accept(owners.map(links.resolve(e))));
       Iterator<Entry> a = above.iterator();
@@ -207,7 +210,8 @@ final class BatchedRestore {
       open.push(e);
     }
     batch.add(e);
-    batchBytes += e.isFile() ? e.size() : 0;
+    // Attributes are held as the batch is: a crafted image of few bytes may claim many of them.
+    batchBytes += (e.isFile() ? e.size() : 0) + e.meta().xattrBytes();
     if (batch.size() >= limits.entries() || batchBytes >= limits.bytes()) {
       flush();
     }

@@ -143,6 +143,7 @@ final class TargetFinish {
     Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
     byte[] temp = target.temporaryName(e.path());
     dir.mkdir(temp, 0700);
+    boolean placed = false;
     try (Dir own = dir.openDir(temp)) {
       FileStat s = own.stat();
       if (s.uid() != Dir.effectiveUid() || (s.permissions() & 077) != 0) {
@@ -158,8 +159,9 @@ final class TargetFinish {
       own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
       checkTime(own.stat(name), e);
       own.renameTo(name, dir, name);
+      placed = true;
     } finally {
-      dir.deleteDirectory(temp);
+      removePrivate(dir, temp, e.path().fileName(), placed);
     }
   }
 
@@ -173,6 +175,7 @@ final class TargetFinish {
     Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
     byte[] temp = target.temporaryName(e.path());
     dir.mkdir(temp, 0700);
+    boolean placed = false;
     try (Dir own = dir.openDir(temp)) {
       FileStat s = own.stat();
       if (s.uid() != Dir.effectiveUid() || (s.permissions() & 077) != 0) {
@@ -194,6 +197,9 @@ final class TargetFinish {
         lost.note(MetadataLoss.DEVICES, "only root may make them", show(e.path()));
         return;
       }
+      if (target.inheritsAcls()) {
+        own.removeXattr(name, ACL_ACCESS);
+      }
       if (asRoot) {
         own.setLinkOwner(name, e.uid(), e.gid());
       }
@@ -202,8 +208,32 @@ final class TargetFinish {
       own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
       checkTime(own.stat(name), e);
       own.renameTo(name, dir, name);
+      placed = true;
     } finally {
+      removePrivate(dir, temp, e.path().fileName(), placed);
+    }
+  }
+
+  /**
+   * Removes the private directory {@code temp} a symlink or node was made in, and what failed to
+   * leave it ({@code name}, unless {@code placed}); a failure to do so once the entry is placed
+   * fails the restore, and before it is left to the failure that came first, which says more.
+   */
+  private static void removePrivate(Dir dir, byte[] temp, byte[] name, boolean placed)
+      throws IOException {
+    if (!placed) {
+      try (Dir own = dir.openDir(temp)) {
+        own.delete(name);
+      } catch (IOException | RuntimeException leftNothing) {
+        // Nothing was made there, or it cannot be reached: the rmdir below says which.
+      }
+    }
+    try {
       dir.deleteDirectory(temp);
+    } catch (IOException e) {
+      if (placed) {
+        throw e;
+      }
     }
   }
 
@@ -227,12 +257,15 @@ final class TargetFinish {
     dir.rename(temp, e.path().fileName());
   }
 
+  private static final byte[] ACL_ACCESS =
+      Meta.ACL_ACCESS.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
   private static final int FIFO_BITS = 0010000;
   private static final int CHAR_BITS = 0020000;
   private static final int BLOCK_BITS = 0060000;
 
   private void setMetadata(Handle h, Entry e) throws IOException {
-    FileStat s = RestoreTarget.setMetadata(
+    FileStat s = target.setMetadata(
         h, e.uid(), e.gid(), e.mode(), e.mtimeSeconds(), e.mtimeNanos(), asRoot);
     setXattrs(e, h::setXattr);
     checkTime(s, e);

@@ -71,7 +71,7 @@ final class TargetTree implements AutoCloseable {
     try {
       FileStat s = root.stat();
       t = new TargetTree(target, root, new RestoreTarget(real.toUri().toString(), s.device(),
-          s.inode(), token()), overwrite);
+          s.inode(), token(), overwrite || hasDefaultAcl(root)), overwrite);
     } catch (IOException e) {
       closeQuietly(root);
       throw BeamsaveException.io("cannot open restore target", target, e);
@@ -133,6 +133,19 @@ final class TargetTree implements AutoCloseable {
       return Dir.openNoFollow(real);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot prepare target", target, e);
+    }
+  }
+
+  /**
+   * Whether what is made beneath {@code dir} inherits an ACL: a default ACL on the target's top
+   * passes down to every directory and file the restore makes.
+   */
+  private static boolean hasDefaultAcl(Dir dir) throws IOException {
+    try {
+      return dir.xattr(io.beamsave.transforms.image.Meta.ACL_DEFAULT
+          .getBytes(java.nio.charset.StandardCharsets.US_ASCII)) != null;
+    } catch (io.beamsave.transforms.fs.NotSupportedException none) {
+      return false;
     }
   }
 

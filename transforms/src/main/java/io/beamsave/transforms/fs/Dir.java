@@ -282,6 +282,12 @@ public final class Dir extends Handle {
     Xattrs.set(fd(), name, attr, value, child(name));
   }
 
+  /** Removes child {@code name}'s extended attribute {@code attr}, if it has it. */
+  public void removeXattr(byte[] name, byte[] attr) throws IOException {
+    checked(name);
+    Xattrs.remove(fd(), name, attr, child(name));
+  }
+
   /**
    * Creates {@code name} as a FIFO or device node: {@code mode} holds its type ({@code
    * S_IFIFO}, {@code S_IFCHR} or {@code S_IFBLK}) and permission bits, {@code rdev} the device.

@@ -75,7 +75,7 @@ public abstract class Handle implements AutoCloseable {
         return Xattrs.names(buf, (int) got);
       }
       if (Posix.errno() != Errno.ERANGE.intValue()) {
-        break;
+        throw fail(null);
       }
       n = Posix.c().flistxattr(fd(), null, 0);
     }
@@ -106,6 +106,16 @@ public abstract class Handle implements AutoCloseable {
       return null;
     }
     throw fail(null);
+  }
+
+  /** Removes extended attribute {@code name}, if the file has it. */
+  public final void removeXattr(byte[] name) throws IOException {
+    if (Posix.c().fremovexattr(fd(), Posix.cString(name)) != 0) {
+      int errno = Posix.errno();
+      if (errno != Errno.ENODATA.intValue() && !Xattrs.unsupported(errno)) {
+        throw fail(null);
+      }
+    }
   }
 
   /** Sets extended attribute {@code name} to {@code value}. */

@@ -118,6 +118,12 @@ final class Posix {
     int fsetxattr(int fd, @In byte[] name, @In byte[] value, long size, int flags);
 
     @SaveError
+    int fremovexattr(int fd, @In byte[] name);
+
+    @SaveError
+    int lremovexattr(@In byte[] path, @In byte[] name);
+
+    @SaveError
     int lsetxattr(@In byte[] path, @In byte[] name, @In byte[] value, long size, int flags);
 
     @SaveError

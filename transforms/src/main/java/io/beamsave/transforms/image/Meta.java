@@ -19,8 +19,14 @@ public record Meta(byte[] user, byte[] group, List<Xattr> xattrs, long rdev)
 
   public static final Meta NONE = new Meta(null, null, List.of(), 0);
 
-  /** The most extended attributes an entry may carry. */
-  public static final int MAX_XATTRS = 1024;
+  /**
+   * The most extended attributes an entry may carry: as many as Linux lists for one file (64 KiB
+   * of names, each at least {@code user.x} and its NUL).
+   */
+  public static final int MAX_XATTRS = 10_000;
+
+  /** The most bytes an entry's attribute values may hold together. */
+  public static final int MAX_XATTR_BYTES = 4 << 20;
   /**
    * The most bytes an attribute's name may hold (Linux's {@code XATTR_NAME_MAX}), and its value
    * ({@code XATTR_SIZE_MAX}).
@@ -66,6 +72,15 @@ public record Meta(byte[] user, byte[] group, List<Xattr> xattrs, long rdev)
     public String toString() {
       return nameText() + "(" + value.length + " bytes)";
     }
+  }
+
+  /** The bytes of the attributes' names and values: what they weigh in memory. */
+  public long xattrBytes() {
+    long n = 0;
+    for (Xattr x : xattrs) {
+      n += x.name().length + x.value().length;
+    }
+    return n;
   }
 
   public boolean isNone() {

@@ -314,6 +314,7 @@ final class PackedEntries {
         }
         xattrs = new ArrayList<>((int) n);
         byte[] last = null;
+        long bytes = 0;
         for (int k = 0; k < n; k++) {
           long nl = in.varint(where + " xattr name", Meta.MAX_XATTR_NAME);
           byte[] name = in.bytes((int) nl, where + " xattr name");
@@ -327,6 +328,11 @@ final class PackedEntries {
                 + io.beamsave.transforms.Printable.bytes(name) + ": " + problem);
           }
           long vl = in.varint(where + " xattr value", Meta.MAX_XATTR_VALUE);
+          bytes += vl;
+          if (bytes > Meta.MAX_XATTR_BYTES) {
+            throw in.fail(where + ": extended attributes of more than " + Meta.MAX_XATTR_BYTES
+                + " bytes");
+          }
           xattrs.add(new Meta.Xattr(name, in.bytes((int) vl, where + " xattr value")));
           last = name;
         }

@@ -305,7 +305,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
           // Zero blocks at its end were not written: they stay a hole (sparse files).
           f.truncate(w.size());
         }
-        FileStat s = RestoreTarget.setMetadata(f, w.uid(), w.gid(), w.mode(),
+        FileStat s = target.setMetadata(f, w.uid(), w.gid(), w.mode(),
             w.mtimeSeconds(), w.mtimeNanos(), asRoot);
         if (s.mtimeSeconds() != w.mtimeSeconds() || s.mtimeNanos() != w.mtimeNanos()) {
           clamped++;

@@ -20,8 +20,21 @@ import net.jpountz.xxhash.XXHashFactory;
  * only once complete, so an unfinished file never looks finished; a marker at the target's top
  * ({@link #markerName}) says a restore is under way until it ends.
  */
-public record RestoreTarget(String uri, long device, long inode, String token)
-    implements Serializable {
+public record RestoreTarget(String uri, long device, long inode, String token,
+    boolean inheritsAcls) implements Serializable {
+
+  /**
+   * A target where what the restore makes inherits no ACL: its top has no default ACL and it
+   * held nothing before.
+   */
+  public RestoreTarget(String uri, long device, long inode, String token) {
+    this(uri, device, inode, token, false);
+  }
+
+  static final byte[] ACL_ACCESS =
+      io.beamsave.transforms.image.Meta.ACL_ACCESS.getBytes(StandardCharsets.US_ASCII);
+  static final byte[] ACL_DEFAULT =
+      io.beamsave.transforms.image.Meta.ACL_DEFAULT.getBytes(StandardCharsets.US_ASCII);
 
   /** Temporary names and markers start with this. */
   public static final String PREFIX = ".beamsave-";
@@ -57,11 +70,19 @@ public record RestoreTarget(String uri, long device, long inode, String token)
 
   /**
    * Gives the file or directory {@code h} its saved owner ({@code asRoot} only), permission bits
-   * and mtime, and returns its status after, whose mtime says what the filesystem kept.
+   * and mtime, and returns its status after, whose mtime says what the filesystem kept. In a
+   * target that {@link #inheritsAcls}, the ACLs it inherited from its directory go first: what
+   * was saved comes back, and its saved ACLs, if any, are set after this.
    */
-  public static FileStat setMetadata(
+  public FileStat setMetadata(
       Handle h, int uid, int gid, int mode, long mtimeSeconds, int mtimeNanos, boolean asRoot)
       throws IOException {
+    if (inheritsAcls) {
+      h.removeXattr(ACL_ACCESS);
+      if (h instanceof Dir) {
+        h.removeXattr(ACL_DEFAULT);
+      }
+    }
     // The owner first: changing it clears the set-id bits the mode may then set.
     if (asRoot) {
       h.setOwner(uid, gid);

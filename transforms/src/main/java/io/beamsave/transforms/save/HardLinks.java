@@ -21,12 +21,22 @@ final class HardLinks {
   private record Inode(long device, long inode) {}
 
   private static final class Group {
-    final PathBytes first;
+    final Entry first;
     int left;
 
-    Group(PathBytes first, int left) {
+    Group(Entry first, int left) {
       this.first = first;
       this.left = left;
+    }
+
+    /**
+     * Whether {@code e} is the same file as the first name, not another one given its inode
+     * since (a file removed and one made during the walk): its times and size agree.
+     */
+    boolean same(Entry e) {
+      return e.size() == first.size() && e.mtimeSeconds() == first.mtimeSeconds()
+          && e.mtimeNanos() == first.mtimeNanos() && e.ctimeSeconds() == first.ctimeSeconds()
+          && e.ctimeNanos() == first.ctimeNanos();
     }
   }
 
@@ -53,6 +63,10 @@ final class HardLinks {
     }
     Inode key = new Inode(device, e.inode());
     Group g = groups.get(key);
+    if (g != null && !g.same(e)) {
+      groups.remove(key);
+      g = null;
+    }
     if (g == null) {
       if (groups.size() >= max) {
         if (!warned) {
@@ -63,7 +77,7 @@ final class HardLinks {
         }
         return e;
       }
-      groups.put(key, new Group(e.path(), names - 1));
+      groups.put(key, new Group(e, names - 1));
       return e;
     }
     if (--g.left <= 0) {
@@ -72,7 +86,7 @@ final class HardLinks {
     links++;
     return new Entry(e.path(), EntryType.HARDLINK, e.flags(), e.mode(), e.uid(), e.gid(),
         e.mtimeSeconds(), e.mtimeNanos(), e.ctimeSeconds(), e.ctimeNanos(), e.inode(), 0,
-        g.first, List.of(), e.meta());
+        g.first.path(), List.of(), e.meta());
   }
 
   /** How many names were saved as links. */

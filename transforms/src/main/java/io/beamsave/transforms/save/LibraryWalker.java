@@ -418,11 +418,17 @@ final class LibraryWalker {
         Entry e;
         try {
           e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
-          e = e.withMeta(meta(s, e.meta(), dir.xattrNames(child), n -> dir.xattr(child, n)));
         } catch (IOException x) {
           cannot("cannot read", dir.child(child), childRel, x);
           flagged = true;
           continue;
+        }
+        try {
+          e = e.withMeta(meta(s, e.meta(), dir.xattrNames(child), n -> dir.xattr(child, n)));
+        } catch (IOException x) {
+          // Kept, flagged, with what could be read of it: as a file whose bytes cannot be.
+          cannot("cannot read the extended attributes of", dir.child(child), childRel, x);
+          e = unreadableEntry(e);
         }
         if (oneFileSystem && s.device() != rootDevice) {
           otherFileSystems.incrementAndGet();
@@ -556,6 +562,10 @@ final class LibraryWalker {
   static Meta meta(FileStat s, Meta m, List<byte[]> names, XattrReader values)
       throws IOException {
     List<Meta.Xattr> xattrs = List.of();
+    if (names.size() > Meta.MAX_XATTRS) {
+      throw new IOException("it has " + names.size() + " extended attributes; an image holds at"
+          + " most " + Meta.MAX_XATTRS + " an entry");
+    }
     if (!names.isEmpty()) {
       List<byte[]> sorted = new ArrayList<>(names);
       sorted.sort(Arrays::compareUnsigned);
@@ -567,7 +577,18 @@ final class LibraryWalker {
         }
       }
     }
-    return new Meta(Accounts.userName(s.uid()), Accounts.groupName(s.gid()), xattrs, m.rdev());
+    Meta out = new Meta(name(Accounts.userName(s.uid())), name(Accounts.groupName(s.gid())),
+        xattrs, m.rdev());
+    if (out.xattrBytes() > Meta.MAX_XATTR_BYTES) {
+      throw new IOException("its extended attributes hold " + out.xattrBytes() + " bytes; an"
+          + " image holds at most " + Meta.MAX_XATTR_BYTES + " an entry");
+    }
+    return out;
+  }
+
+  /** An owner's name as an image may hold it, or null (the number alone) for one it may not. */
+  private static byte[] name(byte[] n) {
+    return n == null || Meta.nameProblem(n) != null ? null : n;
   }
 
   /**
