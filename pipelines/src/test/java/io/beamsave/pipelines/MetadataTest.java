@@ -246,6 +246,12 @@ class MetadataTest {
     assertThat(r.err().strip()).isEqualTo("beamsave: error: cannot restore zz: it is a hard link"
         + " to secret, which is not a regular file of the image");
     assertThat(out.resolve("zz")).doesNotExist();
+    for (String pipeline : List.of("never", "always")) {
+      Cli v = Cli.run("verify", image, "--pipeline", pipeline, "--quiet");
+      assertThat(v.exit()).isEqualTo(1);
+      assertThat(v.err().strip()).isEqualTo("beamsave: error: " + image + ": entry zz: it is a"
+          + " hard link to secret, which is not a regular file of the image");
+    }
   }
 
   @Test

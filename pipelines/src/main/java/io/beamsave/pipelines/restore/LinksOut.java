@@ -20,12 +20,14 @@ import java.util.function.Function;
  * selection leaves out is restored as a file of its own with that file's bytes, and further
  * links to the same file as links to that one.
  */
-final class LinksOut {
+public final class LinksOut {
   /** Files remembered as met: links mostly name a file near them. */
   static final int RECENT = 1 << 16;
 
   private final List<Glob> matchers;
   private final Function<PathBytes, Entry> lookup;
+  /** What a refusal starts with, before the link's path. */
+  private final String refusal;
   private final Map<PathBytes, Boolean> recent = new LinkedHashMap<>(1024, 0.75f, false) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<PathBytes, Boolean> eldest) {
@@ -40,12 +42,25 @@ final class LinksOut {
    * of the image by path, or null.
    */
   LinksOut(List<String> globs, Function<PathBytes, Entry> lookup) {
+    this(globs, lookup, "cannot restore");
+  }
+
+  /**
+   * Checks the links of all of an image, as verify does: a link that names no regular file of
+   * it is refused in one line starting with {@code refusal}.
+   */
+  public LinksOut(Function<PathBytes, Entry> lookup, String refusal) {
+    this(null, lookup, refusal);
+  }
+
+  private LinksOut(List<String> globs, Function<PathBytes, Entry> lookup, String refusal) {
     this.matchers = globs == null || globs.isEmpty() ? null : Selection.compile(globs);
     this.lookup = lookup;
+    this.refusal = refusal;
   }
 
   /** {@code e}, checked if a link; for a link whose file is left out, its stand-in. */
-  Entry resolve(Entry e) {
+  public Entry resolve(Entry e) {
     if (e.isFile()) {
       recent.put(e.path(), Boolean.TRUE);
       return e;
@@ -66,8 +81,8 @@ final class LinksOut {
     }
     Entry file = lookup.apply(to);
     if (file == null || !file.isFile()) {
-      throw new BeamsaveException("cannot restore " + e.path() + ": it is a hard link to "
-          + to + ", which is not a regular file of the image");
+      throw new BeamsaveException(refusal + " " + e.path() + ": it is a hard link to " + to
+          + ", which is not a regular file of the image");
     }
     if (taken) {
       return e;

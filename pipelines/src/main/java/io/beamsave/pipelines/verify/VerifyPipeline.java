@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.verify;
 
+import io.beamsave.pipelines.restore.LinksOut;
 import io.beamsave.pipelines.restore.ReadRun;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.transfer.ImageRef;
@@ -62,6 +63,13 @@ public final class VerifyPipeline {
       }
     }
     Catalog catalog = image.readCatalog();
+    LinksOut links = new LinksOut(p -> {
+      int at = java.util.Collections.binarySearch(catalog.entries(),
+          new Entry(p, io.beamsave.transforms.image.EntryType.FILE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+              null, List.of()), io.beamsave.transforms.image.PathOrder.ENTRIES);
+      return at < 0 ? null : catalog.entries().get(at);
+    }, image.display() + ": entry");
+    catalog.entries().forEach(links::resolve);
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
     ImageChain top = ImageChain.resolve(image.member(catalog), files, image.s3(), image.keys(),
         image.baseLocations());
@@ -140,7 +148,11 @@ public final class VerifyPipeline {
     };
     try (ReadRun.Here here = new ReadRun.Here(RestorePipeline.progress("verified", expected,
         head.catalog().shards().size()), progress)) {
-      image.walk(List.of(PathBytes.of(new byte[0])), e -> batches.add(e, here));
+      LinksOut links = new LinksOut(p -> {
+        List<Entry> found = image.find(List.of(p), head);
+        return found.isEmpty() ? null : found.get(0);
+      }, image.display() + ": entry");
+      image.walk(List.of(PathBytes.of(new byte[0])), e -> batches.add(links.resolve(e), here));
       batches.flush(here);
     }
     if (batches.checked != expected) {
