@@ -140,29 +140,10 @@ final class TargetFinish {
    * and renamed into place from there.
    */
   private void link(Entry e) throws IOException {
-    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
-    byte[] temp = target.temporaryName(e.path());
-    dir.mkdir(temp, 0700);
-    boolean placed = false;
-    try (Dir own = dir.openDir(temp)) {
-      FileStat s = own.stat();
-      if (s.uid() != Dir.effectiveUid() || (s.permissions() & 077) != 0) {
-        throw new BeamsaveException("refusing to restore " + show(e.path()) + ": the directory"
-            + " made for it was replaced during the restore");
-      }
-      byte[] name = e.path().fileName();
+    inPrivateDir(e, (own, name) -> {
       own.symlink(e.linkTarget().bytes(), name);
-      if (asRoot) {
-        own.setLinkOwner(name, e.uid(), e.gid());
-      }
-      setXattrs(e, (n, v) -> own.setXattr(name, n, v));
-      own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
-      checkTime(own.stat(name), e);
-      own.renameTo(name, dir, name);
-      placed = true;
-    } finally {
-      removePrivate(dir, temp, e.path().fileName(), placed);
-    }
+      return true;
+    });
   }
 
   /**
@@ -172,8 +153,43 @@ final class TargetFinish {
    * counted and left out.
    */
   private void node(Entry e) throws IOException {
+    int type = switch (e.type()) {
+      case FIFO -> FIFO_BITS;
+      case CHAR_DEVICE -> CHAR_BITS;
+      default -> BLOCK_BITS;
+    };
+    inPrivateDir(e, (own, name) -> {
+      try {
+        own.mknod(name, type | 0600, e.type() == EntryType.FIFO ? 0 : e.meta().rdev());
+      } catch (java.nio.file.AccessDeniedException denied) {
+        if (e.type() == EntryType.FIFO) {
+          throw denied;
+        }
+        lost.note(MetadataLoss.DEVICES, "only root may make them", show(e.path()));
+        return false;
+      }
+      if (target.inheritsAcls()) {
+        own.removeXattr(name, ACL_ACCESS);
+      }
+      return true;
+    });
+  }
+
+  /** Makes an entry in a private directory; returns whether it made it. */
+  @FunctionalInterface
+  private interface Maker {
+    boolean make(Dir own, byte[] name) throws IOException;
+  }
+
+  /**
+   * Makes {@code e} with {@code maker} in a directory of its own beside its place, that only
+   * this process's user may enter, gives it its owner, mode (not a symlink's), attributes and
+   * mtime by name there, and renames it into place.
+   */
+  private void inPrivateDir(Entry e, Maker maker) throws IOException {
     Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
     byte[] temp = target.temporaryName(e.path());
+    byte[] name = e.path().fileName();
     dir.mkdir(temp, 0700);
     boolean placed = false;
     try (Dir own = dir.openDir(temp)) {
@@ -182,35 +198,22 @@ final class TargetFinish {
         throw new BeamsaveException("refusing to restore " + show(e.path()) + ": the directory"
             + " made for it was replaced during the restore");
       }
-      byte[] name = e.path().fileName();
-      int type = switch (e.type()) {
-        case FIFO -> FIFO_BITS;
-        case CHAR_DEVICE -> CHAR_BITS;
-        default -> BLOCK_BITS;
-      };
-      try {
-        own.mknod(name, type | 0600, e.type() == EntryType.FIFO ? 0 : e.meta().rdev());
-      } catch (java.nio.file.AccessDeniedException denied) {
-        if (e.type() == EntryType.FIFO) {
-          throw denied;
-        }
-        lost.note(MetadataLoss.DEVICES, "only root may make them", show(e.path()));
+      if (!maker.make(own, name)) {
         return;
-      }
-      if (target.inheritsAcls()) {
-        own.removeXattr(name, ACL_ACCESS);
       }
       if (asRoot) {
         own.setLinkOwner(name, e.uid(), e.gid());
       }
-      own.setPermissions(name, e.mode());
+      if (e.type() != EntryType.SYMLINK) {
+        own.setPermissions(name, e.mode());
+      }
       setXattrs(e, (n, v) -> own.setXattr(name, n, v));
       own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
       checkTime(own.stat(name), e);
       own.renameTo(name, dir, name);
       placed = true;
     } finally {
-      removePrivate(dir, temp, e.path().fileName(), placed);
+      removePrivate(dir, temp, name, placed);
     }
   }
 
