@@ -71,18 +71,27 @@ class BadInputTest {
     assertNothingLeftIn(image.getParent());
   }
 
+  /** A bad value is a usage error: exit 2, what was wrong (and meant), and where help is. */
+  static void assertUsageError(Cli c, String line) {
+    assertThat(c.exit()).as(c.err()).isEqualTo(2);
+    assertThat(c.err().lines().toList()).containsExactly(line, "see 'beamsave save --help'");
+  }
+
   @Test
-  void badOptionsAreExplained() {
-    assertOneLineError(
-        Cli.run("save", "--library", library, "--image", image, "--codec", "gzip"),
-        "unknown codec 'gzip'");
-    assertOneLineError(
+  void badOptionsAreExplained() throws IOException {
+    assertUsageError(Cli.run("save", "--library", library, "--image", image, "--codec", "gzip"),
+        "beamsave: error: unknown codec 'gzip': expected none, lz4, zlib[:1-9], zstd[:1-22],"
+            + " xz[:0-9], auto[:LINK_MBPS] or one of [*NO, *LOW, *MEDIUM, *HIGH, *ZLIB]");
+    assertThat(Cli.run("save", "--library", library, "--image", image, "--codec", "zstd3")
+        .err()).startsWith("beamsave: error: unknown codec 'zstd3' (did you mean 'zstd:3'?)");
+    assertUsageError(
         Cli.run("save", "--library", library, "--image", image, "--block-size", "1KiB"),
-        "block size 1024 must be between 4 KiB and 64 MiB");
-    assertOneLineError(
+        "beamsave: error: --block-size 1KiB must be between 4 KiB and 64 MiB");
+    assertUsageError(
         Cli.run("save", "--library", library, "--image", image, "--shard-size", "lots"),
-        "'lots' is not a size");
+        "beamsave: error: 'lots' is not a size such as 64MiB or 1048576");
     assertThat(Cli.run("save", "--image", image).exit()).isEqualTo(2);
+    assertNothingLeftIn(image.getParent());
   }
 
   @Test

@@ -100,6 +100,13 @@ final class ConsolidateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (codec != null) {
+      try {
+        io.beamsave.transforms.codec.Codecs.parse(codec);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
+    }
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr(), json);
     String target = to.replace(SaveSpecs.UTC, SaveSpecs.utcStamp());
     Instant start = Instant.now();

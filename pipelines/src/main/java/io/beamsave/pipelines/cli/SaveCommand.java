@@ -4,6 +4,7 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SaveRequest;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -190,9 +191,24 @@ final class SaveCommand implements Callable<Integer> {
   }
 
   private SaveRequest request() {
+    long block;
+    try {
+      // What the command line says wrong is a usage error (exit 2), found before any work.
+      io.beamsave.transforms.codec.Codecs.parse(codec);
+      block = Sizes.parse(blockSize);
+      if (block < ImageFormat.MIN_BLOCK_SIZE || block > ImageFormat.MAX_BLOCK_SIZE) {
+        throw new IllegalArgumentException("--block-size " + blockSize + " must be between"
+            + " 4 KiB and 64 MiB");
+      }
+      if (shardSize != null) {
+        Sizes.parse(shardSize);
+      }
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    }
     try {
       return new SaveRequest(libraries, image, staging, codec,
-          shardSize == null ? null : Sizes.parse(shardSize), Sizes.parse(blockSize), linkMbps,
+          shardSize == null ? null : Sizes.parse(shardSize), block, linkMbps,
           select.selection(), allowChanging, skipUnreadable, incremental.base,
           incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
           s3.settings(), reportJson, metricsFile);

@@ -75,7 +75,11 @@ public final class Codecs {
       case "auto":
         return new AutoCodec(level(spec, level, 0, 1, 1_000_000));
       default:
-        throw new IllegalArgumentException("unknown codec '" + spec + "': " + EXPECTED);
+        java.util.regex.Matcher m =
+            java.util.regex.Pattern.compile("(zlib|zstd|xz|auto)([0-9]+)").matcher(s);
+        throw new IllegalArgumentException("unknown codec '" + spec + "'"
+            + (m.matches() ? " (did you mean '" + m.group(1) + ":" + m.group(2) + "'?)" : "")
+            + ": " + EXPECTED);
     }
   }
 
