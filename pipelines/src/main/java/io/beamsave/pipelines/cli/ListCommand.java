@@ -245,12 +245,12 @@ final class ListCommand implements Callable<Integer> {
       }
       out.printf(
           Locale.ROOT,
-          "library %s, codec %s, saved %s UTC, %d entries, %d shards%n",
+          "library %s, codec %s, saved %s UTC, %s, %s%n",
           Printable.text(c.library()),
           Printable.text(c.codecSpec()),
           time(Math.floorDiv(c.createdMillis(), 1000)),
-          h.totals().entries(),
-          c.shards().size());
+          Sizes.count(h.totals().entries(), "entry", "entries"),
+          Sizes.count(c.shards().size(), "shard", "shards"));
       if (c.incremental()) {
         out.printf(Locale.ROOT, "incremental (save %d of its chain): %s of its files' bytes are"
             + " in %d base image%s, e.g. %s%n", c.depth(),

@@ -97,10 +97,10 @@ final class RestoreCommand implements Callable<Integer> {
         .println(
             String.format(
                 Locale.ROOT,
-                "restored %d files (%s) and %d other entries into %s in %.2fs",
-                o.files(),
+                "restored %s (%s) and %s into %s in %.2fs",
+                Sizes.count(o.files(), "file", "files"),
                 Sizes.human(o.bytes()),
-                o.entries() - o.files(),
+                Sizes.count(o.entries() - o.files(), "other entry", "other entries"),
                 io.beamsave.transforms.Printable.text(o.target().toString()),
                 o.seconds()));
     return 0;

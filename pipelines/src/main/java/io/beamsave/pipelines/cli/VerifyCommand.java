@@ -81,11 +81,11 @@ final class VerifyCommand implements Callable<Integer> {
     out.println(
         String.format(
             Locale.ROOT,
-            "OK %s: %d files, %s in %d shards; every block and digest checked in %.2fs",
+            "OK %s: %s, %s in %s; every block and digest checked in %.2fs",
             io.beamsave.transforms.Printable.text(image.image()),
-            o.files(),
+            Sizes.count(o.files(), "file", "files"),
             Sizes.human(o.bytesChecked()),
-            o.catalog().shards().size(),
+            Sizes.count(o.catalog().shards().size(), "shard", "shards"),
             o.seconds()));
     if (o.images().size() > 1) {
       out.println("chain: " + (o.images().size() - 1) + " base image"

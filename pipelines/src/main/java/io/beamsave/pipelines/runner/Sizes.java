@@ -56,6 +56,11 @@ public final class Sizes {
     return n << shift;
   }
 
+  /** {@code 1 file}, {@code 2 files}: a count with its noun, {@code one} or {@code many}. */
+  public static String count(long n, String one, String many) {
+    return n + " " + (n == 1 ? one : many);
+  }
+
   /** {@code 1.4 GiB}, {@code 512 B}. */
   public static String human(long bytes) {
     String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
