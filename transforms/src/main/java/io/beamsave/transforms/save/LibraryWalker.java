@@ -3,14 +3,12 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.fs.Accounts;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.SymlinkException;
 import io.beamsave.transforms.image.CatalogPaths;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
@@ -120,8 +118,8 @@ final class LibraryWalker {
     try (Dir dir = Dir.open(root)) {
       FileStat rootStat = dir.stat();
       walk.rootDevice = rootStat.device();
-      Entry top = entry(rootStat, EMPTY, null);
-      top = top.withMeta(meta(rootStat, top.meta(), dir.xattrNames(), dir::xattr));
+      Entry top = WalkedEntry.of(rootStat, EMPTY, null);
+      top = top.withMeta(WalkedEntry.meta(rootStat, top.meta(), dir.xattrNames(), dir::xattr));
       Listed listed = walk.list(new SharedDir(walk, dir, false), null, EMPTY, 0, only == null);
       walk.emit(listed, sink);
       // The root is the target's top when restored: it is never flagged.
@@ -262,7 +260,7 @@ final class LibraryWalker {
           CompletableFuture<Listed> listing = ahead.remove(c);
           Listed sub = join(listing != null ? listing : begin(at, c));
           held.addAndGet(-sub.children.length);
-          add(sub.flagged ? unreadableEntry(c.entry) : c.entry, sink);
+          add(sub.flagged ? WalkedEntry.unreadable(c.entry) : c.entry, sink);
           stack.push(sub);
           aheadOf(stack);
         }
@@ -417,18 +415,19 @@ final class LibraryWalker {
         }
         Entry e;
         try {
-          e = entry(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
+          e = WalkedEntry.of(s, childRel, s.isSymlink() ? dir.readLink(child) : null);
         } catch (IOException x) {
           cannot("cannot read", dir.child(child), childRel, x);
           flagged = true;
           continue;
         }
         try {
-          e = e.withMeta(meta(s, e.meta(), dir.xattrNames(child), n -> dir.xattr(child, n)));
+          e = e.withMeta(WalkedEntry.meta(s, e.meta(), dir.xattrNames(child),
+              n -> dir.xattr(child, n)));
         } catch (IOException x) {
           // Kept, flagged, with what could be read of it: as a file whose bytes cannot be.
           cannot("cannot read the extended attributes of", dir.child(child), childRel, x);
-          e = unreadableEntry(e);
+          e = WalkedEntry.unreadable(e);
         }
         if (oneFileSystem && s.device() != rootDevice) {
           otherFileSystems.incrementAndGet();
@@ -450,7 +449,7 @@ final class LibraryWalker {
           // this user makes the read fail later, naming the file the same way.
           cannot("cannot read", dir.child(child), childRel,
               new AccessDeniedException(dir.child(child)));
-          e = unreadableEntry(e);
+          e = WalkedEntry.unreadable(e);
         }
         children.add(new Child(child, e, childSelected, s.device(), s.links()));
       }
@@ -533,100 +532,5 @@ final class LibraryWalker {
         }
       }
     }
-  }
-
-  /**
-   * {@code e} flagged unreadable: a file keeps no bytes (none were read, and none are planned),
-   * a directory keeps what could be listed.
-   */
-  static Entry unreadableEntry(Entry e) {
-    Entry flagged = e.withFlags(e.flags() | Entry.FLAG_UNREADABLE);
-    if (!e.isFile()) {
-      return flagged;
-    }
-    return new Entry(e.path(), e.type(), flagged.flags(), e.mode(), e.uid(), e.gid(),
-        e.mtimeSeconds(), e.mtimeNanos(), e.ctimeSeconds(), e.ctimeNanos(), e.inode(), 0,
-        e.linkTarget(), List.of(), e.meta());
-  }
-
-  /** Reads one extended attribute's value by its name; null when it has gone meanwhile. */
-  @FunctionalInterface
-  interface XattrReader {
-    byte[] read(byte[] name) throws IOException;
-  }
-
-  /**
-   * {@code m} with the owner's and group's names as this host knows them, and the extended
-   * attributes named {@code names}, sorted by name, as {@code values} reads them.
-   */
-  static Meta meta(FileStat s, Meta m, List<byte[]> names, XattrReader values)
-      throws IOException {
-    List<Meta.Xattr> xattrs = List.of();
-    if (names.size() > Meta.MAX_XATTRS) {
-      throw new IOException("it has " + names.size() + " extended attributes; an image holds at"
-          + " most " + Meta.MAX_XATTRS + " an entry");
-    }
-    if (!names.isEmpty()) {
-      List<byte[]> sorted = new ArrayList<>(names);
-      sorted.sort(Arrays::compareUnsigned);
-      xattrs = new ArrayList<>(sorted.size());
-      for (byte[] n : sorted) {
-        byte[] v = values.read(n);
-        if (v != null && Meta.xattrNameProblem(n) == null) {
-          xattrs.add(new Meta.Xattr(n, v));
-        }
-      }
-    }
-    Meta out = new Meta(name(Accounts.userName(s.uid())), name(Accounts.groupName(s.gid())),
-        xattrs, m.rdev());
-    if (out.xattrBytes() > Meta.MAX_XATTR_BYTES) {
-      throw new IOException("its extended attributes hold " + out.xattrBytes() + " bytes; an"
-          + " image holds at most " + Meta.MAX_XATTR_BYTES + " an entry");
-    }
-    return out;
-  }
-
-  /** An owner's name as an image may hold it, or null (the number alone) for one it may not. */
-  private static byte[] name(byte[] n) {
-    return n == null || Meta.nameProblem(n) != null ? null : n;
-  }
-
-  /**
-   * The catalog entry for what {@code s} describes, at {@code rel}, or {@code null} for a
-   * socket, which images do not hold.
-   */
-  static Entry entry(FileStat s, PathBytes rel, byte[] linkTarget) {
-    EntryType type;
-    if (s.isDirectory()) {
-      type = EntryType.DIRECTORY;
-    } else if (s.isRegularFile()) {
-      type = EntryType.FILE;
-    } else if (s.isSymlink()) {
-      type = EntryType.SYMLINK;
-    } else if (s.isFifo()) {
-      type = EntryType.FIFO;
-    } else if (s.isCharDevice()) {
-      type = EntryType.CHAR_DEVICE;
-    } else if (s.isBlockDevice()) {
-      type = EntryType.BLOCK_DEVICE;
-    } else {
-      return null;
-    }
-    return new Entry(
-        rel,
-        type,
-        0,
-        s.permissions(),
-        s.uid(),
-        s.gid(),
-        s.mtimeSeconds(),
-        s.mtimeNanos(),
-        s.ctimeSeconds(),
-        s.ctimeNanos(),
-        s.inode(),
-        type == EntryType.FILE ? s.size() : 0,
-        linkTarget == null ? null : PathBytes.of(linkTarget),
-        List.of(),
-        type.isNode() ? Meta.NONE.withRdev(s.rdev()) : Meta.NONE);
   }
 }
