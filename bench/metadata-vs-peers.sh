@@ -13,6 +13,7 @@
 # Needs root, and attr, acl, libcap2-bin, zstd, rsync and GNU time (apt-get install ...).
 # BEAMSAVE picks the launcher; BENCH_WORK picks the scratch directory.
 set -euo pipefail
+export PATH=$PATH:/usr/sbin:/sbin   # setcap, getcap, mknod
 data=$(realpath "${1:?usage: bench/metadata-vs-peers.sh DATA [RUNS]}")
 runs=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)

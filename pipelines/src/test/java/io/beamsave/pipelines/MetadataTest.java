@@ -34,7 +34,9 @@ class MetadataTest {
   Path lib;
 
   static String sh(String script) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder("sh", "-ec", script).redirectErrorStream(true).start();
+    // setcap, getcap and mknod live in /usr/sbin, which a CI user's PATH may lack.
+    Process p = new ProcessBuilder("sh", "-ec", "PATH=$PATH:/usr/sbin:/sbin\n" + script)
+        .redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor()).as(script + "\n" + out).isZero();
     return out;
@@ -46,8 +48,8 @@ class MetadataTest {
    */
   static void assumeRootAndTools() throws Exception {
     assumeThat(Dir.effectiveUid()).as("run as root").isZero();
-    boolean tools = new ProcessBuilder("sh", "-c",
-        "command -v setfattr && command -v setfacl && command -v setcap").start().waitFor() == 0;
+    boolean tools = new ProcessBuilder("sh", "-c", "PATH=$PATH:/usr/sbin:/sbin; command -v"
+        + " setfattr && command -v setfacl && command -v setcap").start().waitFor() == 0;
     if (System.getenv("CI") == null) {
       assumeThat(tools).as("setfattr, setfacl and setcap installed").isTrue();
     }
