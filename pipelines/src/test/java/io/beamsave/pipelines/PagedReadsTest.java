@@ -53,7 +53,7 @@ class PagedReadsTest {
         .map(l -> l.substring(l.lastIndexOf(' ') + 1)).toList();
     assertThat(order.indexOf("dir1-beside")).isGreaterThan(order.indexOf("dir1/file-99.txt"));
     Cli file = Cli.ok("list", image, "dir5/file-7.txt");
-    assertThat(file.out()).contains("dir5/file-7.txt").contains("1 files");
+    assertThat(file.out()).contains("dir5/file-7.txt").contains("1 file, ");
     Cli missing = Cli.run("list", image, "dir9");
     assertThat(missing.exit()).isNotZero();
     assertThat(missing.err().strip()).doesNotContain("\n").contains("holds no entry 'dir9'");

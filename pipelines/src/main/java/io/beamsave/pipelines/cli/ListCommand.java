@@ -344,9 +344,9 @@ final class ListCommand implements Callable<Integer> {
       }
       out.printf(
           Locale.ROOT,
-          "%d files, %s (f! = changed while being saved, f? = could not be read: not saved,"
+          "%s, %s (f! = changed while being saved, f? = could not be read: not saved,"
               + " d? = could not be wholly listed: holds only what could)%n",
-          files,
+          Sizes.count(files, "file", "files"),
           Sizes.human(bytes));
     }
   }
