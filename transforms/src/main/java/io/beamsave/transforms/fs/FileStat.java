@@ -23,13 +23,6 @@ public record FileStat(
     long blocks,
     long rdev) {
 
-  /** The same file, as far as the fields that were there before blocks and rdev go. */
-  public FileStat(int mode, int uid, int gid, long size, long mtimeSeconds, int mtimeNanos,
-      long ctimeSeconds, int ctimeNanos, long inode, long device, int links) {
-    this(mode, uid, gid, size, mtimeSeconds, mtimeNanos, ctimeSeconds, ctimeNanos, inode, device,
-        links, 0, 0);
-  }
-
   public boolean isFifo() {
     return (mode & Posix.S_IFMT) == Posix.S_IFIFO;
   }

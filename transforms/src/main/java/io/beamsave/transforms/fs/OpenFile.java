@@ -52,19 +52,17 @@ public final class OpenFile extends Handle {
    * only a hole is left; a filesystem that does not know holes says {@code pos}.
    */
   public long nextData(long pos, long end) throws IOException {
-    long at = Posix.c().lseek(fd(), pos, Posix.SEEK_DATA);
-    if (at < 0) {
-      if (Posix.errno() == Errno.ENXIO.intValue()) {
-        return end;
-      }
-      throw fail(null);
-    }
-    return Math.min(at, end);
+    return seek(pos, end, Posix.SEEK_DATA);
   }
 
   /** Where the hole after {@code pos} begins ({@code SEEK_HOLE}): the end at the latest. */
   public long nextHole(long pos, long end) throws IOException {
-    long at = Posix.c().lseek(fd(), pos, Posix.SEEK_HOLE);
+    return seek(pos, end, Posix.SEEK_HOLE);
+  }
+
+  /** {@code lseek} to {@code whence} from {@code pos}, no further than {@code end}. */
+  private long seek(long pos, long end, int whence) throws IOException {
+    long at = Posix.c().lseek(fd(), pos, whence);
     if (at < 0) {
       if (Posix.errno() == Errno.ENXIO.intValue()) {
         return end;
