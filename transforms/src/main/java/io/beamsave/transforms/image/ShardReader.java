@@ -174,6 +174,24 @@ public final class ShardReader implements AutoCloseable {
     }
   }
 
+  /**
+   * Decodes block {@code k} of shard {@code shardIndex} into {@code out} (at least a block
+   * size long) and returns its raw length: a random read, checked as every block is (its
+   * checksum, or its seal in an encrypted image, and its raw length); the digests of the
+   * extents it holds are not, which takes reading them whole ({@link #read}).
+   */
+  public int readBlock(ImageSource ch, String image, ImageKey key, int shardIndex,
+      ShardInfo shard, int k, byte[] out) throws IOException {
+    if (k < 0 || k >= shard.blockLengths().length) {
+      throw new ImageException(image + ": shard " + shardIndex + " has no block " + k);
+    }
+    shardKey = shardKey(key, image, shardIndex, shard);
+    loadedBlock = -1;
+    load(ch, image, shardIndex, shard, k, shard.blockOffset(k));
+    System.arraycopy(raw, 0, out, 0, loadedRaw);
+    return loadedRaw;
+  }
+
   /** The block of the current shard whose raw bytes are in {@link #raw}, or -1. */
   private int loadedBlock = -1;
   private int loadedRaw;

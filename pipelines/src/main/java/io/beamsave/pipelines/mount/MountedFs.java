@@ -1,0 +1,392 @@
+package io.beamsave.pipelines.mount;
+
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.Meta;
+import io.beamsave.transforms.read.FileReads;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.provider.jffi.ClosureHelper;
+import ru.serce.jnrfuse.ErrorCodes;
+import ru.serce.jnrfuse.FuseFillDir;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
+import ru.serce.jnrfuse.struct.Statvfs;
+
+/**
+ * A read-only FUSE file system over a {@link View}: libfuse calls these operations with the
+ * path's bytes, which the view resolves to a node. What fails in the image (a damaged block, a
+ * base that cannot be read) is an EIO for the call, and one line on stderr.
+ */
+final class MountedFs {
+  /** What the file system shows: nodes by path. */
+  interface View {
+    /** The node at {@code path} (bytes after the mount point, without the leading '/'). */
+    Node resolve(byte[] path) throws IOException;
+
+    /** The names and nodes in directory {@code dir}. */
+    List<Named> list(Node dir) throws IOException;
+
+    /** Entries and raw bytes, for {@code statfs}. */
+    long[] totals();
+  }
+
+  /** A node: an entry of an image's tree, or a directory or link the view makes up. */
+  sealed interface Node permits InImage, Made {}
+
+  /** An entry of {@code tree}; {@code salt} tells its inode numbers from another image's. */
+  record InImage(ImageTree tree, Entry entry, long salt) implements Node {}
+
+  /**
+   * A directory ({@code target} null) or symbolic link the view shows (a library, a time, a
+   * {@code latest}), with its time in seconds.
+   */
+  record Made(byte[] path, byte[] target, long seconds) implements Node {}
+
+  record Named(byte[] name, Node node) {}
+
+  private static final int S_IFMT = 0170000;
+  private static final int O_ACCMODE = 3;
+
+  private final View view;
+  private final PrintWriter err;
+  private final FuseLib.Operations ops;
+  private final Map<Long, Open> open = new ConcurrentHashMap<>();
+  private final AtomicLong handles = new AtomicLong();
+
+  /** A file opened for reading: what it reads, and where its reads stand. */
+  private record Open(ImageTree tree, Entry file, FileReads.Cursor cursor) {}
+
+  /** Serves {@code view}; {@code onMounted} runs once the mount is in place. */
+  MountedFs(View view, PrintWriter err, Runnable onMounted) {
+    this.view = view;
+    this.err = err;
+    this.ops = new FuseLib.Operations(Runtime.getSystemRuntime());
+    ops.getattr.set(this::getattr);
+    ops.readlink.set(this::readlink);
+    ops.open.set(this::open);
+    ops.read.set(this::read);
+    ops.release.set(this::release);
+    ops.statfs.set(this::statfs);
+    ops.getxattr.set(this::getxattr);
+    ops.listxattr.set(this::listxattr);
+    ops.opendir.set(this::opendir);
+    ops.readdir.set(this::readdir);
+    ops.releasedir.set((path, fi) -> 0);
+    ops.access.set((path, mask) -> 0);
+    ops.init.set(conn -> {
+      onMounted.run();
+      return null;
+    });
+    ops.destroy.set(data -> { });
+  }
+
+  /** Mounts at {@code args}' mount point and serves until unmounted; libfuse's status. */
+  int serve(String[] args) {
+    return FuseLib.load().fuse_main_real(args.length, args, ops,
+        jnr.ffi.Struct.size(ops), null);
+  }
+
+  private static byte[] path(Pointer p) {
+    int len = p.indexOf(0, (byte) 0);
+    byte[] b = new byte[Math.max(0, len)];
+    p.get(0, b, 0, b.length);
+    int skip = 0;
+    while (skip < b.length && b[skip] == '/') {
+      skip++;
+    }
+    return Arrays.copyOfRange(b, skip, b.length);
+  }
+
+  /** Runs {@code op}; a failure is EIO and a line naming the path. */
+  private int guarded(Pointer path, Op op) {
+    try {
+      return op.run(path(path));
+    } catch (IOException | RuntimeException e) {
+      err.println("beamsave: mount: " + Printable.bytes(path(path)) + ": " + e.getMessage());
+      err.flush();
+      return -ErrorCodes.EIO();
+    }
+  }
+
+  @FunctionalInterface
+  private interface Op {
+    int run(byte[] path) throws IOException;
+  }
+
+  private int getattr(Pointer path, Pointer buf) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      if (n == null) {
+        return -ErrorCodes.ENOENT();
+      }
+      fill(FileStat.of(buf), n);
+      return 0;
+    });
+  }
+
+  private void fill(FileStat st, Node n) throws IOException {
+    if (n instanceof Made m) {
+      boolean link = m.target() != null;
+      st.st_mode.set((link ? FileStat.S_IFLNK | 0777 : FileStat.S_IFDIR | 0555));
+      st.st_ino.set(inode(0, m.path()));
+      st.st_nlink.set(1);
+      st.st_size.set(link ? m.target().length : 0);
+      times(st, m.seconds(), 0, m.seconds(), 0);
+      return;
+    }
+    InImage in = (InImage) n;
+    Entry e = in.entry();
+    Entry file = e.isHardLink() ? in.tree().fileOf(e) : e;
+    if (file == null) {
+      throw new IOException("a later name of " + e.linkTarget() + ", which is no file of the"
+          + " image");
+    }
+    int type = switch (file.type()) {
+      case FILE, HARDLINK -> FileStat.S_IFREG;
+      case DIRECTORY -> FileStat.S_IFDIR;
+      case SYMLINK -> FileStat.S_IFLNK;
+      case FIFO -> FileStat.S_IFIFO;
+      case CHAR_DEVICE -> FileStat.S_IFCHR;
+      case BLOCK_DEVICE -> FileStat.S_IFBLK;
+    };
+    st.st_mode.set(type | (file.mode() & 07777));
+    st.st_ino.set(inode(in.salt(), file.path().bytes()));
+    st.st_nlink.set(file.isFile() ? in.tree().linkCount(file) : 1);
+    st.st_uid.set(file.uid());
+    st.st_gid.set(file.gid());
+    long size = switch (file.type()) {
+      case FILE -> file.size();
+      case SYMLINK -> file.linkTarget() == null ? 0 : file.linkTarget().length();
+      default -> 0;
+    };
+    st.st_size.set(size);
+    st.st_blocks.set((size + 511) / 512);
+    st.st_blksize.set(in.tree().head().catalog().blockSize());
+    if (file.type() == EntryType.CHAR_DEVICE || file.type() == EntryType.BLOCK_DEVICE) {
+      st.st_rdev.set(makedev(Meta.major(file.meta().rdev()), Meta.minor(file.meta().rdev())));
+    }
+    times(st, file.mtimeSeconds(), file.mtimeNanos(), file.ctimeSeconds(), file.ctimeNanos());
+  }
+
+  private static void times(FileStat st, long mtime, int mtimeNanos, long ctime, int ctimeNanos) {
+    st.st_atim.tv_sec.set(mtime);
+    st.st_atim.tv_nsec.set(mtimeNanos);
+    st.st_mtim.tv_sec.set(mtime);
+    st.st_mtim.tv_nsec.set(mtimeNanos);
+    st.st_ctim.tv_sec.set(ctime);
+    st.st_ctim.tv_nsec.set(ctimeNanos);
+  }
+
+  /** glibc's {@code makedev}. */
+  static long makedev(int major, int minor) {
+    long ma = Integer.toUnsignedLong(major);
+    long mi = Integer.toUnsignedLong(minor);
+    return ((ma & 0xfffff000L) << 32) | ((ma & 0xfffL) << 8) | ((mi & 0xffffff00L) << 12)
+        | (mi & 0xffL);
+  }
+
+  /**
+   * A stable inode number for a path of an image (its first name, for a file with several):
+   * FNV-1a of the path, salted with the image's number, never 0 or 1 (the root's).
+   */
+  static long inode(long salt, byte[] path) {
+    long h = 0xcbf29ce484222325L ^ (salt * 0x9E3779B97F4A7C15L);
+    for (byte b : path) {
+      h ^= b & 0xff;
+      h *= 0x100000001b3L;
+    }
+    return (h & Long.MAX_VALUE) < 2 ? 2 : h & Long.MAX_VALUE;
+  }
+
+  private int readlink(Pointer path, Pointer buf, long size) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      byte[] target;
+      if (n instanceof Made m && m.target() != null) {
+        target = m.target();
+      } else if (n instanceof InImage in && in.entry().type() == EntryType.SYMLINK
+          && in.entry().linkTarget() != null) {
+        target = in.entry().linkTarget().bytes();
+      } else {
+        return n == null ? -ErrorCodes.ENOENT() : -ErrorCodes.EINVAL();
+      }
+      if (size <= 0) {
+        return -ErrorCodes.EINVAL();
+      }
+      int len = (int) Math.min(target.length, size - 1);
+      buf.put(0, target, 0, len);
+      buf.putByte(len, (byte) 0);
+      return 0;
+    });
+  }
+
+  private int open(Pointer path, Pointer fi) {
+    return guarded(path, p -> {
+      FuseFileInfo info = FuseFileInfo.of(fi);
+      if ((info.flags.get() & O_ACCMODE) != 0) {
+        return -ErrorCodes.EROFS();
+      }
+      Node n = view.resolve(p);
+      if (!(n instanceof InImage in)) {
+        return n == null ? -ErrorCodes.ENOENT() : -ErrorCodes.EISDIR();
+      }
+      Entry file = in.tree().fileOf(in.entry());
+      if (file == null) {
+        return in.entry().type() == EntryType.DIRECTORY ? -ErrorCodes.EISDIR()
+            : -ErrorCodes.EIO();
+      }
+      if (file.unreadable()) {
+        // Its bytes could not be read when it was saved: what the image holds is not the file.
+        return -ErrorCodes.EIO();
+      }
+      long h = handles.incrementAndGet();
+      open.put(h, new Open(in.tree(), file, new FileReads.Cursor()));
+      info.fh.set(h);
+      return 0;
+    });
+  }
+
+  private int read(Pointer path, Pointer buf, long size, long offset, Pointer fi) {
+    Open o = open.get(FuseFileInfo.of(fi).fh.get());
+    if (o == null) {
+      return -ErrorCodes.EBADF();
+    }
+    return guarded(path, p -> {
+      byte[] b = new byte[(int) Math.min(size, 1 << 20)];
+      int n;
+      synchronized (o) {
+        n = o.tree().read(o.file(), offset, b, b.length, o.cursor());
+      }
+      buf.put(0, b, 0, n);
+      return n;
+    });
+  }
+
+  private int release(Pointer path, Pointer fi) {
+    Open o = open.remove(FuseFileInfo.of(fi).fh.get());
+    if (o != null) {
+      synchronized (o) {
+        o.cursor().close();
+      }
+    }
+    return 0;
+  }
+
+  private int statfs(Pointer path, Pointer buf) {
+    Statvfs st = Statvfs.of(buf);
+    long[] totals = view.totals();
+    st.f_bsize.set(4096);
+    st.f_frsize.set(4096);
+    st.f_blocks.set((totals[1] + 4095) / 4096);
+    st.f_bfree.set(0);
+    st.f_bavail.set(0);
+    st.f_files.set(totals[0]);
+    st.f_ffree.set(0);
+    st.f_namemax.set(255);
+    st.f_flag.set(Statvfs.ST_RDONLY | Statvfs.ST_NOSUID | Statvfs.ST_NODEV);
+    return 0;
+  }
+
+  private static byte[] name(Pointer p) {
+    int len = p.indexOf(0, (byte) 0);
+    byte[] b = new byte[Math.max(0, len)];
+    p.get(0, b, 0, b.length);
+    return b;
+  }
+
+  private int getxattr(Pointer path, Pointer name, Pointer value, long size) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      if (n == null) {
+        return -ErrorCodes.ENOENT();
+      }
+      byte[] wanted = name(name);
+      for (Meta.Xattr x : xattrs(n)) {
+        if (Arrays.equals(x.name(), wanted)) {
+          return copyOut(x.value(), value, size);
+        }
+      }
+      return -ErrorCodes.ENODATA();
+    });
+  }
+
+  private int listxattr(Pointer path, Pointer list, long size) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      if (n == null) {
+        return -ErrorCodes.ENOENT();
+      }
+      java.io.ByteArrayOutputStream names = new java.io.ByteArrayOutputStream();
+      for (Meta.Xattr x : xattrs(n)) {
+        names.write(x.name());
+        names.write(0);
+      }
+      return copyOut(names.toByteArray(), list, size);
+    });
+  }
+
+  private List<Meta.Xattr> xattrs(Node n) throws IOException {
+    if (!(n instanceof InImage in)) {
+      return List.of();
+    }
+    Entry e = in.entry().isHardLink() ? in.tree().fileOf(in.entry()) : in.entry();
+    return e == null ? List.of() : e.meta().xattrs();
+  }
+
+  /** The xattr calls' protocol: the length when asked with size 0, ERANGE if it is short. */
+  private static int copyOut(byte[] bytes, Pointer to, long size) {
+    if (size == 0) {
+      return bytes.length;
+    }
+    if (size < bytes.length) {
+      return -ErrorCodes.ERANGE();
+    }
+    to.put(0, bytes, 0, bytes.length);
+    return bytes.length;
+  }
+
+  private int opendir(Pointer path, Pointer fi) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      if (n == null) {
+        return -ErrorCodes.ENOENT();
+      }
+      boolean dir = n instanceof Made m ? m.target() == null
+          : ((InImage) n).entry().type() == EntryType.DIRECTORY;
+      return dir ? 0 : -ErrorCodes.ENOTDIR();
+    });
+  }
+
+  private int readdir(Pointer path, Pointer buf, Pointer filler, long offset, Pointer fi) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      if (n == null) {
+        return -ErrorCodes.ENOENT();
+      }
+      FuseFillDir fill = ClosureHelper.getInstance().getNativeConveter(FuseFillDir.class)
+          .fromNative(filler, ClosureHelper.getInstance().getFromNativeContext());
+      fill.apply(buf, terminated(new byte[] {'.'}), null, 0);
+      fill.apply(buf, terminated(new byte[] {'.', '.'}), null, 0);
+      for (Named c : view.list(n)) {
+        if (fill.apply(buf, terminated(c.name()), null, 0) != 0) {
+          break;
+        }
+      }
+      return 0;
+    });
+  }
+
+  private static ByteBuffer terminated(byte[] name) {
+    return ByteBuffer.wrap(Arrays.copyOf(name, name.length + 1));
+  }
+}
