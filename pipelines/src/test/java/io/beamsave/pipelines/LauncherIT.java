@@ -73,6 +73,23 @@ class LauncherIT {
   }
 
   @Test
+  void catWritesAFilesBytesToStdoutExactly() throws Exception {
+    Path lib = Files.createDirectories(tmp.resolve("catlib"));
+    byte[] bytes = new byte[3 << 20];
+    new java.util.Random(9).nextBytes(bytes);
+    Files.write(lib.resolve("random.bin"), bytes);
+    Path image = tmp.resolve("cat.bsave");
+    Run save = beamsave(List.of(), "save", "--library", lib, "--image", image, "-q");
+    assertThat(save.exit()).as(save.err()).isZero();
+    Path out = tmp.resolve("cat-stdout");
+    Path err = tmp.resolve("cat-stderr");
+    Process p = start(Map.of(), List.of(), out, err, "cat", image, "random.bin");
+    assertThat(p.waitFor(2, TimeUnit.MINUTES)).isTrue();
+    assertThat(p.exitValue()).as(Files.readString(err)).isZero();
+    assertThat(Files.readAllBytes(out)).isEqualTo(bytes);
+  }
+
+  @Test
   void savesVerifiesAndRestoresAsAProcess() throws Exception {
     Path lib = Files.createDirectories(tmp.resolve("lib"));
     Trees.unicodeNames(lib);

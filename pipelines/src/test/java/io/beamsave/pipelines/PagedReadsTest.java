@@ -60,6 +60,38 @@ class PagedReadsTest {
   }
 
   @Test
+  void listTakesSeveralPathsAndPatterns() {
+    Cli some = Cli.ok("list", image, "dir2/file-1.txt", "dir4/file-2*.txt", "caf\u00e9");
+    List<String> paths = some.out().lines().filter(l -> l.matches("^[dfl][?!]? .*"))
+        .map(l -> l.substring(l.lastIndexOf(' ') + 1)).toList();
+    assertThat(paths).first().isEqualTo("dir2/file-1.txt");
+    assertThat(paths).contains("dir4/file-2.txt", "dir4/file-29.txt", "dir4/file-299.txt",
+        "caf\u00e9").doesNotContain("dir4/file-3.txt", "dir2/file-2.txt");
+    // dir4/file-2*.txt: file-2.txt, file-20..29.txt, file-200..299.txt.
+    assertThat(paths).hasSize(1 + 111 + 1);
+    Cli anywhere = Cli.ok("list", image, "*-499.txt", "--json");
+    assertThat(anywhere.out().lines().filter(l -> l.contains("\"type\":\"entry\""))).hasSize(6);
+    Cli none = Cli.run("list", image, "dir1", "*.nothing");
+    assertThat(none.exit()).isEqualTo(1);
+    assertThat(none.err().strip()).isEqualTo(
+        "beamsave: error: no entry of " + image + " matches '*.nothing'");
+  }
+
+  @Test
+  void catWritesOneFileAndRefusesWhatIsNoFile() throws Exception {
+    Path out = dir.resolve("cat-out");
+    Cli.ok("cat", image, "dir3/file-42.txt", "--output", out);
+    assertThat(Files.readString(out)).isEqualTo("dir 3 file 42\n");
+    Cli exists = Cli.run("cat", image, "dir3/file-43.txt", "--output", out);
+    assertThat(exists.exit()).isEqualTo(1);
+    assertThat(Files.readString(out)).isEqualTo("dir 3 file 42\n");
+    assertThat(Cli.run("cat", image, "dir3").err().strip())
+        .isEqualTo("beamsave: error: dir3 is a directory");
+    assertThat(Cli.run("cat", image, "dir3/nothing").err().strip())
+        .isEqualTo("beamsave: error: " + image + " holds no entry 'dir3/nothing'");
+  }
+
+  @Test
   void restoreOfNamedPathsInThisProcessOrAPipelineGivesTheSameBytes() throws Exception {
     for (String use : List.of("auto", "never", "always")) {
       Path target = dir.resolve("t-" + use);

@@ -65,6 +65,7 @@ public final class BeamsaveCommand implements Runnable {
       RestoreCommand.class,
       VerifyCommand.class,
       ListCommand.class,
+      CatCommand.class,
       MountCommand.class,
       ConsolidateCommand.class,
       ImagesCommand.class,

@@ -11,6 +11,7 @@ import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.select.Glob;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -172,29 +173,64 @@ final class ListCommand implements Callable<Integer> {
   }
 
   @Parameters(
-      index = "1",
-      arity = "0..1",
+      index = "1..*",
+      arity = "0..*",
       paramLabel = "PATH",
       description =
           "List only PATH (a path in the image, as 'list' prints it: a byte that is not UTF-8"
-              + " as \\xNN) and what is beneath it. Of a paged catalog (images saved since"
-              + " format version 5) only the pages that hold them are read.")
-  String path;
+              + " as \\xNN) and what is beneath it; a PATH with wildcards is a pattern, as"
+              + " 'restore --include' takes them ('*.conf' at any depth, 'etc/**/*.conf'"
+              + " beneath etc), listing what matches and what is beneath it. Several are"
+              + " listed in turn. Of a paged catalog (images saved since format version 5) only"
+              + " the pages that can hold them are read.")
+  List<String> paths = new ArrayList<>();
 
   @Override
   public Integer call() {
-    PathBytes under = path == null ? PathBytes.of("") : parsePath(path);
+    List<PathBytes> roots = new ArrayList<>();
+    List<Glob> patterns = new ArrayList<>();
+    for (String p : paths) {
+      boolean pattern = p.chars().anyMatch(c -> "*?[]{}".indexOf(c) >= 0);
+      Glob glob = null;
+      if (pattern) {
+        try {
+          glob = Glob.compile(p, "PATH");
+        } catch (IllegalArgumentException e) {
+          throw new BeamsaveException(e.getMessage());
+        }
+      }
+      PathBytes root = pattern ? Glob.literalDirectory(p) : parsePath(p);
+      roots.add(root == null ? PathBytes.of("") : root);
+      patterns.add(glob);
+    }
+    if (roots.isEmpty()) {
+      roots.add(PathBytes.of(""));
+      patterns.add(null);
+    }
     PrintWriter out = spec.commandLine().getOut();
     try (ImageRef ref = image.open(null)) {
       // The entries stream page by page: a catalog of any size lists in the memory of a page.
-      Lister lister = new Lister(out, under);
-      ref.walk(List.of(under), lister::head, lister);
+      Lister lister = new Lister(out);
+      ref.walkEach(roots, lister::head, i -> lister.under(paths.isEmpty() ? "" : paths.get(i),
+          patterns.get(i)));
       lister.end();
     }
     return 0;
   }
 
-  private static PathBytes parsePath(String text) {
+  /** What an entry that is no file, directory or link is, in words. */
+  static String kind(Entry e) {
+    return switch (e.type()) {
+      case FIFO -> "FIFO";
+      case CHAR_DEVICE -> "character device";
+      case BLOCK_DEVICE -> "block device";
+      case DIRECTORY -> "directory";
+      case SYMLINK -> "symbolic link";
+      case FILE, HARDLINK -> "file";
+    };
+  }
+
+  static PathBytes parsePath(String text) {
     String p = text;
     while (p.endsWith("/") && p.length() > 1) {
       p = p.substring(0, p.length() - 1);
@@ -210,7 +246,6 @@ final class ListCommand implements Callable<Integer> {
   /** Prints the head once the catalog's head is known, then each entry as it comes. */
   private final class Lister implements CatalogWalk.Visitor {
     private final PrintWriter out;
-    private final PathBytes under;
     private Catalog c;
     private String sourceColumn;
     private int sourceWidth;
@@ -218,9 +253,39 @@ final class ListCommand implements Callable<Integer> {
     private long bytes;
     private long entries;
 
-    Lister(PrintWriter out, PathBytes under) {
+    /** The PATH being listed, and the entries listed before it. */
+    private String given = "";
+    private boolean givenPattern;
+    private long before;
+
+    Lister(PrintWriter out) {
       this.out = out;
-      this.under = under;
+    }
+
+    /** The visitor of the next PATH: {@code pattern}'s matches, or all it is handed. */
+    CatalogWalk.Visitor under(String path, Glob pattern) {
+      checkFound();
+      given = path;
+      givenPattern = pattern != null;
+      before = entries;
+      if (pattern == null) {
+        return this;
+      }
+      return e -> {
+        if (pattern.matchesSelfOrParent(e.path(), e.type() == EntryType.DIRECTORY)) {
+          visit(e);
+        }
+      };
+    }
+
+    private void checkFound() {
+      if (!given.isEmpty() && entries == before) {
+        out.flush();
+        json.out().flush();
+        throw new BeamsaveException(givenPattern
+            ? "no entry of " + image.image() + " matches '" + given + "'"
+            : image.image() + " holds no entry '" + given + "'");
+      }
     }
 
     void head(CatalogHead h) {
@@ -336,9 +401,7 @@ final class ListCommand implements Callable<Integer> {
     void end() {
       out.flush();
       json.out().flush();
-      if (!under.isEmpty() && entries == 0) {
-        throw new BeamsaveException(image.image() + " holds no entry '" + under + "'");
-      }
+      checkFound();
       if (json.on()) {
         return;
       }

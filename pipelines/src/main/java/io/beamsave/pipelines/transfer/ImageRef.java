@@ -179,14 +179,24 @@ public final class ImageRef implements AutoCloseable {
   /** Like {@link #walk(List, CatalogWalk.Visitor)}, {@code onHead} told of the head first. */
   public CatalogHead walk(List<PathBytes> under, java.util.function.Consumer<CatalogHead> onHead,
       CatalogWalk.Visitor visitor) {
+    return walkEach(under, onHead, i -> visitor);
+  }
+
+  /**
+   * Like {@link #walk(List, java.util.function.Consumer, CatalogWalk.Visitor)}, the entries
+   * under {@code under.get(i)} handed to {@code visitors.apply(i)}.
+   */
+  public CatalogHead walkEach(List<PathBytes> under,
+      java.util.function.Consumer<CatalogHead> onHead,
+      java.util.function.IntFunction<CatalogWalk.Visitor> visitors) {
     try (ImageSource src = ImageSources.open(location, s3)) {
       CatalogHead head = ImageReader.readHead(src, keys, false);
       tag = src.tag();
       onHead.accept(head);
       CatalogWalk walk =
           new CatalogWalk(src, head);
-      for (PathBytes p : under) {
-        walk.walk(p, visitor);
+      for (int i = 0; i < under.size(); i++) {
+        walk.walk(under.get(i), visitors.apply(i));
       }
       return head;
     } catch (IOException e) {
