@@ -66,6 +66,7 @@ public final class BeamsaveCommand implements Runnable {
       VerifyCommand.class,
       ListCommand.class,
       CatCommand.class,
+      DiffCommand.class,
       MountCommand.class,
       ConsolidateCommand.class,
       ImagesCommand.class,
