@@ -70,6 +70,13 @@ final class RestoreCommand implements Callable<Integer> {
           + " and group of those names on this host, where it has them, as tar does.")
   boolean numericOwner;
 
+  @Option(
+      names = "--dry-run",
+      description = "Say what would be restored where (files, bytes, other entries, what would"
+          + " be left out), after the checks a restore makes first (the target, the"
+          + " selection, the base images): reads only the catalog, writes nothing.")
+  boolean dryRun;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin ReadArgs read;
@@ -79,6 +86,22 @@ final class RestoreCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
+    if (dryRun) {
+      RestorePipeline.Planned p;
+      try (ImageRef ref = image.open(progress)) {
+        p = RestorePipeline.dryRun(ref, target, includes, overwrite);
+      }
+      PrintWriter out = spec.commandLine().getOut();
+      out.printf(Locale.ROOT, "would restore %s (%s) and %s into %s%s%s%n",
+          Sizes.count(p.files(), "file", "files"), Sizes.human(p.bytes()),
+          Sizes.count(p.others(), "other entry", "other entries"),
+          io.beamsave.transforms.Printable.text(target.toString()),
+          p.targetExists() ? "" : " (created)",
+          p.leftOut() == 0 ? "" : ", leaving out " + Sizes.count(p.leftOut(), "file", "files")
+              + " the save could not read");
+      out.println("dry run: nothing was written");
+      return 0;
+    }
     RestorePipeline.Outcome o;
     try (ImageRef ref = image.open(progress)) {
       ReadRun.PipelineUse use = read.use(pipeline);

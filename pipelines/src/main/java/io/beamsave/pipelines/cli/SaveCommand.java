@@ -181,9 +181,22 @@ final class SaveCommand implements Callable<Integer> {
     }
   }
 
+  @Option(
+      names = "--dry-run",
+      description = "Walk the libraries as the save would (excludes, --files-from, the base an"
+          + " incremental save would choose) and say what it would save and how much, and for"
+          + " an incremental save how much it would find unchanged: nothing is written, no"
+          + " lock taken, no file read.")
+  boolean dryRun;
+
   @Override
   public Integer call() throws IOException {
     CommandLine cli = spec.commandLine();
+    if (dryRun) {
+      printDryRun(Save.dryRun(this::request, pipeline::options, new Save.Output(json::note,
+          json::warning, cli.getErr(), done -> { })), cli.getOut());
+      return 0;
+    }
     Save.Result result = Save.run(metricsFile, this::request, pipeline::options, new Save.Output(
         json::note, json::warning, pipeline.progress(cli.getErr(), json),
         done -> print(done, cli.getOut())));
@@ -214,6 +227,38 @@ final class SaveCommand implements Callable<Integer> {
           s3.settings(), reportJson, metricsFile);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
+    }
+  }
+
+  private void printDryRun(java.util.List<Save.Planned> planned, PrintWriter out) {
+    for (Save.Planned p : planned) {
+      io.beamsave.transforms.save.SaveScan.Found f = p.found();
+      if (json.on()) {
+        java.util.Map<String, Object> m = JsonOutput.object("dryRun");
+        m.put("library", p.library());
+        m.put("image", p.image());
+        m.put("base", p.base());
+        m.put("entries", f.entries());
+        m.put("files", f.files());
+        m.put("rawBytes", f.rawBytes());
+        m.put("unchangedFiles", f.unchangedFiles());
+        m.put("unchangedBytes", f.unchangedBytes());
+        json.emit(m);
+        continue;
+      }
+      out.printf(java.util.Locale.ROOT, "%s: %s, %s, %s, to %s%s%n",
+          io.beamsave.transforms.Printable.text(p.library()),
+          Sizes.count(f.entries(), "entry", "entries"), Sizes.count(f.files(), "file", "files"),
+          Sizes.human(f.rawBytes()), io.beamsave.transforms.Printable.text(p.image()),
+          p.base() == null ? " (a full save)"
+              : " (incremental on " + io.beamsave.transforms.Printable.text(p.base()) + ": "
+                  + Sizes.count(f.unchangedFiles(), "file", "files") + ", "
+                  + Sizes.human(f.unchangedBytes()) + " unchanged; "
+                  + Sizes.count(f.files() - f.unchangedFiles(), "file", "files") + ", "
+                  + Sizes.human(f.rawBytes() - f.unchangedBytes()) + " to read)");
+    }
+    if (!json.on()) {
+      out.println("dry run: nothing was written");
     }
   }
 

@@ -7,6 +7,7 @@ import io.beamsave.transforms.beam.Elements;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.read.ImageChain;
@@ -17,6 +18,7 @@ import io.beamsave.transforms.select.Glob;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -117,6 +119,74 @@ public final class RestorePipeline {
 
   private static Entry first(List<Entry> found) {
     return found.isEmpty() ? null : found.get(0);
+  }
+
+  /**
+   * What a restore would do ({@code --dry-run}): the files and bytes and other entries it would
+   * write, those it would leave out, and whether the target exists; nothing is written.
+   */
+  public record Planned(long files, long bytes, long others, long leftOut, boolean targetExists) {}
+
+  /**
+   * Plans the restore {@link #run} would make, checking what it checks first (the target, the
+   * selection, the bases' presence), and reading only the catalog: nothing is written.
+   */
+  public static Planned dryRun(ImageRef image, Path target, List<String> includes,
+      boolean overwrite) {
+    boolean exists = Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    if (exists && !Files.isDirectory(target)) {
+      throw new BeamsaveException("target " + target + " is no directory");
+    }
+    if (exists && !overwrite) {
+      try (java.util.stream.Stream<Path> in = Files.list(target)) {
+        if (in.findAny().isPresent()) {
+          throw new BeamsaveException(
+              "target " + target + " is not empty; use --overwrite to restore into it");
+        }
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot read restore target", target, e);
+      }
+    }
+    boolean all = includes == null || includes.isEmpty();
+    List<Glob> globs = all ? List.of() : Selection.compile(includes);
+    List<PathBytes> literal = literalPaths(includes);
+    List<PathBytes> roots = literal != null ? literal : List.of(PathBytes.of(""));
+    long[] n = new long[4];
+    Set<PathBytes> matchedDirs = new java.util.HashSet<>();
+    Set<PathBytes> above = new TreeSet<>(PathOrder.PATHS);
+    Skipped skipped = new Skipped();
+    CatalogHead head = image.walk(roots, e -> {
+      boolean dir = e.type() == EntryType.DIRECTORY;
+      if (!all && globs.stream().noneMatch(g -> g.matchesSelfOrParent(e.path(), dir))) {
+        return;
+      }
+      if (!skipped.restores(e)) {
+        n[3]++;
+        return;
+      }
+      if (e.isFile()) {
+        n[0]++;
+        n[1] += e.size();
+      } else {
+        n[2]++;
+      }
+      if (dir) {
+        matchedDirs.add(e.path());
+      }
+      for (PathBytes d = e.path().parent(); !all && d != null; d = d.parent()) {
+        above.add(d);
+      }
+    });
+    above.removeAll(matchedDirs);
+    n[2] += above.size();
+    if (!all && n[0] + n[2] == 0) {
+      throw new BeamsaveException(
+          "no entry of " + image.display() + " matches --include " + includes);
+    }
+    // A missing or replaced base fails the restore up front; so it does here.
+    ImageChain.resolveHeads(image.member(head.catalog()), image.s3(), image.keys(),
+        image.baseLocations());
+    return new Planned(n[0], n[1], n[2], n[3], exists);
   }
 
   /** Adds the reading and writing of {@code tasks} to {@code p}. */

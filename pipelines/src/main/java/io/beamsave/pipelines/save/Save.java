@@ -6,10 +6,16 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.image.CatalogCursor;
+import io.beamsave.transforms.image.CatalogHead;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.ListLibrary;
+import io.beamsave.transforms.save.SaveScan;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.save.Unreadable;
 import io.beamsave.transforms.select.Excludes;
@@ -95,9 +101,40 @@ public final class Save {
     }
   }
 
+  /** One library's dry run: where its image would go, on which base, and what it would take. */
+  public record Planned(String library, String image, String base, SaveScan.Found found) {}
+
+  /**
+   * {@code save --dry-run}: the libraries walked as the save would walk them (excludes,
+   * {@code --files-from}, the base an incremental save would choose), and nothing else: no
+   * image, staging, lock or directory is made, no file's bytes are read.
+   */
+  public static List<Planned> dryRun(Supplier<SaveRequest> request,
+      Supplier<PipelineOptions> options, Output output) throws IOException {
+    Save s = new Save(request.get(), output);
+    SaveSpec save = s.spec(Workers.of(options.get()), false);
+    BasePlan bases = BaseImages.choose(save, s.request, output.note());
+    List<Planned> planned = new java.util.ArrayList<>();
+    for (SaveSpec.Library lib : save.libraries().values()) {
+      BasePlan.Base b = bases.byLibrary().get(lib.name());
+      SaveScan.Found found;
+      if (b == null) {
+        found = SaveScan.of(save, lib, null);
+      } else {
+        try (ImageSource src = ImageSources.open(b.location(), s.request.s3())) {
+          CatalogHead head = ImageReader.readHead(src, s.request.keys(), false);
+          found = SaveScan.of(save, lib, new CatalogCursor(src, head));
+        }
+      }
+      planned.add(new Planned(lib.name(), lib.destination(), b == null ? null : b.location(),
+          found));
+    }
+    return planned;
+  }
+
   private Result run(PipelineOptions options) throws IOException {
     Workers workers = Workers.of(options);
-    SaveSpec save = spec(workers);
+    SaveSpec save = spec(workers, true);
     // Not into a store: there a shard that compresses to under 5 MiB cannot be a part of the
     // image's upload and is sent twice, and 24 MiB shards reach the link sooner already.
     if (request.shardSize() == null && workers.inThisJvm()
@@ -142,14 +179,17 @@ public final class Save {
     }
   }
 
-  /** The spec of what the request asks, before bases and keys. */
-  private SaveSpec spec(Workers workers) {
+  /**
+   * The spec of what the request asks, before bases and keys; {@code create} the image's
+   * directory if it does not exist (not in a dry run).
+   */
+  private SaveSpec spec(Workers workers, boolean create) {
     try {
       ImageUpload.Options upload = new ImageUpload.Options(
           TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, request.linkMbps(), false);
       SaveRequest.Selection select = request.select();
       SaveSpec save = SaveSpecs.of(request.libraries(), request.image(), request.staging(),
-              request.s3(), workers, upload)
+              request.s3(), workers, upload, create)
           .withCodec(Codecs.forLink(request.codec(), request.linkMbps()))
           .withSizes(request.shardSize() != null ? request.shardSize()
               : SaveSpecs.defaultShardSize(request.image()), request.blockSize())

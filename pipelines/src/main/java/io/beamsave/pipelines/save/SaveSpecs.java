@@ -46,13 +46,23 @@ public final class SaveSpecs {
   public static SaveSpec of(
       List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
       ImageUpload.Options upload) {
+    return of(libraries, image, staging, s3, workers, upload, true);
+  }
+
+  /**
+   * Like {@link #of(List, String, String, S3Settings, Workers, ImageUpload.Options)}; with
+   * {@code create} false (a dry run) an image's directory that does not exist is not made.
+   */
+  public static SaveSpec of(
+      List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
+      ImageUpload.Options upload, boolean create) {
     boolean stagingInStore = staging != null && Location.inStore(staging);
     if (!Location.inStore(image)) {
       if (stagingInStore) {
         throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
       }
-      return toFiles(libraries, Path.of(image), staging == null ? null : Path.of(staging))
-          .withS3(s3);
+      return toFiles(libraries, Path.of(image), staging == null ? null : Path.of(staging),
+          create).withS3(s3);
     }
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
@@ -121,6 +131,11 @@ public final class SaveSpecs {
    * directory. Staging defaults to a fresh directory beside the images.
    */
   public static SaveSpec toFiles(List<Path> libraries, Path image, Path staging) {
+    return toFiles(libraries, image, staging, true);
+  }
+
+  private static SaveSpec toFiles(List<Path> libraries, Path image, Path staging,
+      boolean create) {
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
     }
@@ -149,6 +164,10 @@ public final class SaveSpecs {
         throw new BeamsaveException("--image " + target + " is a directory; name the image file");
       }
       Path dir = target.toAbsolutePath().getParent();
+      if (!create && !Files.isDirectory(dir)) {
+        targets.set(i, target.toAbsolutePath().normalize());
+        continue;
+      }
       try {
         Files.createDirectories(dir);
         // One spelling from here on, the kernel's: "link/../x" is where the link leads.

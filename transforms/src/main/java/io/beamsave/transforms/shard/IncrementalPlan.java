@@ -140,7 +140,11 @@ public final class IncrementalPlan {
     return new Result(out, merge.bases(), merge.depth(), merge.referencedBytes());
   }
 
-  static boolean unchanged(Entry now, Entry old) {
+  /**
+   * Whether a file found now is the one {@code old} describes, which an incremental save
+   * references in its base.
+   */
+  public static boolean unchanged(Entry now, Entry old) {
     return old.flags() == 0 && now.flags() == 0
         && now.size() == old.size()
         && now.mode() == old.mode()
