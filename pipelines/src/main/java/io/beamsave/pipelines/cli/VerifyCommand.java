@@ -43,6 +43,16 @@ final class VerifyCommand implements Callable<Integer> {
               + " their bytes are.")
   boolean chain;
 
+  @Option(
+      names = "--read-data-subset",
+      paramLabel = "n/t|x%|SIZE",
+      description = "Read only some shards' data, as a check to run after every save: n/t the"
+          + " n-th slice of t (t runs, n = 1..t, read every shard once, as restic's option of"
+          + " the name does), x% that share of the shards at random, SIZE shards at random"
+          + " until their stored bytes reach it (500MiB). The catalog and the structure are"
+          + " checked whole; the output says which shards were read.")
+  String readDataSubset;
+
   @Mixin PipelineArgs pipeline;
 
   @Mixin ReadArgs read;
@@ -54,14 +64,22 @@ final class VerifyCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr(), json);
+    io.beamsave.pipelines.verify.ShardSubset subset = null;
+    if (readDataSubset != null) {
+      try {
+        subset = io.beamsave.pipelines.verify.ShardSubset.parse(readDataSubset);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
+    }
     VerifyPipeline.Outcome o;
     try (ImageRef ref = image.open(progress)) {
       ImageReader.Trailer ends = ref.ends();
       if (ends.encrypted() && ref.keys().isEmpty()) {
         return withoutKey(ref, ends, progress);
       }
-      o = VerifyPipeline.run(chain ? ref.readCatalogAhead() : ref, chain, read.use(pipeline),
-          pipeline::options, progress);
+      o = VerifyPipeline.run(chain ? ref.readCatalogAhead() : ref, chain, subset,
+          read.use(pipeline), pipeline::options, progress);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (json.on()) {
@@ -75,18 +93,29 @@ final class VerifyCommand implements Callable<Integer> {
       m.put("changedFiles", o.changedFiles());
       m.put("images", o.images().stream().map(i -> i.location()).toList());
       m.put("seconds", o.seconds());
+      if (o.subset() != null) {
+        m.put("subset", o.subset().toString());
+        m.put("shardsRead", o.subset().chosenCount());
+        m.put("shardsInAll", o.subset().universe());
+      }
       json.emit(m);
       return 0;
     }
-    out.println(
-        String.format(
-            Locale.ROOT,
-            "OK %s: %s, %s in %s; every block and digest checked in %.2fs",
-            io.beamsave.transforms.Printable.text(image.image()),
-            Sizes.count(o.files(), "file", "files"),
-            Sizes.human(o.bytesChecked()),
-            Sizes.count(o.catalog().shards().size(), "shard", "shards"),
-            o.seconds()));
+    if (o.subset() != null) {
+      out.println(String.format(Locale.ROOT,
+          "OK %s: a subset, %s: %s of file data, every block and digest checked in %.2fs;"
+              + " the catalog (%s) checked whole",
+          io.beamsave.transforms.Printable.text(image.image()), o.subset().describe(),
+          Sizes.human(o.bytesChecked()), o.seconds(), Sizes.count(o.files(), "file", "files")));
+    } else {
+      out.println(String.format(Locale.ROOT,
+          "OK %s: %s, %s in %s; every block and digest checked in %.2fs",
+          io.beamsave.transforms.Printable.text(image.image()),
+          Sizes.count(o.files(), "file", "files"),
+          Sizes.human(o.bytesChecked()),
+          Sizes.count(o.catalog().shards().size(), "shard", "shards"),
+          o.seconds()));
+    }
     if (o.images().size() > 1) {
       out.println("chain: " + (o.images().size() - 1) + " base image"
           + (o.images().size() == 2 ? "" : "s") + " checked whole too: "

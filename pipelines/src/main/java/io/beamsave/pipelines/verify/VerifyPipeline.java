@@ -42,7 +42,7 @@ public final class VerifyPipeline {
    */
   public record Outcome(
       Catalog catalog, long files, long unreadable, long bytesChecked, long changedFiles,
-      double seconds, List<ImageChain.Member> images) {}
+      double seconds, List<ImageChain.Member> images, ShardSubset subset) {}
 
   /** File entries a verify in this JVM checks at a time, or about so many of their bytes. */
   static final int BATCH_FILES = 50_000;
@@ -55,11 +55,20 @@ public final class VerifyPipeline {
 
   public static Outcome run(ImageRef image, boolean chain, ReadRun.PipelineUse use,
       Supplier<PipelineOptions> options, PrintWriter progress) {
+    return run(image, chain, null, use, options, progress);
+  }
+
+  /**
+   * Like {@link #run(ImageRef, boolean, ReadRun.PipelineUse, Supplier, PrintWriter)}, reading
+   * only the shards {@code subset} chooses (all of them if null).
+   */
+  public static Outcome run(ImageRef image, boolean chain, ShardSubset subset,
+      ReadRun.PipelineUse use, Supplier<PipelineOptions> options, PrintWriter progress) {
     long start = System.nanoTime();
     if (!chain) {
       CatalogHead head = image.head();
-      if (use.here(head.totals().rawBytes())) {
-        return verifyHere(image, head, progress, start);
+      if (use.here(head.totals().rawBytes()) || subset != null) {
+        return verifyHere(image, head, subset, progress, start);
       }
     }
     Catalog catalog = image.readCatalog();
@@ -88,6 +97,18 @@ public final class VerifyPipeline {
         checked.add(base);
       }
     }
+    if (subset != null) {
+      java.util.Map<String, ImageChain.Member> members = new java.util.LinkedHashMap<>();
+      for (ImageChain.Member m : top.opened()) {
+        members.putIfAbsent(m.location(), m);
+      }
+      for (ImageChain.Member m : checked) {
+        members.putIfAbsent(m.location(), m);
+      }
+      subset.choose(List.copyOf(members.values()));
+      tasks = new ArrayList<>(subset.keep(tasks));
+      expected = ShardSubset.pieceBytes(tasks);
+    }
     java.util.Map<String, io.beamsave.transforms.crypt.ImageKey> keys =
         new java.util.HashMap<>(top.keys());
     keys.putAll(ImageChain.keysOf(checked));
@@ -103,17 +124,20 @@ public final class VerifyPipeline {
     long changed = catalog.entries().stream().filter(Entry::changed).count();
     long unreadable = catalog.entries().stream().filter(Entry::unreadable).count();
     return new Outcome(catalog, catalog.fileCount(), unreadable, bytes, changed,
-        (System.nanoTime() - start) / 1e9, checked);
+        (System.nanoTime() - start) / 1e9, checked, subset);
   }
 
   /**
    * Verifies {@code image} in this JVM as its catalog's pages are read, a batch of files at a
    * time, so that the memory it takes does not grow with the files the image holds.
    */
-  private static Outcome verifyHere(ImageRef image, CatalogHead head, PrintWriter progress,
-      long start) {
+  private static Outcome verifyHere(ImageRef image, CatalogHead head, ShardSubset subset,
+      PrintWriter progress, long start) {
     ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
         image.keys(), image.baseLocations());
+    if (subset != null) {
+      subset.choose(chain.opened());
+    }
     ReadShards read = ReadShards.verify(image.s3()).withKeys(chain.keys())
         .withTags(chain.tags());
     long expected = head.totals().rawBytes();
@@ -124,6 +148,7 @@ public final class VerifyPipeline {
       long unreadable;
       long changed;
       long checked;
+      long chosenBytes;
 
       void add(Entry e, ReadRun.Here here) {
         unreadable += e.unreadable() ? 1 : 0;
@@ -141,7 +166,12 @@ public final class VerifyPipeline {
 
       void flush(ReadRun.Here here) {
         chain.check(files);
-        checked += here.read(ReadTask.forEntries(chain, files), read)[0];
+        List<ReadTask> tasks = ReadTask.forEntries(chain, files);
+        if (subset != null) {
+          tasks = subset.keep(tasks);
+          chosenBytes += ShardSubset.pieceBytes(tasks);
+        }
+        checked += here.read(tasks, read)[0];
         files.clear();
         batchBytes = 0;
       }
@@ -155,12 +185,13 @@ public final class VerifyPipeline {
       image.walk(List.of(PathBytes.of(new byte[0])), e -> batches.add(links.resolve(e), here));
       batches.flush(here);
     }
-    if (batches.checked != expected) {
+    long wanted = subset == null ? expected : batches.chosenBytes;
+    if (batches.checked != wanted) {
       throw new BeamsaveException(image.display() + ": checked " + batches.checked
-          + " bytes, the catalog holds " + expected);
+          + " bytes, the catalog holds " + wanted);
     }
     return new Outcome(head.catalog(), batches.count, batches.unreadable, batches.checked,
-        batches.changed, (System.nanoTime() - start) / 1e9, List.of(chain.top()));
+        batches.changed, (System.nanoTime() - start) / 1e9, List.of(chain.top()), subset);
   }
 
   /**
