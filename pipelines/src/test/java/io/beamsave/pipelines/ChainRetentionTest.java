@@ -105,16 +105,32 @@ class ChainRetentionTest {
           }
         }
         if (random.nextBoolean()) {
-          Retention rules = new Retention(1 + random.nextInt(4), random.nextInt(6),
-              random.nextInt(4));
+          int last = random.nextInt(4);
+          int daily = random.nextInt(6);
+          int weekly = random.nextInt(4);
+          int monthly = random.nextInt(3);
+          int yearly = random.nextInt(2);
+          Retention.Period within = random.nextInt(3) == 0
+              ? Retention.Period.parse(random.nextBoolean() ? (1 + random.nextInt(9)) + "d"
+                  : "1w" + random.nextInt(24) + "h") : null;
+          if (last + daily + weekly + monthly + yearly == 0 && within == null) {
+            last = 1;
+          }
+          Retention rules = new Retention(last, daily, weekly, monthly, yearly, within);
           String context = "seed " + seed + ", night " + d + ", " + rules;
           Set<Instant> kept = pointsKept(stored, rules);
           // What the rules keep is kept as its consolidated image, once there is one.
           List<Path> keptConsolidated = stored.stream()
               .filter(s -> s.consolidated() && kept.contains(s.point())).map(Saved::path)
               .toList();
-          Cli.ok("prune", "--at", at, "--keep-last", rules.last(), "--keep-daily",
-              rules.daily(), "--keep-weekly", rules.weekly(), "--yes", "--json");
+          List<Object> prune = new ArrayList<>(List.of("prune", "--at", at, "--keep-last",
+              rules.last(), "--keep-daily", rules.daily(), "--keep-weekly", rules.weekly(),
+              "--keep-monthly", rules.monthly(), "--keep-yearly", rules.yearly(), "--yes",
+              "--json"));
+          if (within != null) {
+            prune.addAll(List.of("--keep-within", within));
+          }
+          Cli.ok(prune.toArray());
           int before = stored.size();
           stored.removeIf(s -> !Files.exists(s.path()));
           deletedOverall += before - stored.size();
@@ -186,7 +202,7 @@ class ChainRetentionTest {
         .containsPattern("keep .*data-20261002T021500Z.bsave  \\(base of"
             + " data-20261004T021500Z.bsave and 1 more\\)")
         .containsPattern("delete .*data-20261001T021500Z.bsave\n")
-        .contains("would delete 1 image(s)");
+        .contains("would delete 1 image");
     assertThat(dry.err()).isEmpty();
 
     List<JsonNode> json = ofType(lines(Cli.ok("prune", "--at", at, "--keep-last", "1", "--yes",
@@ -215,7 +231,7 @@ class ChainRetentionTest {
             + " data-20261004T051500Z.bsave\\)")
         .containsPattern("delete .*data-20261003T021500Z.bsave\n")
         .containsPattern("delete .*data-20261002T021500Z.bsave\n")
-        .contains("would delete 4 image(s)");
+        .contains("would delete 4 images");
     // The two count as one: keeping two points in time keeps the night before as well.
     assertThat(Cli.ok("prune", "--at", at, "--keep-last", "2").out())
         .containsPattern("keep .*data-20261003T021500Z.bsave  \\(last 2\\)")
@@ -231,7 +247,7 @@ class ChainRetentionTest {
         .containsPattern("keep .*data-20261004T051500Z.bsave  \\(last 2\\)")
         .containsPattern("keep .*data-20261004T021500Z.bsave  \\(base of"
             + " data-20261005T021500Z.bsave\\)")
-        .contains("deleted 1 image(s)");
+        .contains("deleted 1 image");
     assertThat(nightly(at, day(0))).doesNotExist();
     assertThat(nightly(at, day(1))).exists();
   }

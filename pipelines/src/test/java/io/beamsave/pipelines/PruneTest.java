@@ -60,6 +60,41 @@ class PruneTest {
   }
 
   @Test
+  void retentionKeepsTheNewestOfEachMonthAndYearAndWhatIsWithinADurationOfTheNewest() {
+    List<StoredImages.Image> images = List.of(
+        at("2026-11-30T02:00:00Z"), at("2026-11-25T02:00:00Z"), at("2026-11-02T02:00:00Z"),
+        at("2026-10-31T02:00:00Z"), at("2026-10-01T02:00:00Z"), at("2025-12-31T02:00:00Z"),
+        at("2024-06-01T02:00:00Z"));
+    List<Retention.Decision> monthly =
+        new Retention(0, 0, 0, 2, 0, null).decide(images);
+    assertThat(monthly).filteredOn(Retention.Decision::keep)
+        .extracting(x -> x.image().time().toString())
+        .containsExactly("2026-11-30T02:00:00Z", "2026-10-31T02:00:00Z");
+    assertThat(monthly.get(0).reasons()).containsExactly("newest", "monthly 2026-11");
+    assertThat(new Retention(0, 0, 0, 0, 3, null).decide(images))
+        .filteredOn(Retention.Decision::keep).extracting(x -> x.image().time().toString())
+        .containsExactly("2026-11-30T02:00:00Z", "2025-12-31T02:00:00Z",
+            "2024-06-01T02:00:00Z");
+    // Within 5 days of the newest image, not of the clock: 2026-11-25T02:00 is at the edge.
+    assertThat(new Retention(0, 0, 0, 0, 0, Retention.Period.parse("5d")).decide(images))
+        .filteredOn(Retention.Decision::keep).extracting(x -> x.image().time().toString())
+        .containsExactly("2026-11-30T02:00:00Z", "2026-11-25T02:00:00Z");
+    assertThat(new Retention(0, 0, 0, 0, 0, Retention.Period.parse("1m1d")).decide(images))
+        .filteredOn(Retention.Decision::keep).hasSize(4);
+  }
+
+  @Test
+  void pruneWithoutARuleSaysWhatItNeeds() {
+    Cli none = Cli.run("prune", "--at", dir);
+    assertThat(none.exit()).isEqualTo(2);
+    assertThat(none.err()).startsWith("beamsave: error: prune needs a rule saying what to keep:"
+        + " --keep-last N");
+    Cli bad = Cli.run("prune", "--at", dir, "--keep-within", "30x");
+    assertThat(bad.exit()).isEqualTo(2);
+    assertThat(bad.err()).startsWith("beamsave: error: --keep-within 30x: give a duration");
+  }
+
+  @Test
   void saveNamesImagesAfterTheLibraryAndTheRunsUtcStart() throws Exception {
     Path other = Files.createDirectories(dir.resolve("ledgerbook"));
     Trees.tinyFiles(other, 5);
@@ -87,7 +122,7 @@ class PruneTest {
           copy.toAbsolutePath().toString()));
     }
     Cli dry = Cli.ok("prune", "--at", at, "--keep-last", "2");
-    assertThat(dry.out()).contains("would delete 2 image(s)")
+    assertThat(dry.out()).contains("would delete 2 images")
         .containsPattern("delete .*payroll-20261126T020000Z.bsave")
         .containsPattern("keep .*payroll-20261129T020000Z.bsave  \\(last 1\\)");
     try (Stream<Path> s = Files.list(at)) {
@@ -117,7 +152,7 @@ class PruneTest {
 
     Cli c = Cli.ok("prune", "--at", "s3://keep/n", "--keep-last", "1", "--yes",
         "--s3-endpoint", server.endpoint());
-    assertThat(c.out()).contains("deleted 1 image(s)")
+    assertThat(c.out()).contains("deleted 1 image")
         .containsPattern("keep .*payroll-20261101T020000Z.bsave  \\(upload in progress\\)");
     assertThat(store.stat(busy.key())).isPresent();
     assertThat(store.stat("n/payroll-20261102T020000Z.bsave")).isEmpty();

@@ -27,12 +27,14 @@ import picocli.CommandLine;
     footer = {
       "%nExamples:",
       "  beamsave prune --at s3://backups/nightly --keep-last 7 --keep-daily 14 --keep-weekly 8",
-      "  beamsave prune --at /backup --keep-last 3 --yes"
+      "  beamsave prune --at /backup --keep-last 3 --yes",
+      "  beamsave prune --at /backup --keep-within 30d --keep-monthly 12 --keep-yearly 5"
     },
     description = {
       "Remove old images under a directory or prefix, keeping the newest --keep-last of each"
-          + " series, the newest of each of the last --keep-daily days and --keep-weekly ISO"
-          + " weeks (UTC). A series is the images whose names differ only in their {utc}"
+          + " series, the newest of each of the last --keep-daily days, --keep-weekly ISO"
+          + " weeks, --keep-monthly months and --keep-yearly years (UTC), and every image"
+          + " --keep-within a duration of the newest; at least one rule is needed. A series is the images whose names differ only in their {utc}"
           + " timestamp (save --image ...-{utc}.bsave); other images are each their own series.",
       "Never removes an image that a kept image needs: every base of a kept incremental image"
           + " is kept (matched by image id, wherever it moved), and their bases in turn, and so"
@@ -59,8 +61,8 @@ final class PruneCommand implements Callable<Integer> {
       description = "Where the images are (searched at any depth).")
   String at;
 
-  @Option(names = "--keep-last", paramLabel = "N", required = true,
-      description = "Keep the N newest images of each series (at least 1).")
+  @Option(names = "--keep-last", paramLabel = "N", defaultValue = "0",
+      description = "Keep the N newest images of each series. The newest is always kept.")
   int keepLast;
 
   @Option(names = "--keep-daily", paramLabel = "N", defaultValue = "0",
@@ -72,6 +74,22 @@ final class PruneCommand implements Callable<Integer> {
       description = "Also keep the newest image of each of the N most recent ISO weeks that"
           + " have one. Default: ${DEFAULT-VALUE}.")
   int keepWeekly;
+
+  @Option(names = "--keep-monthly", paramLabel = "N", defaultValue = "0",
+      description = "Also keep the newest image of each of the N most recent months (UTC) that"
+          + " have one. Default: ${DEFAULT-VALUE}.")
+  int keepMonthly;
+
+  @Option(names = "--keep-yearly", paramLabel = "N", defaultValue = "0",
+      description = "Also keep the newest image of each of the N most recent years (UTC) that"
+          + " have one. Default: ${DEFAULT-VALUE}.")
+  int keepYearly;
+
+  @Option(names = "--keep-within", paramLabel = "DURATION",
+      description = "Also keep every image saved within DURATION of its series' newest image"
+          + " (not of now: a series whose saves stopped keeps what it had): numbers with"
+          + " units y, m (months), w, d, h, as 30d, 1y6m, 12h.")
+  String keepWithin;
 
   @Option(names = "--yes", description = "Delete; without it, only print what would be deleted.")
   boolean yes;
@@ -88,9 +106,10 @@ final class PruneCommand implements Callable<Integer> {
   public Integer call() {
     Retention policy;
     try {
-      policy = new Retention(keepLast, keepDaily, keepWeekly);
+      policy = new Retention(keepLast, keepDaily, keepWeekly, keepMonthly, keepYearly,
+          keepWithin == null ? null : Retention.Period.parse(keepWithin));
     } catch (IllegalArgumentException e) {
-      throw new BeamsaveException(e.getMessage());
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
     PrintWriter out = spec.commandLine().getOut();
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());
@@ -185,10 +204,11 @@ final class PruneCommand implements Callable<Integer> {
       m.put("bytes", freed);
       json.emit(m);
     } else if (yes) {
-      out.printf(Locale.ROOT, "deleted %d image(s), %s%n", gone, Sizes.human(freed));
+      out.printf(Locale.ROOT, "deleted %s, %s%n", Sizes.count(gone, "image", "images"),
+          Sizes.human(freed));
     } else {
-      out.printf(Locale.ROOT, "would delete %d image(s), %s; run again with --yes to delete%n",
-          gone, Sizes.human(freed));
+      out.printf(Locale.ROOT, "would delete %s, %s; run again with --yes to delete%n",
+          Sizes.count(gone, "image", "images"), Sizes.human(freed));
     }
     return 0;
   }
