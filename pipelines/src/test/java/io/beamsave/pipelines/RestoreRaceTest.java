@@ -103,6 +103,95 @@ class RestoreRaceTest {
     assertThat(swaps).as("the race was run").isPositive();
   }
 
+  @Test
+  void deleteRemovesWhatTheImageLacksAndNothingOutsideWhileADirectoryIsSwappedForALink()
+      throws Exception {
+    Path library = Files.createDirectories(tmp.resolve("mirror-lib"));
+    Files.createDirectories(library.resolve("kept"));
+    Files.writeString(library.resolve("kept/a.txt"), "a");
+    Files.writeString(library.resolve("b.txt"), "b");
+    Path image = tmp.resolve("mirror.bsave");
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+    Path outside = Files.createDirectories(tmp.resolve("mirror-outside"));
+    for (int i = 0; i < 200; i++) {
+      Files.writeString(outside.resolve(String.format("victim%03d", i)), "untouched");
+    }
+    Files.createDirectories(outside.resolve("sub"));
+    Files.writeString(outside.resolve("sub/deep"), "untouched");
+    TreeSnapshot before = TreeSnapshot.of(outside);
+    int swaps = 0;
+    for (int round = 0; round < 6; round++) {
+      Path target = Files.createDirectories(tmp.resolve("mirror-target-" + round));
+      // What the image lacks: a directory of the victims' names, a link to outside, a stray
+      // file in a directory the image has.
+      Path stale = Files.createDirectories(target.resolve("stale"));
+      for (int i = 0; i < 200; i++) {
+        Files.writeString(stale.resolve(String.format("victim%03d", i)), "stale");
+      }
+      Files.createDirectories(stale.resolve("sub"));
+      Files.writeString(stale.resolve("sub/deep"), "stale");
+      Files.createSymbolicLink(target.resolve("link-out"), outside);
+      Files.createDirectories(target.resolve("kept"));
+      Files.writeString(target.resolve("kept/stray"), "stray");
+      AtomicBoolean done = new AtomicBoolean();
+      AtomicInteger swapped = new AtomicInteger();
+      CompletableFuture<Void> swapper = CompletableFuture.runAsync(() -> {
+        Path aside = target.resolve("stale-aside");
+        while (!done.get()) {
+          try {
+            if (Files.isDirectory(stale, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+              Files.move(stale, aside, StandardCopyOption.ATOMIC_MOVE);
+              Files.createSymbolicLink(stale, outside);
+              swapped.incrementAndGet();
+              Thread.onSpinWait();
+              Files.delete(stale);
+              Files.move(aside, stale, StandardCopyOption.ATOMIC_MOVE);
+            }
+          } catch (IOException raced) {
+            // The removal moved on meanwhile; try again.
+          }
+        }
+      });
+      Cli restore = Cli.run("restore", image, "--target", target, "--delete", "--quiet");
+      done.set(true);
+      swapper.join();
+      swaps += swapped.get();
+      String said = "round " + round + ", " + swapped.get() + " swaps; restore said: "
+          + restore.err() + restore.out();
+      assertThat(TreeSnapshot.of(outside).diff(before)).as("outside, %s", said).isNull();
+      if (restore.exit() == 0) {
+        assertThat(target.resolve("link-out")).as(said).doesNotExist();
+        assertThat(target.resolve("kept/stray")).as(said).doesNotExist();
+        assertThat(Files.readString(target.resolve("kept/a.txt"))).isEqualTo("a");
+      } else {
+        BadInputTest.assertOneLineError(restore, "beamsave: error: ", "stale");
+      }
+    }
+    assertThat(swaps).as("the race was run").isPositive();
+  }
+
+  @Test
+  void deleteMakesTheTargetTheImagesTree() throws Exception {
+    Path library = Files.createDirectories(tmp.resolve("exact-lib"));
+    Trees.linksAndEmpties(library);
+    Trees.unicodeNames(library);
+    Path image = tmp.resolve("exact.bsave");
+    Cli.ok("save", "--library", library, "--image", image, "--quiet");
+    Path target = Files.createDirectories(tmp.resolve("exact-target"));
+    Files.createDirectories(target.resolve("old/older"));
+    Files.writeString(target.resolve("old/older/x"), "x");
+    Files.writeString(target.resolve("zzz"), "z");
+    Cli dry = Cli.ok("restore", image, "--target", target, "--delete", "--dry-run");
+    assertThat(dry.out()).contains("would remove 4 entries the image does not hold, e.g. old");
+    assertThat(target.resolve("zzz")).exists();
+    Cli done = Cli.ok("restore", image, "--target", target, "--delete");
+    assertThat(done.out()).contains("removed 4 entries the image does not hold");
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
+    Cli withInclude = Cli.run("restore", image, "--target", target, "--delete", "--include",
+        "x");
+    assertThat(withInclude.exit()).isEqualTo(2);
+  }
+
   /** A snapshot's entries but the top directory's. */
   private static Map<String, String> withoutTop(TreeSnapshot s) {
     Map<String, String> m = new TreeMap<>(s.entries());

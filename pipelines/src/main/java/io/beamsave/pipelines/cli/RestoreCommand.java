@@ -4,6 +4,7 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import java.io.PrintWriter;
 import io.beamsave.pipelines.restore.ReadRun;
 import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.restore.TargetMirror;
 import io.beamsave.pipelines.runner.Sizes;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,6 +72,15 @@ final class RestoreCommand implements Callable<Integer> {
   boolean numericOwner;
 
   @Option(
+      names = "--delete",
+      description = "Make the target exactly the image's tree: after a restore that succeeded,"
+          + " remove from the target what the image does not hold (a directory with all"
+          + " beneath it). Symbolic links are removed as links, never followed; nothing outside"
+          + " the target is touched. With --dry-run, says what would be removed. Not with"
+          + " --include.")
+  boolean delete;
+
+  @Option(
       names = "--dry-run",
       description = "Say what would be restored where (files, bytes, other entries, what would"
           + " be left out), after the checks a restore makes first (the target, the"
@@ -86,10 +96,18 @@ final class RestoreCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
+    if (delete && includes != null && !includes.isEmpty()) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--delete makes the target"
+          + " the whole image's tree, which --include does not restore; drop one of them");
+    }
     if (dryRun) {
       RestorePipeline.Planned p;
+      TargetMirror.Removed gone = null;
       try (ImageRef ref = image.open(progress)) {
-        p = RestorePipeline.dryRun(ref, target, includes, overwrite);
+        p = RestorePipeline.dryRun(ref, target, includes, overwrite || delete);
+        if (delete) {
+          gone = TargetMirror.run(ref, target, false);
+        }
       }
       PrintWriter out = spec.commandLine().getOut();
       out.printf(Locale.ROOT, "would restore %s (%s) and %s into %s%s%s%n",
@@ -99,10 +117,14 @@ final class RestoreCommand implements Callable<Integer> {
           p.targetExists() ? "" : " (created)",
           p.leftOut() == 0 ? "" : ", leaving out " + Sizes.count(p.leftOut(), "file", "files")
               + " the save could not read");
+      if (gone != null) {
+        out.println(removedLine("would remove", gone));
+      }
       out.println("dry run: nothing was written");
       return 0;
     }
     RestorePipeline.Outcome o;
+    String removed = null;
     try (ImageRef ref = image.open(progress)) {
       ReadRun.PipelineUse use = read.use(pipeline);
       if (RestorePipeline.literalPaths(includes) == null && includes != null
@@ -111,8 +133,11 @@ final class RestoreCommand implements Callable<Integer> {
         // starts. Otherwise a selection is read page by page, here first.
         ref.readCatalogAhead();
       }
-      o = RestorePipeline.run(ref, target, includes, overwrite, numericOwner, use,
+      o = RestorePipeline.run(ref, target, includes, overwrite || delete, numericOwner, use,
           pipeline::options, progress);
+      if (delete) {
+        removed = removedLine("removed", TargetMirror.run(ref, target, true));
+      }
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));
     spec.commandLine()
@@ -126,6 +151,14 @@ final class RestoreCommand implements Callable<Integer> {
                 Sizes.count(o.entries() - o.files(), "other entry", "other entries"),
                 io.beamsave.transforms.Printable.text(o.target().toString()),
                 o.seconds()));
+    if (removed != null) {
+      spec.commandLine().getOut().println(removed);
+    }
     return 0;
+  }
+
+  private static String removedLine(String verb, TargetMirror.Removed r) {
+    return verb + " " + Sizes.count(r.entries(), "entry", "entries")
+        + " the image does not hold" + (r.first() == null ? "" : ", e.g. " + r.first());
   }
 }
