@@ -130,7 +130,10 @@ class ChainTest {
       }
       Cli save = Cli.ok(args.toArray());
       if (step > 0) {
-        assertThat(save.out()).contains("incremental: ");
+        // The row shows what the image holds and no ratio; the line under it the rest.
+        assertThat(save.out()).containsPattern("(?m)^chained +\\S+ +\\S+s +.+ +- +[0-9.]+$")
+            .containsPattern("incremental: .+ new in the image, .+ of unchanged files"
+                + " referenced in .+; the tree it stands for: ");
       }
       chain.add(image);
     }
@@ -153,7 +156,15 @@ class ChainTest {
       assertThat(TreeSnapshot.of(target).diff(then.get(step))).as("image " + step).isNull();
     }
     Cli verify = Cli.ok("verify", chain.get(6), "--chain");
-    assertThat(verify.out()).startsWith("OK ").contains("chain: 6 base images checked whole");
+    assertThat(verify.out()).startsWith("OK ").contains("a tree of ")
+        .contains(" of 7 images, every block and digest")
+        .contains("chain: 6 base images checked whole");
+    // One base a line: a long chain does not print as one long line.
+    assertThat(verify.out().lines().filter(l -> l.startsWith("  ")).toList())
+        .hasSize(6).allMatch(l -> l.endsWith(".bsave"));
+    String listed = Cli.ok("images", "--at", images).out();
+    assertThat(listed).contains(" tree ").contains(" new ")
+        .containsPattern("(?m) - +\\S+ +ok +incremental 6 on ");
 
     Path some = dir.resolve("restored-some");
     Cli.ok("restore", chain.get(6), "--target", some, "--include", "docs/note1.txt", "--quiet");

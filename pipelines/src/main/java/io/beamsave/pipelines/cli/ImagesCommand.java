@@ -142,15 +142,20 @@ final class ImagesCommand implements Callable<Integer> {
       // As wide as this library's longest chain, so that the image column stays aligned.
       int chainWidth = Math.max("chain".length(),
           chains.stream().mapToInt(String::length).max().orElse(0));
-      String row = "  %-19s  %10s  %10s  %6s  %-8s  %-12s  %-" + chainWidth + "s  %s%n";
-      out.printf(Locale.ROOT, row, "saved (UTC)", "size", "raw", "ratio", "codec", "status",
-          "chain", "image");
+      String row = "  %-19s  %10s  %10s  %10s  %6s  %-8s  %-12s  %-" + chainWidth
+          + "s  %s%n";
+      out.printf(Locale.ROOT, row, "saved (UTC)", "size", "tree", "new", "ratio", "codec",
+          "status", "chain", "image");
       for (int n = 0; n < rows.size(); n++) {
         Row r = rows.get(n);
         out.printf(Locale.ROOT, row,
             TIME.format(r.image().time()), Sizes.human(r.image().bytes()),
             r.rawBytes() < 0 ? "-" : Sizes.human(r.rawBytes()),
-            r.rawBytes() < 0 ? "-" : String.format(Locale.ROOT, "%.2f", ratio(r)),
+            r.rawBytes() < 0 ? "-" : Sizes.human(r.ownRawBytes()),
+            // Of an incremental image the catalog of the whole tree weighs against the few
+            // bytes it holds: a ratio there says nothing about compression.
+            r.rawBytes() < 0 || r.ownRawBytes() != r.rawBytes() ? "-"
+                : String.format(Locale.ROOT, "%.2f", ratio(r)),
             r.codec() == null ? "-" : Printable.text(r.codec()), Printable.text(r.status()),
             Printable.text(chains.get(n)), Printable.text(r.image().uri()));
         count++;
@@ -214,6 +219,7 @@ final class ImagesCommand implements Callable<Integer> {
     m.put("time", r.image().time().toString());
     m.put("bytes", r.image().bytes());
     m.put("rawBytes", r.rawBytes() < 0 ? null : r.rawBytes());
+    m.put("ownRawBytes", r.rawBytes() < 0 ? null : r.ownRawBytes());
     m.put("files", r.files() < 0 ? null : r.files());
     m.put("ratio", r.rawBytes() < 0 ? null : Math.round(ratio(r) * 1000) / 1000.0);
     m.put("codec", r.codec());

@@ -8,6 +8,8 @@ import io.beamsave.transforms.image.StructureCheck;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import io.beamsave.transforms.read.ImageChain;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -107,6 +109,15 @@ final class VerifyCommand implements Callable<Integer> {
               + " the catalog (%s) checked whole",
           io.beamsave.transforms.Printable.text(image.image()), o.subset().describe(),
           Sizes.human(o.bytesChecked()), o.seconds(), Sizes.count(o.files(), "file", "files")));
+    } else if (o.images().size() > 1) {
+      int shards = o.images().stream().mapToInt(i -> i.catalog().shards().size()).sum();
+      out.println(String.format(Locale.ROOT,
+          "OK %s: %s, a tree of %s; %s checked in %s of %d images, every block and digest,"
+              + " in %.2fs",
+          io.beamsave.transforms.Printable.text(image.image()),
+          Sizes.count(o.files(), "file", "files"), Sizes.human(o.catalog().rawBytes()),
+          Sizes.human(o.bytesChecked()), Sizes.count(shards, "shard", "shards"),
+          o.images().size(), o.seconds()));
     } else {
       out.println(String.format(Locale.ROOT,
           "OK %s: %s, %s in %s; every block and digest checked in %.2fs",
@@ -117,10 +128,17 @@ final class VerifyCommand implements Callable<Integer> {
           o.seconds()));
     }
     if (o.images().size() > 1) {
-      out.println("chain: " + (o.images().size() - 1) + " base image"
-          + (o.images().size() == 2 ? "" : "s") + " checked whole too: "
-          + String.join(", ", o.images().subList(1, o.images().size()).stream()
-              .map(i -> io.beamsave.transforms.Printable.text(i.location())).toList()));
+      List<ImageChain.Member> bases = o.images().subList(1, o.images().size());
+      out.println("chain: " + Sizes.count(bases.size(), "base image", "base images")
+          + " checked whole too (each its own shards):");
+      int shown = bases.size() <= 10 ? bases.size() : 3;
+      for (ImageChain.Member b : bases.subList(0, shown)) {
+        out.println("  " + io.beamsave.transforms.Printable.text(b.location()));
+      }
+      if (shown < bases.size()) {
+        out.println("  ... and " + (bases.size() - shown) + " more, to "
+            + io.beamsave.transforms.Printable.text(bases.get(bases.size() - 1).location()));
+      }
     } else if (o.catalog().incremental()) {
       out.println("note: incremental image; its unchanged files were checked in "
           + o.catalog().bases().size() + " base image" + (o.catalog().bases().size() == 1 ? ""

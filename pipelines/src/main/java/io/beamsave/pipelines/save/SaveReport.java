@@ -151,24 +151,30 @@ public final class SaveReport {
   public List<String> rows() {
     List<String> rows = new ArrayList<>();
     for (ImageSummary s : outcome.images()) {
-      rows.add(row(s.library(), s.rawBytes(), s.imageBytes(), seconds()));
+      rows.add(row(s.library(), s.rawBytes(), s.imageBytes(), seconds(), !s.base().isEmpty()));
     }
     if (outcome.images().size() > 1) {
-      rows.add(row("(all)", rawBytes(), imageBytes(), seconds()));
+      rows.add(row("(all)", rawBytes(), imageBytes(), seconds(),
+          outcome.images().stream().anyMatch(i -> !i.base().isEmpty())));
     }
     return rows;
   }
 
-  private String row(String library, long raw, long image, double secs) {
+  /**
+   * A row: {@code raw} the bytes read and stored. An incremental image's ratio is shown as
+   * "-": its catalog of the whole tree weighs against the few bytes it holds.
+   */
+  private String row(String library, long raw, long image, double secs, boolean incremental) {
     return String.format(
         Locale.ROOT,
-        "%-24s %-8s %9.2fs %12s %12s %7.2f %10.1f",
+        "%-24s %-8s %9.2fs %12s %12s %7s %10.1f",
         library,
         outcome.spec().codec().spec(),
         secs,
         Sizes.human(raw),
         Sizes.human(image),
-        image == 0 ? 0 : (double) raw / image,
+        incremental ? "-" : String.format(Locale.ROOT, "%.2f", image == 0 ? 0
+            : (double) raw / image),
         raw / 1e6 / Math.max(secs, 1e-9));
   }
 
@@ -188,8 +194,10 @@ public final class SaveReport {
     for (ImageSummary s : outcome.images()) {
       out.println("image: " + Printable.text(s.image()));
       if (!s.base().isEmpty()) {
-        out.println("incremental: " + Sizes.human(s.referencedBytes()) + " of unchanged files"
-            + " referenced in " + Printable.text(s.base()));
+        out.println("incremental: " + Sizes.human(s.rawBytes()) + " new in the image, "
+            + Sizes.human(s.referencedBytes()) + " of unchanged files referenced in "
+            + Printable.text(s.base()) + "; the tree it stands for: "
+            + Sizes.human(s.rawBytes() + s.referencedBytes()));
       }
     }
     if (unreadableLine() != null) {
