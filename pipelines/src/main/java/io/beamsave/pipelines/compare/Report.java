@@ -145,10 +145,12 @@ public final class Report {
     }
     if (!local()) {
       for (Average w : winners().values()) {
+        Strategy s = Strategy.byId(w.strategy());
         v.add(new Verdict("winner at " + link(w.linkMbps()), w.strategy(), w.codec(),
-            w.totalSeconds(), "s", String.format(Locale.ROOT, "winner at %s: %s with %s, %.2f s",
-                link(w.linkMbps()), Strategy.byId(w.strategy()).label(), w.codec(),
-                w.totalSeconds())));
+            w.totalSeconds(), "s", String.format(Locale.ROOT, "winner at %s: %s with %s, %.2f s;"
+                + " apply with: %s%s", link(w.linkMbps()), s.label(), w.codec(),
+                w.totalSeconds(), s.command(w.codec()),
+                s.caveat() == null ? "" : " (note: " + s.caveat() + ")")));
       }
       return v;
     }
@@ -204,10 +206,16 @@ public final class Report {
 
   /** How much of one emulated link the raw transfers used. */
   public record LinkUse(int linkMbps, double linkMBps, double bestTransferMBps) {
-    /** Whether the link, rather than the client or the store, set the transfer times. */
+    /**
+     * Whether the link, rather than the client or the store, set the transfer times: the
+     * fastest transfer used at least {@link #BOUND} of it.
+     */
     public boolean linkBound() {
-      return bestTransferMBps >= linkMBps / 2;
+      return bestTransferMBps >= linkMBps * BOUND;
     }
+
+    /** The share of a link a transfer that the link limits reaches, at least. */
+    static final double BOUND = 0.8;
   }
 
   /**
@@ -236,7 +244,9 @@ public final class Report {
               + " %.0f %% of it: %s", link(u.linkMbps()), u.linkMBps(), u.bestTransferMBps(),
           100 * u.bestTransferMBps() / u.linkMBps(),
           u.linkBound() ? "the link set the transfer times"
-              : "the link was not the limit; the client or the store was"));
+              : u.bestTransferMBps() >= u.linkMBps() / 2
+                  ? "the link and the client or the store set them together"
+                  : "the link was not the limit; the client or the store was"));
     }
     return lines;
   }

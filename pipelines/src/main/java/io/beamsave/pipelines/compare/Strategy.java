@@ -29,6 +29,30 @@ public enum Strategy {
     return label;
   }
 
+  /** The commands that apply this strategy with {@code codec}, for a report's verdict. */
+  public String command(String codec) {
+    return switch (this) {
+      case BASELINE -> "beamsave save --codec none --image DATA.bsave ...; beamsave upload"
+          + " --from DATA.bsave --to s3://BUCKET/KEY";
+      case COMPRESS_IN_TRANSFER -> "beamsave save --codec none --image DATA.bsave ...; beamsave"
+          + " upload --from DATA.bsave --to s3://BUCKET/KEY --transfer-codec " + codec;
+      case COMPRESS_AT_SAVE -> "beamsave save --codec " + codec + " --image DATA.bsave ...;"
+          + " beamsave upload --from DATA.bsave --to s3://BUCKET/KEY";
+      case COMPRESS_WHILE_TRANSFERRING -> "beamsave save --codec " + codec
+          + " --image s3://BUCKET/KEY ...";
+      case LOCAL_SAVE -> "beamsave save --codec " + codec + " --image DATA.bsave ...";
+    };
+  }
+
+  /** What choosing this strategy costs later, if anything; else null. */
+  public String caveat() {
+    return this == COMPRESS_IN_TRANSFER
+        ? "the object is stored transfer-compressed: list, verify, restore and mount download"
+            + " it whole before reading it, where an image compressed at save is read in place"
+            + " with ranged GETs"
+        : null;
+  }
+
   public static Strategy byId(String id) {
     for (Strategy s : values()) {
       if (s.id.equals(id)) {

@@ -115,7 +115,8 @@ class ReportTest {
         .contains("2025-03-04 05:06:07 UTC").contains("6 cores, 16.0 GiB memory")
         .contains("<th>stored MiB</th>").contains("<th>ratio</th>")
         .contains("<li class=\"win\">★ winner at 10 Mbit/s: compress at save + raw transfer"
-            + " with zstd:3, 32.00 s</li>")
+            + " with zstd:3, 32.00 s; apply with: beamsave save --codec zstd:3 --image DATA.bsave"
+            + " ...; beamsave upload --from DATA.bsave --to s3://BUCKET/KEY</li>")
         .contains("<img src=\"chart.png\"");
     assertThat(html.split("<tr class=\"win\">", -1)).hasSize(3);
     assertThat(html).contains("<td>40.00</td>").doesNotContain(Long.toString(40 * MIB));
@@ -125,5 +126,27 @@ class ReportTest {
         .contains("save_cpu_seconds").contains("ratio");
     byte[] png = Files.readAllBytes(dir.resolve("chart.png"));
     assertThat(new String(png, 1, 3, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("PNG");
+  }
+
+  @Test
+  void linkLinesSayWhatSetTheTimesAndATransferCompressedWinnerSaysWhatItCosts() {
+    // 100 Mbit/s is 12.5 MB/s: 104.9 MB in 9 s is 93 %, in 20 s 42 %; 1000 Mbit/s: 55 %.
+    List<Measurement> rows = List.of(
+        upload(100, Strategy.BASELINE, "none", 1, 9, 100 * MIB),
+        upload(100, Strategy.COMPRESS_IN_TRANSFER, "zstd:3", 1, 3, 40 * MIB),
+        upload(1000, Strategy.BASELINE, "none", 1, 1.526, 100 * MIB),
+        upload(1000, Strategy.COMPRESS_AT_SAVE, "zstd:3", 2, 0.9, 40 * MIB));
+    Report r = new Report("compare", HEADER, rows, List.of());
+    assertThat(r.linkLines()).containsExactly(
+        "100 Mbit/s (12.5 MB/s): raw transfers reached 11.7 MB/s, 93 % of it: the link set"
+            + " the transfer times",
+        "1000 Mbit/s (125.0 MB/s): raw transfers reached 68.7 MB/s, 55 % of it: the link and"
+            + " the client or the store set them together");
+    assertThat(r.winnerLines()).anySatisfy(l -> assertThat(l)
+        .startsWith("winner at 100 Mbit/s: raw save + compress in transfer with zstd:3")
+        .contains("apply with: beamsave save --codec none --image DATA.bsave ...; beamsave"
+            + " upload --from DATA.bsave --to s3://BUCKET/KEY --transfer-codec zstd:3")
+        .contains("note: the object is stored transfer-compressed: list, verify, restore and"
+            + " mount download it whole"));
   }
 }
