@@ -87,6 +87,17 @@ class PagedReadsTest {
     assertThat(Files.readString(out)).isEqualTo("dir 3 file 42\n");
     assertThat(Cli.run("cat", image, "dir3").err().strip())
         .isEqualTo("beamsave: error: dir3 is a directory");
+    // The image named with --image, the path positionally, as every reading command takes it.
+    Path second = dir.resolve("cat-out-2");
+    Cli.ok("cat", "--image", image, "dir3/file-44.txt", "--output", second);
+    assertThat(Files.readString(second)).isEqualTo("dir 3 file 44\n");
+    assertThat(Cli.ok("list", "--image", image, "dir3/file-44.txt").out())
+        .contains("dir3/file-44.txt").contains("1 file, ");
+    assertThat(Cli.run("cat", image, "dir3/file-44.txt/").err().strip())
+        .isEqualTo("beamsave: error: dir3/file-44.txt is not a directory");
+    assertThat(Cli.run("cat", image, "dir3/file-44.txt", "-o", dir.resolve("no/such/x"))
+        .err().strip()).isEqualTo("beamsave: error: cannot create " + dir.resolve("no/such/x")
+            + ": its directory does not exist");
     assertThat(Cli.run("cat", image, "dir3/nothing").err().strip())
         .isEqualTo("beamsave: error: " + image + " holds no entry 'dir3/nothing'");
   }

@@ -92,6 +92,12 @@ class PruneTest {
     Cli bad = Cli.run("prune", "--at", dir, "--keep-within", "30x");
     assertThat(bad.exit()).isEqualTo(2);
     assertThat(bad.err()).startsWith("beamsave: error: --keep-within 30x: give a duration");
+    Cli huge = Cli.run("prune", "--at", dir, "--keep-within", "9999999999y");
+    assertThat(huge.exit()).isEqualTo(2);
+    assertThat(huge.err()).startsWith("beamsave: error: --keep-within 9999999999y: ");
+    // The longest span allowed keeps everything, rather than failing on Java's calendar.
+    assertThat(Cli.ok("prune", "--at", dir, "--keep-within", "99999999y").out())
+        .contains("would delete 0 images");
   }
 
   @Test
@@ -103,8 +109,19 @@ class PruneTest {
         "--image", nightly + "/{library}/{library}-{utc}.bsave", "--quiet");
     for (String name : List.of("payroll", "ledgerbook")) {
       try (Stream<Path> s = Files.list(nightly.resolve(name))) {
-        assertThat(s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".bsave")))
-            .singleElement().asString().matches(name + "-\\d{8}T\\d{6}Z\\.bsave");
+        Path image = s.filter(p -> p.toString().endsWith(".bsave")).findFirst().orElseThrow();
+        String file = image.getFileName().toString();
+        assertThat(file).matches(name + "-\\d{8}T\\d{6}Z\\.bsave");
+        // One time everywhere: the catalog says the image was made when its name says.
+        java.time.Instant stamp = java.time.LocalDateTime.parse(
+            file.substring(name.length() + 1, file.length() - ".bsave".length()),
+            java.time.format.DateTimeFormatter.ofPattern("uuuuMMdd'T'HHmmss'Z'"))
+            .toInstant(java.time.ZoneOffset.UTC);
+        assertThat(io.beamsave.transforms.image.ImageReader.readCatalog(image).createdMillis())
+            .isEqualTo(stamp.toEpochMilli());
+        assertThat(Cli.ok("list", image).out()).contains("saved " + java.time.format
+            .DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withZone(java.time.ZoneOffset.UTC)
+            .format(stamp) + " UTC");
       }
     }
   }

@@ -4,6 +4,7 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.read.FileReads;
 import io.beamsave.transforms.read.ImageChain;
@@ -41,7 +42,7 @@ import picocli.CommandLine.Parameters;
 final class CatCommand implements Callable<Integer> {
   @Mixin ImageArgs image;
 
-  @Parameters(index = "1", paramLabel = "PATH",
+  @Parameters(index = "1", arity = "0..1", paramLabel = "PATH",
       description = "The file, as 'list' prints its path (a byte that is not UTF-8 as \\xNN).")
   String path;
 
@@ -53,6 +54,14 @@ final class CatCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    String shifted = image.shiftedPositional();
+    if (shifted != null && path == null) {
+      path = shifted;
+    }
+    if (path == null) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "Missing required parameter: 'PATH'");
+    }
     PathBytes wanted = ListCommand.parsePath(path);
     try (ImageRef ref = image.open(spec.commandLine().getErr())) {
       CatalogHead head = ref.head();
@@ -64,6 +73,9 @@ final class CatCommand implements Callable<Integer> {
               + e.linkTarget() + ", which is no file of the image");
         }
         e = first;
+      }
+      if (path.endsWith("/") && e.type() != EntryType.DIRECTORY) {
+        throw new BeamsaveException(wanted + " is not a directory");
       }
       switch (e.type()) {
         case FILE -> { }
@@ -79,7 +91,7 @@ final class CatCommand implements Callable<Integer> {
       }
       ImageChain chain = ImageChain.resolve(ref.member(head.catalog()), List.of(e), ref.s3(),
           ref.keys(), ref.baseLocations());
-      OutputStream out = open();
+      OutputStream out = new BufferedOutputStream(new Written(open(), output != null), 1 << 16);
       try (out; FileReads reads = new FileReads(chain, ref.s3(), 0)) {
         reads.copy(e, out);
       } catch (IOException | RuntimeException failed) {
@@ -87,10 +99,66 @@ final class CatCommand implements Callable<Integer> {
           // No partial file where a whole one is expected.
           Files.deleteIfExists(output);
         }
+        if (failed instanceof WriteFailed w) {
+          if (output == null && "Broken pipe".equals(w.getCause().getMessage())) {
+            // The reader had enough (cat ... | head): an end, not an error.
+            return SIGPIPE_EXIT;
+          }
+          throw new BeamsaveException("cannot write " + (output == null ? "to stdout"
+              : output.toString()) + ": " + w.getCause().getMessage());
+        }
         throw failed;
       }
     }
     return 0;
+  }
+
+  /** What a process killed by SIGPIPE exits with, as a shell reports it. */
+  static final int SIGPIPE_EXIT = 141;
+
+  /** A failure to write the output, told from a failure to read the image. */
+  private static final class WriteFailed extends RuntimeException {
+    WriteFailed(IOException cause) {
+      super(cause);
+    }
+  }
+
+  /** The output, its write failures marked as such; stdout is flushed, not closed. */
+  private static final class Written extends OutputStream {
+    private final OutputStream to;
+    private final boolean closes;
+
+    Written(OutputStream to, boolean closes) {
+      this.to = to;
+      this.closes = closes;
+    }
+
+    @Override
+    public void close() {
+      try {
+        if (closes) {
+          to.close();
+        } else {
+          to.flush();
+        }
+      } catch (IOException e) {
+        throw new WriteFailed(e);
+      }
+    }
+
+    @Override
+    public void write(int b) {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      try {
+        to.write(b, off, len);
+      } catch (IOException e) {
+        throw new WriteFailed(e);
+      }
+    }
   }
 
   private Entry one(ImageRef ref, CatalogHead head, PathBytes p) {
@@ -104,18 +172,17 @@ final class CatCommand implements Callable<Integer> {
   private OutputStream open() throws IOException {
     if (output == null) {
       // Bytes, not characters: stdout itself, not the command's writer.
-      return new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16) {
-        @Override
-        public void close() throws IOException {
-          flush();
-        }
-      };
+      return new FileOutputStream(FileDescriptor.out);
     }
     try {
-      return new BufferedOutputStream(Files.newOutputStream(output,
-          StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), 1 << 16);
+      return Files.newOutputStream(output, StandardOpenOption.CREATE_NEW,
+          StandardOpenOption.WRITE);
     } catch (java.nio.file.FileAlreadyExistsException e) {
       throw new BeamsaveException(output + " exists; name another file");
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new BeamsaveException("cannot create " + output + ": its directory does not exist");
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot create", output, e);
     }
   }
 }

@@ -42,6 +42,19 @@ final class ImageArgs {
 
   private String resolved;
 
+  /**
+   * With {@code --image}, a first positional argument is no image but the command's next one
+   * (a PATH): taken out and returned; else null.
+   */
+  String shiftedPositional() {
+    if (option == null || positional == null) {
+      return null;
+    }
+    String p = positional;
+    positional = null;
+    return p;
+  }
+
   /** The image named, with {@code latest} resolved to the image it stands for. */
   String image() {
     if (resolved == null) {

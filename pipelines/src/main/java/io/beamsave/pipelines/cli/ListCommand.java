@@ -187,6 +187,10 @@ final class ListCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    String shifted = image.shiftedPositional();
+    if (shifted != null) {
+      paths.add(0, shifted);
+    }
     List<PathBytes> roots = new ArrayList<>();
     List<Glob> patterns = new ArrayList<>();
     for (String p : paths) {

@@ -32,7 +32,8 @@ import picocli.CommandLine;
       "Save one or more libraries (directory trees) into save images.",
       "Files are packed into shards of --shard-size raw bytes, compressed in parallel in blocks"
           + " of --block-size with --codec, and assembled into one image per library. Symlinks"
-          + " are stored as links, never followed; FIFOs, sockets and devices are skipped.",
+          + " are stored as links, never followed; FIFOs and devices are kept, sockets skipped"
+          + " with a warning.",
       "With --recipient, --key-file, --password-file, --identity or $BEAMSAVE_PASSWORD, each"
           + " image is encrypted (AES-256-GCM, a data key of its own wrapped for each of them):"
           + " names, sizes and contents are hidden; see docs/security.md. An incremental"

@@ -52,7 +52,8 @@ final class VerifyCommand implements Callable<Integer> {
           + " n-th slice of t (t runs, n = 1..t, read every shard once, as restic's option of"
           + " the name does), x% that share of the shards at random, SIZE shards at random"
           + " until their stored bytes reach it (500MiB). The catalog and the structure are"
-          + " checked whole; the output says which shards were read.")
+          + " checked whole; the output says which slice, share or size, and how many of how"
+          + " many shards were read.")
   String readDataSubset;
 
   @Mixin PipelineArgs pipeline;

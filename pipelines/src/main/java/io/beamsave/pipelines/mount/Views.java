@@ -6,7 +6,6 @@ import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -137,7 +136,17 @@ final class Views {
           d.children.put(StoredImages.LATEST, newest.getBytes(StandardCharsets.UTF_8));
         }
       }
-      root.seconds = Instant.now().getEpochSecond();
+      latest(root);
+    }
+
+    /** A made-up directory's time: its newest image's, found beneath it. */
+    private static long latest(Dir d) {
+      for (Object c : d.children.values()) {
+        if (c instanceof Dir sub) {
+          d.seconds = Math.max(d.seconds, latest(sub));
+        }
+      }
+      return d.seconds;
     }
 
     private static byte[] join(byte[] dir, String name) {

@@ -109,9 +109,12 @@ public final class ReadRun {
     private final LongAdder live = new LongAdder();
     private final PrintWriter err;
     private final Thread shown;
+    private final Job.Progress progress;
+    private final long start = System.nanoTime();
 
     public Here(Job.Progress progress, PrintWriter err) {
       this.err = err;
+      this.progress = progress;
       this.shown = err instanceof ProgressOutput po && progress != null
           ? showProgress(po, progress, live) : null;
     }
@@ -149,7 +152,11 @@ public final class ReadRun {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-        ((ProgressOutput) err).finish();
+        ProgressOutput po = (ProgressOutput) err;
+        // The last state, drawn once more: the bar ends at what was read, not short of it.
+        po.update(progress.verb(), live.sum(), progress.knownTotal(), -1,
+            (System.nanoTime() - start) / 1e9);
+        po.finish();
       }
     }
   }

@@ -59,6 +59,11 @@ public record Retention(int last, int daily, int weekly, int monthly, int yearly
       int d = 0;
       int h = 0;
       while (m.find() && m.start() == at) {
+        // Ten thousand years in any unit is as long as any series lives.
+        if (m.group(1).length() > 8) {
+          throw new IllegalArgumentException("--keep-within " + text + ": " + m.group(0)
+              + " is longer than any series lives; give at most 99999999 of a unit");
+        }
         int n = Integer.parseInt(m.group(1));
         switch (m.group(2)) {
           case "y" -> y += n;
@@ -76,10 +81,14 @@ public record Retention(int last, int daily, int weekly, int monthly, int yearly
       return new Period(y, mo, d, h, text);
     }
 
-    /** The time this long before {@code t}. */
+    /** The time this long before {@code t}; the start of time for a span longer than Java's. */
     Instant before(Instant t) {
-      return t.atZone(ZoneOffset.UTC).minusYears(years).minusMonths(months).minusDays(days)
-          .minusHours(hours).toInstant();
+      try {
+        return t.atZone(ZoneOffset.UTC).minusYears(years).minusMonths(months).minusDays(days)
+            .minusHours(hours).toInstant();
+      } catch (java.time.DateTimeException | ArithmeticException beyond) {
+        return Instant.MIN;
+      }
     }
 
     @Override

@@ -62,6 +62,8 @@ public final class Interrupts {
       }
       signal = number;
     }
+    // The bar closed where it stood first: the word starts a line, and nothing is drawn after.
+    ProgressOutput.interrupted();
     err.println("beamsave: interrupted");
     err.flush();
     // Taken now: cancelling the job lets the command's thread unwind and withdraw the rest.

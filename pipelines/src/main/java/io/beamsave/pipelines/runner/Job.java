@@ -71,6 +71,10 @@ public final class Job {
           if (state != PipelineResult.State.DONE) {
             throw new BeamsaveException("pipeline ended " + state);
           }
+          if (flink == null && progress != null && err != null && !detachedFlink) {
+            // The last state, drawn once more: the bar ends at what was done, not short of it.
+            printProgress(p, result, progress, (System.nanoTime() - start) / 1e9, err, tty);
+          }
           break;
         }
         long now = System.nanoTime();

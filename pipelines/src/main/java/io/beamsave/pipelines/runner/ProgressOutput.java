@@ -28,12 +28,36 @@ public final class ProgressOutput extends PrintWriter {
   private final StringBuilder pending = new StringBuilder();
   private ProgressBar bar;
   private String barVerb;
+  /** A status line is drawn in place of a bar while the total is unknown. */
+  private boolean statusShown;
+  /** The command was interrupted: the last state stays as it was, nothing more is drawn. */
+  private boolean silenced;
+
+  /** The bar of this process, which an interrupt closes before it says so. */
+  private static volatile ProgressOutput drawing;
 
   private ProgressOutput(PrintWriter to, Mode mode, double interval) {
     super(Writer.nullWriter());
     this.to = to;
     this.mode = mode;
     this.interval = interval;
+    if (mode == Mode.BAR) {
+      drawing = this;
+    }
+  }
+
+  /**
+   * The command is being interrupted: the bar is closed where it stands, so that what is said
+   * next starts on a line of its own and the bar is not drawn again after it.
+   */
+  static void interrupted() {
+    ProgressOutput p = drawing;
+    if (p != null) {
+      synchronized (p) {
+        p.finish();
+        p.silenced = true;
+      }
+    }
   }
 
   /** Progress for people: a bar on a terminal ({@code tty}), else plain lines. */
@@ -87,15 +111,28 @@ public final class ProgressOutput extends PrintWriter {
         to.flush();
       }
       case BAR -> {
+        if (silenced) {
+          return;
+        }
+        if (total <= 0 && bar == null) {
+          // No total yet (a save still listing): what is known, without a percentage of '?'.
+          System.err.print("\r\033[K" + Printable.text(verb + " " + Sizes.human(done)
+              + (files >= 0 ? ", " + Sizes.count(files, "file", "files") : "")
+              + String.format(java.util.Locale.ROOT, ", %.1f MB/s", rate / 1e6)));
+          System.err.flush();
+          statusShown = true;
+          return;
+        }
         if (bar == null || !verb.equals(barVerb)) {
           closeBar();
           barVerb = verb;
           to.flush();
+          // MB and MB/s, as the tables print rates.
           bar = new ProgressBarBuilder()
               .setTaskName(verb)
               .setInitialMax(total > 0 ? total : -1)
               .setStyle(ProgressBarStyle.ASCII)
-              .setUnit("MiB", 1 << 20)
+              .setUnit("MB", 1_000_000)
               .showSpeed(new java.text.DecimalFormat("0.0"))
               .setUpdateIntervalMillis((int) Math.max(100, interval * 1000))
               .setConsumer(new ConsoleProgressBarConsumer(System.err))
@@ -104,7 +141,7 @@ public final class ProgressOutput extends PrintWriter {
         }
         bar.maxHint(total > 0 ? total : -1);
         bar.stepTo(Math.min(done, total > 0 ? total : done));
-        bar.setExtraMessage((files >= 0 ? " " + files + (files == 1 ? " file" : " files") : "")
+        bar.setExtraMessage((files >= 0 ? " " + Sizes.count(files, "file", "files") : "")
             + (eta >= 0 ? (files >= 0 ? "," : "") + " ETA " + duration(eta) : ""));
       }
     }
@@ -150,6 +187,7 @@ public final class ProgressOutput extends PrintWriter {
       case BAR -> {
         System.err.print("\r\033[K");
         System.err.flush();
+        statusShown = false;
         to.println(Printable.text(line));
         to.flush();
       }
@@ -162,6 +200,11 @@ public final class ProgressOutput extends PrintWriter {
   }
 
   private void closeBar() {
+    if (statusShown) {
+      System.err.print("\r\033[K");
+      System.err.flush();
+      statusShown = false;
+    }
     if (bar != null) {
       bar.close();
       bar = null;

@@ -24,7 +24,8 @@ public final class SaveKeys {
     if (recipients.isEmpty()) {
       return spec;
     }
-    long created = System.currentTimeMillis();
+    // When the run began, as the image's name says it ({utc}) and a plain image records it.
+    long created = spec.startedMillis() > 0 ? spec.startedMillis() : System.currentTimeMillis();
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Catalog base = bases.catalog(lib.name());
       // What the image may reference: its base, and the images its base references.

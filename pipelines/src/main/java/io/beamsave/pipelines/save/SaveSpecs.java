@@ -67,7 +67,8 @@ public final class SaveSpecs {
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
     }
-    image = image.replace(UTC, utcStamp());
+    java.time.Instant started = startSecond();
+    image = image.replace(UTC, utcStamp(started));
     boolean perLibrary = image.contains(LIBRARY);
     ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     List<Path> roots = libraries.stream().map(SaveSpecs::checkLibrary).toList();
@@ -85,7 +86,8 @@ public final class SaveSpecs {
       Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
       stagingRoot = base.resolve(STAGING_PREFIX + run).toAbsolutePath().toString();
     }
-    SaveSpec spec = SaveSpec.of(stagingRoot).withS3(s3);
+    SaveSpec spec =
+        SaveSpec.of(stagingRoot).withS3(s3).withStartedMillis(started.toEpochMilli());
     for (int i = 0; i < roots.size(); i++) {
       Path root = roots.get(i);
       String name = names.get(i);
@@ -141,7 +143,8 @@ public final class SaveSpecs {
     }
     List<Path> roots = libraries.stream().map(SaveSpecs::checkLibrary).toList();
     List<String> names = libraries.stream().map(SaveSpecs::libraryName).toList();
-    String template = image.toString().replace(UTC, utcStamp());
+    java.time.Instant started = startSecond();
+    String template = image.toString().replace(UTC, utcStamp(started));
     boolean perLibrary = template.contains(LIBRARY);
     image = Path.of(template);
     boolean many = libraries.size() > 1 && !perLibrary;
@@ -180,7 +183,8 @@ public final class SaveSpecs {
         staging != null
             ? staging.resolve(RUN_PREFIX + runId())
             : imageDir.resolve(STAGING_PREFIX + runId());
-    SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString());
+    SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString())
+        .withStartedMillis(started.toEpochMilli());
     for (int i = 0; i < roots.size(); i++) {
       Path root = roots.get(i);
       String name = names.get(i);
@@ -221,7 +225,18 @@ public final class SaveSpecs {
 
   /** The run's start as {@value #UTC} stands for it, e.g. {@code 20261130T021500Z}. */
   public static String utcStamp() {
-    return ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
+    return utcStamp(startSecond());
+  }
+
+  /** {@code at} as {@value #UTC} stands for it: {@code 20261130T021500Z}. */
+  static String utcStamp(java.time.Instant at) {
+    return ZonedDateTime.ofInstant(at, ZoneOffset.UTC)
+        .format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
+  }
+
+  /** Now, to the second: a run's start as its images' names and catalogs both record it. */
+  private static java.time.Instant startSecond() {
+    return java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
   }
 
   private static String runId() {

@@ -102,7 +102,8 @@ public final class AssembleImage
       // when it was made; its catalog must agree.
       ImageKey key = lib.sink().key();
       ImageId id = key != null ? key.id() : ImageId.random();
-      long created = key != null ? key.envelope().createdMillis() : System.currentTimeMillis();
+      long created = key != null ? key.envelope().createdMillis()
+          : spec.startedMillis() > 0 ? spec.startedMillis() : System.currentTimeMillis();
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
         // The entries are made as the catalog's pages are written, one at a time.

@@ -22,7 +22,7 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 5L;
+  private static final long serialVersionUID = 6L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
@@ -80,6 +80,11 @@ public final class SaveSpec implements Serializable {
   private final Map<String, FilesFrom> filesFrom;
   /** How many workers a library's shards are shared by; see {@link #shardSize(long)}. */
   private final int spreadOver;
+  /**
+   * When the run began, which its images record as their creation time (the {@code {utc}} of
+   * their names, to the second); 0 for when each image is assembled.
+   */
+  private final long startedMillis;
 
   private SaveSpec(
       Map<String, Library> libraries,
@@ -92,7 +97,9 @@ public final class SaveSpec implements Serializable {
       Excludes excludes,
       boolean skipUnreadable,
       Map<String, FilesFrom> filesFrom,
-      int spreadOver) {
+      int spreadOver,
+      long startedMillis) {
+    this.startedMillis = startedMillis;
     this.libraries = libraries;
     this.codec = codec;
     this.shardSize = shardSize;
@@ -114,7 +121,7 @@ public final class SaveSpec implements Serializable {
   public static SaveSpec of(String staging) {
     return new SaveSpec(
         new LinkedHashMap<>(), DEFAULT_CODEC, DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE, staging,
-        false, null, Excludes.NONE, false, Map.of(), 1);
+        false, null, Excludes.NONE, false, Map.of(), 1, 0);
   }
 
   /** Adds a library whose image goes to {@code sink}. */
@@ -126,7 +133,7 @@ public final class SaveSpec implements Serializable {
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, root, sink));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver);
+        skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   /** The same save with library {@code name}'s image going to {@code sink} instead. */
@@ -136,7 +143,7 @@ public final class SaveSpec implements Serializable {
     copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
         lib.baseTag()));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver);
+        skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   /** The same save with library {@code name} saved incrementally against {@code base}. */
@@ -155,13 +162,13 @@ public final class SaveSpec implements Serializable {
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver);
+        skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   /** How to reach object storage, for staging or images there. */
   public SaveSpec withS3(S3Settings s3) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver);
+        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   public S3Settings s3() {
@@ -175,7 +182,7 @@ public final class SaveSpec implements Serializable {
 
   public SaveSpec withCodec(Codec codec) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver);
+        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   public SaveSpec withShardSize(long bytes) {
@@ -197,13 +204,13 @@ public final class SaveSpec implements Serializable {
           "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
     }
     return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver);
+        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   /** What the walk leaves out of every library. */
   public SaveSpec withExcludes(Excludes excludes) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver);
+        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   public Excludes excludes() {
@@ -218,7 +225,7 @@ public final class SaveSpec implements Serializable {
    */
   public SaveSpec withSkipUnreadable(boolean skip) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skip, filesFrom, spreadOver);
+        excludes, skip, filesFrom, spreadOver, startedMillis);
   }
 
   public boolean skipUnreadable() {
@@ -228,7 +235,7 @@ public final class SaveSpec implements Serializable {
   /** Saves only what {@code selection} lists of each library it names (see {@link FilesFrom}). */
   public SaveSpec withFilesFrom(Map<String, FilesFrom> selection) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, Map.copyOf(selection), spreadOver);
+        excludes, skipUnreadable, Map.copyOf(selection), spreadOver, startedMillis);
   }
 
   /** What {@code --files-from} selects of library {@code name}, or null to save it whole. */
@@ -237,9 +244,20 @@ public final class SaveSpec implements Serializable {
     return f == null || f.all() ? null : f;
   }
 
+  /** The same save, its images recording {@code millis} as when they were made. */
+  public SaveSpec withStartedMillis(long millis) {
+    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
+        excludes, skipUnreadable, filesFrom, spreadOver, millis);
+  }
+
+  /** When the run began, as its images record it; 0 for when each is assembled. */
+  public long startedMillis() {
+    return startedMillis;
+  }
+
   public SaveSpec withAllowChanging(boolean allow) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver);
+        skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
   public Map<String, Library> libraries() {
@@ -286,7 +304,7 @@ public final class SaveSpec implements Serializable {
    */
   public SaveSpec withSpreadOver(int workers) {
     return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, Math.max(1, workers));
+        excludes, skipUnreadable, filesFrom, Math.max(1, workers), startedMillis);
   }
 
   public int blockSize() {
