@@ -96,6 +96,21 @@ class InterruptsIT {
     interruptedSaveCleansUp("TERM", 143);
   }
 
+  @Test
+  void anInterruptedSaveRunsItsAfterHooksTellingThemSo() throws Exception {
+    Path heard = tmp.resolve("heard");
+    Process save = LauncherIT.start(Map.of(), List.of(), out, err, "save", "--library", library,
+        "--image", image, "--codec", "xz:6", "--shard-size", "8MiB",
+        "--after", "echo \"$BEAMSAVE_RESULT $BEAMSAVE_EXIT_CODE\" > '" + heard + "'",
+        "--", "--targetParallelism=2");
+    await("the first shard", () -> Files.exists(partial()));
+    signal(save, "INT");
+    assertThat(save.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(save.exitValue()).as(Files.readString(err)).isEqualTo(130);
+    assertThat(Files.readString(heard)).isEqualTo("interrupted 130\n");
+    assertThat(leftIn(image.getParent())).as("no partial image, no staging").isEmpty();
+  }
+
   /**
    * SIGINT and SIGTERM at several points of a save (its first shard, half-way, its last shards
    * and the assembly), the machine's cores busy with other work: whatever the moment, the save

@@ -190,8 +190,90 @@ final class SaveCommand implements Callable<Integer> {
           + " lock taken, no file read.")
   boolean dryRun;
 
+  @Option(
+      names = "--before",
+      paramLabel = "CMD",
+      description = "Run CMD with /bin/sh -c before the save (repeatable, in order), told what"
+          + " is saved in BEAMSAVE_LIBRARY, BEAMSAVE_LIBRARIES (one a line), BEAMSAVE_IMAGE and"
+          + " BEAMSAVE_RUN_ID. If one fails (or outlives --hook-timeout), the save does not"
+          + " start and nothing is written. Its output goes to stderr, a line at a time.")
+  List<String> before = new java.util.ArrayList<>();
+
+  @Option(
+      names = "--after",
+      paramLabel = "CMD",
+      description = "Run CMD with /bin/sh -c after the save, whether it succeeded, failed or"
+          + " was interrupted (repeatable, in order), told as --before's are and also"
+          + " BEAMSAVE_RESULT (success, failure or interrupted) and BEAMSAVE_EXIT_CODE. Its"
+          + " failure is reported as a warning (and in --json) and does not change the save's"
+          + " exit code.")
+  List<String> after = new java.util.ArrayList<>();
+
+  @Option(
+      names = "--hook-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "600",
+      description = "The time a --before or --after command may take before it and what it"
+          + " started are killed. Default: ${DEFAULT-VALUE}.")
+  long hookTimeout;
+
   @Override
   public Integer call() throws IOException {
+    if (before.isEmpty() && after.isEmpty()) {
+      return save();
+    }
+    if (hookTimeout <= 0) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--hook-timeout " + hookTimeout + ": give a number of seconds above 0");
+    }
+    if (dryRun) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--dry-run runs no hooks; drop --before and --after to see what would be saved");
+    }
+    io.beamsave.pipelines.save.Hooks hooks = new io.beamsave.pipelines.save.Hooks(before,
+        after, hookTimeout, line -> {
+          spec.commandLine().getErr().println("beamsave: " + line);
+          spec.commandLine().getErr().flush();
+        });
+    java.util.Map<String, String> env = io.beamsave.pipelines.save.Hooks.environment(libraries,
+        image, io.beamsave.pipelines.runs.RunNames.runId());
+    int code = 1;
+    String result = "failure";
+    // An interrupt exits from its handler: the after hooks are among what it runs first.
+    try (io.beamsave.pipelines.runner.Interrupts.Registration onInterrupt = hooks.hasAfter()
+        ? io.beamsave.pipelines.runner.Interrupts.onInterrupt("after hooks",
+            () -> hooks.after(env, "interrupted", 130))
+        : null) {
+      try {
+        hooks.before(env);
+        code = save();
+        result = "success";
+      } finally {
+        if (onInterrupt != null && !io.beamsave.pipelines.runner.Interrupts.interrupted()) {
+          onInterrupt.close();
+          for (io.beamsave.pipelines.save.Hooks.Ran failed : hooks.after(env, result, code)) {
+            json.warning(failed.describe());
+          }
+        }
+        if (json.on()) {
+          for (io.beamsave.pipelines.save.Hooks.Ran r : hooks.ran()) {
+            java.util.Map<String, Object> m = JsonOutput.object("hook");
+            m.put("phase", r.phase());
+            m.put("index", r.index());
+            m.put("command", r.command());
+            m.put("exitCode", r.exitCode() == io.beamsave.pipelines.save.Hooks.TIMED_OUT ? null
+                : r.exitCode());
+            m.put("timedOut", r.exitCode() == io.beamsave.pipelines.save.Hooks.TIMED_OUT);
+            m.put("seconds", r.seconds());
+            json.emit(m);
+          }
+        }
+      }
+    }
+    return code;
+  }
+
+  private int save() throws IOException {
     CommandLine cli = spec.commandLine();
     if (dryRun) {
       printDryRun(Save.dryRun(this::request, pipeline::options, new Save.Output(json::note,
