@@ -234,6 +234,11 @@ public final class BeamsaveCommand implements Runnable {
     } else {
       SUBCOMMANDS.values().forEach(cli::addSubcommand);
     }
+    // After the subcommands: picocli hands the factory to those present. A command's options
+    // are listed under it; the synopsis says [OPTIONS] rather than all of them again.
+    cli.setHelpFactory(WholeWordsHelp.FACTORY);
+    cli.getSubcommands().values().forEach(
+        c -> c.getCommandSpec().usageMessage().abbreviateSynopsis(true));
     return cli;
   }
 

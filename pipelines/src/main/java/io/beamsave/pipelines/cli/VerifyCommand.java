@@ -50,7 +50,7 @@ final class VerifyCommand implements Callable<Integer> {
       paramLabel = "n/t|x%|SIZE",
       description = "Read only some shards' data, as a check to run after every save: n/t the"
           + " n-th slice of t (t runs, n = 1..t, read every shard once, as restic's option of"
-          + " the name does), x% that share of the shards at random, SIZE shards at random"
+          + " the name does), x%% that share of the shards at random, SIZE shards at random"
           + " until their stored bytes reach it (500MiB). The catalog and the structure are"
           + " checked whole; the output says which slice, share or size, and how many of how"
           + " many shards were read.")
