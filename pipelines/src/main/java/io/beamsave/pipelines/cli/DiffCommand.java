@@ -44,12 +44,7 @@ final class DiffCommand implements Callable<Integer> {
   @Parameters(index = "1", paramLabel = "IMAGE_B", description = "The image after.")
   String after;
 
-  @Option(
-      names = "--base-location",
-      paramLabel = "DIR|s3://BUCKET/PREFIX",
-      description = "Also look for base images here, where bytes must be read (see"
-          + " 'restore --help'). Repeat for several.")
-  java.util.List<String> baseLocations = new java.util.ArrayList<>();
+  @Mixin BaseLocationArgs bases;
 
   @Mixin S3Args s3;
 
@@ -69,9 +64,9 @@ final class DiffCommand implements Callable<Integer> {
           Map<String, Object> m = JsonOutput.object("difference");
           m.put("change", d.change().name().toLowerCase(Locale.ROOT));
           ListCommand.putName(m, "path", e.path().bytes());
-          m.put("entryType", ListCommand.entry(e).get("entryType"));
+          m.put("entryType", ListCommand.entryType(e.type()));
           if (d.before() != null && d.after() != null && d.change() == ImageDiff.Change.TYPE) {
-            m.put("entryTypeBefore", ListCommand.entry(d.before()).get("entryType"));
+            m.put("entryTypeBefore", ListCommand.entryType(d.before().type()));
           }
           m.put("size", e.size());
           json.emitBuffered(m);
@@ -122,6 +117,6 @@ final class DiffCommand implements Callable<Integer> {
   private ImageRef open(String given) {
     String image = StoredImages.resolveLatest(given, s3.settings());
     return ImageRef.of(image, s3.settings(), keys.keys(), spec.commandLine().getErr())
-        .withBaseLocations(baseLocations);
+        .withBaseLocations(bases.locations);
   }
 }

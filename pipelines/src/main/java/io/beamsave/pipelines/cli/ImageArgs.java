@@ -22,16 +22,7 @@ final class ImageArgs {
   @Option(names = "--image", paramLabel = "IMAGE", description = "The image, as IMAGE.")
   String option;
 
-  @Option(
-      names = "--base-location",
-      paramLabel = "DIR|s3://BUCKET/PREFIX",
-      description = "Also look for the base images of an incremental image here, by the names"
-          + " they were saved under. Bases are looked for where they were saved, if that is in"
-          + " the image's own store (this machine for a file, its bucket for an s3:// image),"
-          + " and beside the image: a location a catalog names elsewhere is read only if named"
-          + " here, so that a crafted image cannot make beamsave read another bucket with your"
-          + " credentials. Repeat for several.")
-  java.util.List<String> baseLocations = new java.util.ArrayList<>();
+  @Mixin BaseLocationArgs bases;
 
   @Mixin S3Args s3;
 
@@ -80,6 +71,6 @@ final class ImageArgs {
   /** Opens the image; {@code progress} hears of a download the image needs first. */
   ImageRef open(PrintWriter progress) {
     return ImageRef.of(image(), s3.settings(), keys.keys(), progress)
-        .withBaseLocations(baseLocations);
+        .withBaseLocations(bases.locations);
   }
 }

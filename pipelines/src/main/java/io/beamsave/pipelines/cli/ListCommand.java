@@ -95,10 +95,9 @@ final class ListCommand implements Callable<Integer> {
     return b.location().substring(b.location().lastIndexOf('/') + 1);
   }
 
-  static Map<String, Object> entry(Entry e, Catalog sourcesOf) {
-    Map<String, Object> m = JsonOutput.object("entry");
-    putName(m, "path", e.path().bytes());
-    m.put("entryType", switch (e.type()) {
+  /** An entry's type as JSON names it. */
+  static String entryType(EntryType t) {
+    return switch (t) {
       case FILE -> "file";
       case DIRECTORY -> "dir";
       case SYMLINK -> "symlink";
@@ -106,7 +105,13 @@ final class ListCommand implements Callable<Integer> {
       case FIFO -> "fifo";
       case CHAR_DEVICE -> "chardev";
       case BLOCK_DEVICE -> "blockdev";
-    });
+    };
+  }
+
+  static Map<String, Object> entry(Entry e, Catalog sourcesOf) {
+    Map<String, Object> m = JsonOutput.object("entry");
+    putName(m, "path", e.path().bytes());
+    m.put("entryType", entryType(e.type()));
     m.put("mode", String.format("%04o", e.mode()));
     m.put("uid", e.uid());
     m.put("gid", e.gid());

@@ -48,12 +48,7 @@ final class MountCommand implements Callable<Integer> {
       description = "An empty directory to mount on.")
   Path mountPoint;
 
-  @Option(
-      names = "--base-location",
-      paramLabel = "DIR|s3://BUCKET/PREFIX",
-      description = "Also look for the base images of an incremental image here (see"
-          + " 'restore --help'). Repeat for several.")
-  java.util.List<String> baseLocations = new java.util.ArrayList<>();
+  @Mixin BaseLocationArgs bases;
 
   @Option(
       names = "--allow-other",
@@ -73,7 +68,7 @@ final class MountCommand implements Callable<Integer> {
     if (!Files.isDirectory(mountPoint)) {
       throw new BeamsaveException(mountPoint + ": the mount point is no directory");
     }
-    Mount mount = Mount.of(source, s3.settings(), keys.keys(), baseLocations,
+    Mount mount = Mount.of(source, s3.settings(), keys.keys(), bases.locations,
         spec.commandLine().getErr(), BeamsaveCommand.of(spec).quiet);
     return mount.serve(mountPoint, allowOther);
   }

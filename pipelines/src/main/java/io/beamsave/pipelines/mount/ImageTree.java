@@ -104,10 +104,6 @@ public final class ImageTree implements AutoCloseable {
     return head;
   }
 
-  public String location() {
-    return ref.location();
-  }
-
   /** The library root: the image's recorded root, or a stand-in for one of format 1. */
   public Entry root() {
     return root;
@@ -153,11 +149,6 @@ public final class ImageTree implements AutoCloseable {
   public int read(Entry file, long offset, byte[] buf, int len, FileReads.Cursor cursor)
       throws IOException {
     return reads.read(file, offset, buf, 0, len, cursor);
-  }
-
-  /** Blocks decoded from the images so far. */
-  public long blocksFetched() {
-    return reads.blocksFetched();
   }
 
   private Dir dir(PathBytes path) throws IOException {
@@ -217,12 +208,6 @@ public final class ImageTree implements AutoCloseable {
       }
     }
     return d;
-  }
-
-  /** Forgets cached listings (an image's tree no one looks at). */
-  public synchronized void trim() {
-    dirs.clear();
-    cachedEntries = 0;
   }
 
   @Override

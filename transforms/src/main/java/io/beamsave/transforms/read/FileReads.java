@@ -36,7 +36,6 @@ public final class FileReads implements AutoCloseable {
   private final List<Reader> all = new ArrayList<>();
   private final LinkedHashMap<BlockKey, byte[]> cache = new LinkedHashMap<>(64, 0.75f, true);
   private long cached;
-  private long blocksFetched;
 
   /** A block of a shard of a member of the chain. */
   private record BlockKey(int image, int shard, int block) {}
@@ -63,11 +62,6 @@ public final class FileReads implements AutoCloseable {
     } finally {
       giveBack(r);
     }
-  }
-
-  /** Blocks decoded from the images so far (not served from the cache). */
-  public synchronized long blocksFetched() {
-    return blocksFetched;
   }
 
   /**
@@ -225,7 +219,6 @@ public final class FileReads implements AutoCloseable {
       giveBack(r);
     }
     synchronized (this) {
-      blocksFetched++;
       if (cache.put(key, raw) == null) {
         cached += raw.length;
       }
