@@ -12,10 +12,12 @@ import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -67,13 +69,24 @@ public final class SaveSpecs {
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
     }
-    java.time.Instant started = startSecond();
-    image = image.replace(UTC, utcStamp(started));
-    boolean perLibrary = image.contains(LIBRARY);
-    ObjectUri to = ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     List<Path> roots = libraries.stream().map(SaveSpecs::checkLibrary).toList();
     List<String> names = libraries.stream().map(SaveSpecs::libraryName).toList();
-    Stores.bucketOf(to, s3).check(to.key());
+    String given = image;
+    boolean perLibrary = image.contains(LIBRARY);
+    ObjectUri probe = ObjectUri.parse(image.replace(UTC, "x").replace(LIBRARY, "x"),
+        libraries.size() > 1 && !perLibrary);
+    Store bucket = Stores.bucketOf(probe, s3);
+    bucket.check(probe.key());
+    java.time.Instant started = freeSecond(given, at -> names.stream().anyMatch(name -> {
+      String one = given.replace(UTC, utcStamp(at));
+      ObjectUri u = perLibrary ? ObjectUri.parse(one.replace(LIBRARY, name), false)
+          : libraries.size() > 1 ? ObjectUri.parse(one, true).child(name + ImageFormat.EXTENSION)
+          : ObjectUri.parse(one, false);
+      return bucket.stat(u.key()).isPresent();
+    }));
+    image = image.replace(UTC, utcStamp(started));
+    ObjectUri to =
+        ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
     String run = runId();
     ObjectUri shardRoot = null;
     String stagingRoot;
@@ -83,7 +96,8 @@ public final class SaveSpecs {
     } else if (staging == null && !workers.inThisJvm()) {
       stagingRoot = to.parent().child(STAGING_PREFIX + run + "/").toString();
     } else {
-      Path base = staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
+      Path base =
+          staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
       stagingRoot = base.resolve(STAGING_PREFIX + run).toAbsolutePath().toString();
     }
     SaveSpec spec =
@@ -143,8 +157,14 @@ public final class SaveSpecs {
     }
     List<Path> roots = libraries.stream().map(SaveSpecs::checkLibrary).toList();
     List<String> names = libraries.stream().map(SaveSpecs::libraryName).toList();
-    java.time.Instant started = startSecond();
-    String template = image.toString().replace(UTC, utcStamp(started));
+    String given = image.toString();
+    boolean many0 = libraries.size() > 1 && !given.contains(LIBRARY);
+    java.time.Instant started = freeSecond(given, at -> names.stream().anyMatch(name -> {
+      Path one = Path.of(given.replace(UTC, utcStamp(at)).replace(LIBRARY, name));
+      return Files.exists(many0 ? one.resolve(name + ImageFormat.EXTENSION) : one,
+          LinkOption.NOFOLLOW_LINKS);
+    }));
+    String template = given.replace(UTC, utcStamp(started));
     boolean perLibrary = template.contains(LIBRARY);
     image = Path.of(template);
     boolean many = libraries.size() > 1 && !perLibrary;
@@ -237,6 +257,30 @@ public final class SaveSpecs {
   /** Now, to the second: a run's start as its images' names and catalogs both record it. */
   private static java.time.Instant startSecond() {
     return java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+  }
+
+  /**
+   * The run's start to the second. When {@code template} names images by {@value #UTC} and an
+   * image of this second is already there (two runs in one second), waits for the next second,
+   * so a run never replaces the image before it, which may be its own base.
+   */
+  private static java.time.Instant freeSecond(String template,
+      java.util.function.Predicate<java.time.Instant> taken) {
+    java.time.Instant at = startSecond();
+    if (!template.contains(UTC)) {
+      return at;
+    }
+    for (int tries = 0; tries < 3 && taken.test(at); tries++) {
+      java.time.Instant next = at.plusSeconds(1);
+      try {
+        Thread.sleep(Math.max(1, next.toEpochMilli() - System.currentTimeMillis()));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BeamsaveException("interrupted");
+      }
+      at = startSecond();
+    }
+    return at;
   }
 
   private static String runId() {
