@@ -52,6 +52,7 @@ public record ConsolidatePlan(
     List<Entry> entries,
     ImageId id,
     ImageId origin,
+    java.util.Map<String, String> notes,
     int shardCount,
     long deadBytes)
     implements Serializable {
@@ -197,8 +198,8 @@ public record ConsolidatePlan(
     }
     return new ConsolidatePlan(tasks, newest.library(), codecSpec, newest.createdMillis(),
         blockSize, shardSize, newest.root(), out,
-        sink.key() != null ? sink.key().id() : ImageId.random(), newest.id(), tasks.size(),
-        dead);
+        sink.key() != null ? sink.key().id() : ImageId.random(), newest.id(), newest.notes(),
+        tasks.size(), dead);
   }
 
   /**
@@ -240,7 +241,7 @@ public record ConsolidatePlan(
   /** This plan without its tasks: what assembling the image needs. */
   public ConsolidatePlan withoutTasks() {
     return new ConsolidatePlan(List.of(), library, codecSpec, createdMillis, blockSize, shardSize,
-        root, entries, id, origin, shardCount, deadBytes);
+        root, entries, id, origin, notes, shardCount, deadBytes);
   }
 
   /**
@@ -249,7 +250,7 @@ public record ConsolidatePlan(
    */
   public Catalog catalog(List<ShardInfo> shards) {
     return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
-        shards).withIdentity(id, origin, 0, List.of());
+        shards).withIdentity(id, origin, 0, List.of()).withNotes(notes);
   }
 
   /** Stored bytes, and shards, the plan takes of each kind. */

@@ -9,6 +9,8 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ImageFormat {
   /**
+   * Version 11: version 9 with notes in the catalog's head: what the save knew of where its
+   * bytes came from, as a file-system snapshot (docs/image-format.md, "Notes").
    * Version 9: version 7 with what {@code statx} does not say: owner and group names, extended
    * attributes (ACLs and capabilities among them), hard links, FIFOs and devices
    * (docs/image-format.md, "Metadata").
@@ -20,10 +22,16 @@ public final class ImageFormat {
    * Version 3: an image id, base images and extents that reference them (incremental saves).
    * Version 2: names as bytes, nanosecond ctime and inode per entry, the library root.
    */
-  public static final int VERSION = 9;
+  public static final int VERSION = 11;
 
-  /** Version 9 sealed, as version 4 is. */
-  public static final int ENCRYPTED_VERSION = 10;
+  /** Version 11 sealed, as version 4 is. */
+  public static final int ENCRYPTED_VERSION = 12;
+
+  /** The first version whose entries carry their metadata. */
+  public static final int METADATA_VERSION = 9;
+
+  /** Version 9 sealed. */
+  public static final int METADATA_ENCRYPTED_VERSION = 10;
 
   /** The first version whose pages hold packed entries. */
   public static final int PACKED_VERSION = 7;
@@ -99,9 +107,10 @@ public final class ImageFormat {
 
   private ImageFormat() {}
 
-  /** Whether images of {@code version} are encrypted (4, 6, 8 and 10). */
+  /** Whether images of {@code version} are encrypted (4, 6, 8, 10 and 12). */
   public static boolean encrypted(int version) {
-    return version == ENCRYPTED_VERSION || version == PACKED_ENCRYPTED_VERSION
+    return version == ENCRYPTED_VERSION || version == METADATA_ENCRYPTED_VERSION
+        || version == PACKED_ENCRYPTED_VERSION
         || version == PAGED_ENCRYPTED_VERSION
         || version == WHOLE_CATALOG_ENCRYPTED_VERSION;
   }
@@ -118,6 +127,11 @@ public final class ImageFormat {
 
   /** Whether entries of images of {@code version} carry their metadata (9 on). */
   public static boolean metadata(int version) {
+    return version >= METADATA_VERSION;
+  }
+
+  /** Whether the catalogs of images of {@code version} hold notes (11 on). */
+  public static boolean notes(int version) {
     return version >= VERSION;
   }
 

@@ -3,6 +3,7 @@ package io.beamsave.transforms.image;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageId;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The table of contents of an image: what was saved, how, and where each piece lies. {@code
@@ -14,6 +15,9 @@ import java.util.List;
  * whose shards hold their bytes, each known by id and catalog digest. {@code id} is the image's
  * own; {@code origin} is the image a consolidated image was folded from (or null); {@code depth}
  * is how many incremental saves lead back to a full one (0 for a full image); {@code digest} is the SHA-256 of the catalog's raw bytes, set when it was read or written.
+ *
+ * <p>{@code notes} are what the save knew of where the bytes came from ({@link Notes}): empty
+ * for most images and for every image of a version before 11.
  *
  * <p>{@code key} is the key of an encrypted image, as the catalog was read with it or is to be
  * written with it; null for an image that is not encrypted. It is no part of the catalog's bytes.
@@ -31,6 +35,7 @@ public record Catalog(
     ImageId origin,
     int depth,
     List<Base> bases,
+    Map<String, String> notes,
     byte[] digest,
     ImageKey key) {
 
@@ -53,24 +58,30 @@ public record Catalog(
       List<Entry> entries,
       List<ShardInfo> shards) {
     this(library, codecSpec, createdMillis, blockSize, shardSize, root, entries, shards,
-        ImageId.random(), null, 0, List.of(), null, null);
+        ImageId.random(), null, 0, List.of(), Map.of(), null, null);
   }
 
   public Catalog withIdentity(
       ImageId newId, ImageId newOrigin, int newDepth, List<Base> newBases) {
     return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
-        shards, newId, newOrigin, newDepth, List.copyOf(newBases), digest, key);
+        shards, newId, newOrigin, newDepth, List.copyOf(newBases), notes, digest, key);
   }
 
   public Catalog withDigest(byte[] newDigest) {
     return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
-        shards, id, origin, depth, bases, newDigest, key);
+        shards, id, origin, depth, bases, notes, newDigest, key);
   }
 
   /** This catalog of an image encrypted with {@code newKey} (whose id it takes). */
   public Catalog withKey(ImageKey newKey) {
     return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
-        shards, newKey == null ? id : newKey.id(), origin, depth, bases, digest, newKey);
+        shards, newKey == null ? id : newKey.id(), origin, depth, bases, notes, digest, newKey);
+  }
+
+  /** This catalog with {@code newNotes} (see {@link Notes}) in place of its own. */
+  public Catalog withNotes(Map<String, String> newNotes) {
+    return new Catalog(library, codecSpec, createdMillis, blockSize, shardSize, root, entries,
+        shards, id, origin, depth, bases, Notes.check(newNotes), digest, key);
   }
 
   public boolean encrypted() {

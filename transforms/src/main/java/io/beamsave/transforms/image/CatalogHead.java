@@ -122,7 +122,7 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
     CatalogValidator.checkLayout(image, shards, dataStart, pagesStart);
     Catalog c = new Catalog(p.library(), p.codecSpec(), p.createdMillis(), p.blockSize(),
         p.shardSize(), p.root(), List.of(), shards, p.id(), p.origin(), p.depth(), p.bases(),
-        ImageId.catalogDigest(raw), null);
+        p.notes(), ImageId.catalogDigest(raw), null);
     return new CatalogHead(c, pageKey, totals, List.copyOf(pages), version, null);
   }
 
@@ -136,7 +136,7 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
     sorted.sort(PathOrder.ENTRIES);
     Catalog ordered = new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
         c.shardSize(), c.root(), List.copyOf(sorted), c.shards(), c.id(), c.origin(), c.depth(),
-        c.bases(), c.digest(), c.key());
+        c.bases(), c.notes(), c.digest(), c.key());
     List<Page> pages = sorted.isEmpty() ? List.of()
         : List.of(new Page(sorted.get(0).path(), sorted.size(), 0, 0, 0, 0, null));
     return new CatalogHead(ordered, null, new Totals(c.entries().size(), c.fileCount(),
@@ -256,7 +256,7 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
     Catalog c = catalog;
     return new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
         c.shardSize(), c.root(), entries, c.shards(), c.id(), c.origin(), c.depth(), c.bases(),
-        c.digest(), c.key());
+        c.notes(), c.digest(), c.key());
   }
 
   public CatalogHead withKey(io.beamsave.transforms.crypt.ImageKey key) {

@@ -35,6 +35,11 @@ final class CatalogInput {
     return Byte.toUnsignedInt(b.get());
   }
 
+  int int16(String what) throws ImageException {
+    need(2, what);
+    return Short.toUnsignedInt(b.getShort());
+  }
+
   int int32(String what) throws ImageException {
     need(4, what);
     return b.getInt();

@@ -12,6 +12,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -124,8 +127,8 @@ public final class CatalogReader {
     CatalogValidator.checkTree(image, entries);
     CatalogValidator.checkExtents(image, entries, shards);
     return new Catalog(p.library(), p.codecSpec(), p.createdMillis(), p.blockSize(),
-        p.shardSize(), p.root(), entries, shards, p.id(), p.origin(), p.depth(), p.bases(), null,
-        null);
+        p.shardSize(), p.root(), entries, shards, p.id(), p.origin(), p.depth(), p.bases(),
+        p.notes(), null, null);
   }
 
   /**
@@ -169,8 +172,29 @@ public final class CatalogReader {
             + " bases");
       }
     }
+    Map<String, String> notes = ImageFormat.notes(version) ? readNotes(in) : Map.of();
     return new Catalog(library, codec, created, blockSize, shardSize, root, List.of(),
-        List.of(), id, origin, depth, bases, null, null);
+        List.of(), id, origin, depth, bases, notes, null, null);
+  }
+
+  static Map<String, String> readNotes(CatalogInput in) throws ImageException {
+    int n = in.int16("note count");
+    if (n > Notes.MAX_NOTES) {
+      throw in.fail(n + " notes; at most " + Notes.MAX_NOTES);
+    }
+    Map<String, String> notes = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      String key = in.text("note " + (i + 1) + " key");
+      String value = in.text("note " + (i + 1) + " value");
+      String problem = Notes.problem(key, value);
+      if (problem != null) {
+        throw in.fail(problem);
+      }
+      if (notes.put(key, value) != null) {
+        throw in.fail("note " + key + " given twice");
+      }
+    }
+    return Collections.unmodifiableMap(notes);
   }
 
   /** The shard table; {@code sealed}: of an encrypted image, each shard with its key. */

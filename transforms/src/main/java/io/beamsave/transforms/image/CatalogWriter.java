@@ -8,6 +8,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Serializes the catalog to its raw bytes (docs/image-format.md, "Catalog"): the head of a
@@ -75,7 +76,10 @@ public final class CatalogWriter {
     return bytes.toByteArray();
   }
 
-  /** What comes before the entries; {@code meta}: with the root's metadata (version 9 on). */
+  /**
+   * What comes before the entries; {@code meta}: with the root's metadata and the notes
+   * (version 11; version 9 had the metadata alone).
+   */
   private static void writePreamble(DataOutputStream out, Catalog c, boolean meta)
       throws IOException {
     out.write(ImageFormat.CATALOG_MAGIC);
@@ -100,6 +104,15 @@ public final class CatalogWriter {
       out.write(b.catalogDigest());
       out.writeLong(b.createdMillis());
       writeBytes(out, PathBytes.of(b.location()), "base location");
+    }
+    if (meta) {
+      // Version 11 on: a catalog with entry metadata holds notes too.
+      Map<String, String> notes = Notes.check(c.notes());
+      out.writeShort(notes.size());
+      for (Map.Entry<String, String> n : notes.entrySet()) {
+        writeText(out, n.getKey());
+        writeText(out, n.getValue());
+      }
     }
   }
 

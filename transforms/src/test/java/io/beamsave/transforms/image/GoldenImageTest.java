@@ -123,16 +123,28 @@ class GoldenImageTest {
   static final byte[] ACL = HexFormat.of().parseHex(
       "02000000" + "01000700ffffffff" + "04000500ffffffff" + "20000000ffffffff");
 
+  /** What golden/v11.bsave notes: a btrfs snapshot taken at 2026-12-03T21:00:00.123456789Z. */
+  static final java.util.Map<String, String> V11_NOTES = notes(Notes.SNAPSHOT, "btrfs",
+      Notes.SNAPSHOT_TAKEN, "2026-12-03T21:00:00.123456789Z");
+
+  static java.util.Map<String, String> notes(String... kv) {
+    java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put(kv[i], kv[i + 1]);
+    }
+    return m;
+  }
+
   /**
-   * golden/v9.bsave: golden/v7.bsave's tree with what version 9 adds: owner names, an extended
-   * attribute and a default ACL, a FIFO, a character device, and {@code hello2.txt}, a hard
-   * link to {@code hello.txt}.
+   * golden/v11.bsave: golden/v9.bsave's tree (golden/v7.bsave's with what version 9 adds:
+   * owner names, an extended attribute and a default ACL, a FIFO, a character device, and
+   * {@code hello2.txt}, a hard link to {@code hello.txt}) with what version 11 adds: notes.
    */
-  Path writeV9() throws IOException {
+  Path writeV11() throws IOException {
     Path v2 = dir.resolve("v2.bsave");
     Files.write(v2, resource("v2.bsave"));
     Catalog base = ImageReader.readCatalog(v2);
-    return write("v9.bsave", X, shard -> {
+    return write("v11.bsave", X, shard -> {
       Catalog c = v3Catalog(shard, base);
       long t = 981_173_106L;
       Meta userMeta = new Meta(USER, USERS, List.of(), 0);
@@ -161,7 +173,7 @@ class GoldenImageTest {
       Entry root = c.root().withMeta(new Meta(ROOT_NAME, ROOT_NAME, List.of(), 0));
       Catalog v9 = new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
           c.shardSize(), root, entries, c.shards());
-      return v9.withIdentity(V5_ID, null, c.depth(), c.bases());
+      return v9.withIdentity(V5_ID, null, c.depth(), c.bases()).withNotes(V11_NOTES);
     });
   }
 
@@ -171,17 +183,41 @@ class GoldenImageTest {
    */
   @Test
   void theWriterStillWritesTheGoldenImageByteForByte() throws Exception {
-    byte[] written = Files.readAllBytes(writeV9());
+    byte[] written = Files.readAllBytes(writeV11());
     String out = System.getProperty("beamsave.golden.write");
     if (out != null) {
-      Files.write(Path.of(out, "v9.bsave"), written);
+      Files.write(Path.of(out, "v11.bsave"), written);
       return;
     }
-    byte[] golden = resource("v9.bsave");
+    byte[] golden = resource("v11.bsave");
     assertThat(HexFormat.of().formatHex(written))
-        .as("the writer drifted from golden/v9.bsave (docs/image-format.md dumps it); a format"
+        .as("the writer drifted from golden/v11.bsave (docs/image-format.md dumps it); a format"
             + " change needs a new version")
         .isEqualTo(HexFormat.of().formatHex(golden));
+  }
+
+  @Test
+  void theVersion11GoldenImageReadsWithItsNotesAndVersion9sHasNone() throws Exception {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Path v11 = dir.resolve("v11.bsave");
+    Files.write(v11, resource("v11.bsave"));
+    Path v9 = dir.resolve("v9.bsave");
+    Files.write(v9, resource("v9.bsave"));
+    Catalog c = ImageReader.readCatalog(v11);
+    assertThat(c.notes()).containsExactlyEntriesOf(V11_NOTES);
+    Catalog old = ImageReader.readCatalog(v9);
+    assertThat(old.notes()).isEmpty();
+    assertThat(Entries.paths(c.entries())).isEqualTo(Entries.paths(old.entries()));
+  }
+
+  @Test
+  void notesOutsideTheirBoundsAreNotWritten() {
+    for (java.util.Map<String, String> bad : List.of(notes("Snapshot", "x"), notes("", "x"),
+        notes("a", "line\nbreak"), notes("a", "x".repeat(Notes.MAX_VALUE_BYTES + 1)))) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> Notes.check(bad))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("note");
+    }
   }
 
   @Test
