@@ -49,9 +49,10 @@ class HooksTest {
   void aFailingBeforeHookStopsTheSaveAndTheAfterHooksHearOfTheFailure() throws Exception {
     Path log = dir.resolve("failed.log");
     Path image = dir.resolve("never.bsave");
+    Path metrics = dir.resolve("failed.prom");
     Cli save = Cli.run("save", "--library", lib, "--image", image, "-q",
         "--before", "echo frozen? no >&2; exit 3",
-        "--after", record(log, "a1"));
+        "--after", record(log, "a1"), "--metrics-file", metrics);
     assertThat(save.exit()).isEqualTo(1);
     assertThat(save.err()).contains("beamsave: hook --before #1: frozen? no");
     assertThat(save.err().strip().lines().reduce((a, b) -> b).orElseThrow())
@@ -64,6 +65,10 @@ class HooksTest {
     }
     assertThat(Files.readAllLines(log)).singleElement().asString()
         .endsWith("result=failure code=1");
+    // The monitoring hears of a save that never ran, and of each hook's exit code.
+    assertThat(Files.readString(metrics)).contains("beamsave_save_success 0")
+        .contains("beamsave_save_hook_exit_code{index=\"1\",phase=\"before\"} 3")
+        .contains("beamsave_save_hook_exit_code{index=\"1\",phase=\"after\"} 0");
   }
 
   @Test

@@ -21,8 +21,9 @@ import picocli.CommandLine;
       "List, and with --yes remove, what runs that failed or were killed left under a"
           + " directory or s3:// prefix, at any depth: unfinished multipart uploads of images"
           + " (billed by the store until removed), staged shards, upload state that has lost"
-          + " its upload, partial images (.partial), staging directories, and locks and leases"
-          + " no run holds.",
+          + " its upload, partial images (.partial), staging directories, locks and leases"
+          + " no run holds, and the btrfs snapshots of saves that were killed (in"
+          + " .beamsave-snapshots under DIR, or where a save --snapshot of DIR makes them).",
       "Never touches a complete image, nor the work of a run in progress: a save,"
           + " consolidate, upload, download or rekey holds a lock beside a local image and"
           + " leaves a lease beside the images it reads or writes in object storage, renewed"

@@ -314,6 +314,7 @@ final class ListCommand implements Callable<Integer> {
         head.put("imageId", c.id().toString());
         head.put("depth", c.depth());
         head.put("bases", c.bases().stream().map(Catalog.Base::location).toList());
+        head.put("notes", c.notes());
         json.emit(head);
         return;
       }
@@ -325,6 +326,17 @@ final class ListCommand implements Callable<Integer> {
           time(Math.floorDiv(c.createdMillis(), 1000)),
           Sizes.count(h.totals().entries(), "entry", "entries"),
           Sizes.count(c.shards().size(), "shard", "shards"));
+      String snapshot = c.notes().get(io.beamsave.transforms.image.Notes.SNAPSHOT);
+      if (snapshot != null) {
+        out.printf(Locale.ROOT, "read from a %s snapshot taken at %s%n", Printable.text(snapshot),
+            Printable.text(c.notes().getOrDefault(
+                io.beamsave.transforms.image.Notes.SNAPSHOT_TAKEN, "?")));
+      }
+      for (Map.Entry<String, String> n : c.notes().entrySet()) {
+        if (!n.getKey().startsWith(io.beamsave.transforms.image.Notes.SNAPSHOT)) {
+          out.printf(Locale.ROOT, "note %s: %s%n", n.getKey(), Printable.text(n.getValue()));
+        }
+      }
       if (c.incremental()) {
         out.printf(Locale.ROOT, "incremental (save %d of its chain): %s of its files' bytes are"
             + " in %d base image%s, e.g. %s%n", c.depth(),

@@ -160,6 +160,19 @@ final class SaveCommand implements Callable<Integer> {
               + " beamsave_save_success 0; replaced whole, never half-written.")
   Path metricsFile;
 
+  @Option(
+      names = "--snapshot",
+      paramLabel = "btrfs|auto",
+      description = "Save each library from a read-only snapshot of its file system, taken when"
+          + " the save starts and removed when it ends (also when it fails or is interrupted),"
+          + " so that every file is saved as it was at that one instant: files that must agree,"
+          + " such as a database's, restore consistent. btrfs snapshots the subvolume that holds"
+          + " the library, in a directory .beamsave-snapshots beside it; auto takes what the"
+          + " library's file system supports and refuses where none is. The image notes the"
+          + " snapshot and when it was taken. A snapshot left by a killed save is removed by"
+          + " cleanup --at LIBRARY --yes. --before hooks run before the snapshot is taken.")
+  String snapshot;
+
   @Mixin SelectArgs select;
 
   @Mixin BaseArgs incremental;
@@ -210,6 +223,15 @@ final class SaveCommand implements Callable<Integer> {
   List<String> after = new java.util.ArrayList<>();
 
   @Option(
+      names = "--after-snapshot",
+      paramLabel = "CMD",
+      description = "With --snapshot: run CMD with /bin/sh -c as soon as the snapshots are"
+          + " taken, before any file is read (repeatable, in order), told as --before's are."
+          + " The checkpoint: an application a --before hook paused may go on, as IBM i's"
+          + " SAVACT checkpoint message allows. Its failure is a warning; the save goes on.")
+  List<String> afterSnapshot = new java.util.ArrayList<>();
+
+  @Option(
       names = "--hook-timeout",
       paramLabel = "SECONDS",
       defaultValue = "600",
@@ -217,9 +239,18 @@ final class SaveCommand implements Callable<Integer> {
           + " started are killed. Default: ${DEFAULT-VALUE}.")
   long hookTimeout;
 
+  /** The hooks of this save and what they are told, once call() has made them. */
+  private io.beamsave.pipelines.save.Hooks hooks;
+
+  private java.util.Map<String, String> hookEnv;
+
   @Override
   public Integer call() throws IOException {
-    if (before.isEmpty() && after.isEmpty()) {
+    if (!afterSnapshot.isEmpty() && snapshot == null) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--after-snapshot runs once --snapshot has taken the snapshots: give --snapshot too");
+    }
+    if (before.isEmpty() && after.isEmpty() && afterSnapshot.isEmpty()) {
       return save();
     }
     if (hookTimeout <= 0) {
@@ -230,30 +261,44 @@ final class SaveCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--dry-run runs no hooks; drop --before and --after to see what would be saved");
     }
-    io.beamsave.pipelines.save.Hooks hooks = new io.beamsave.pipelines.save.Hooks(before,
+    hooks = new io.beamsave.pipelines.save.Hooks(before, afterSnapshot,
         after, hookTimeout, line -> {
           spec.commandLine().getErr().println("beamsave: " + line);
           spec.commandLine().getErr().flush();
         });
-    java.util.Map<String, String> env = io.beamsave.pipelines.save.Hooks.environment(libraries,
+    hookEnv = io.beamsave.pipelines.save.Hooks.environment(libraries,
         image, io.beamsave.pipelines.runs.RunNames.runId());
     int code = 1;
     String result = "failure";
+    java.time.Instant began = java.time.Instant.now();
     // An interrupt exits from its handler: the after hooks are among what it runs first.
     try (io.beamsave.pipelines.runner.Interrupts.Registration onInterrupt = hooks.hasAfter()
         ? io.beamsave.pipelines.runner.Interrupts.onInterrupt("after hooks",
-            () -> hooks.after(env, "interrupted", 130))
+            () -> hooks.after(hookEnv, "interrupted", 130))
         : null) {
       try {
-        hooks.before(env);
+        try {
+          hooks.before(hookEnv);
+        } catch (RuntimeException e) {
+          if (metricsFile != null) {
+            // No save ran, and the monitoring must hear of it.
+            io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, null, began,
+                java.time.Instant.now());
+          }
+          throw e;
+        }
         code = save();
         result = "success";
       } finally {
         if (onInterrupt != null && !io.beamsave.pipelines.runner.Interrupts.interrupted()) {
           onInterrupt.close();
-          for (io.beamsave.pipelines.save.Hooks.Ran failed : hooks.after(env, result, code)) {
+          for (io.beamsave.pipelines.save.Hooks.Ran failed : hooks.after(hookEnv, result, code)) {
             json.warning(failed.describe());
           }
+        }
+        if (metricsFile != null && !io.beamsave.pipelines.runner.Interrupts.interrupted()
+            && written(metricsFile, began)) {
+          io.beamsave.pipelines.save.SaveMetrics.addHooks(metricsFile, hooks.ran());
         }
         if (json.on()) {
           for (io.beamsave.pipelines.save.Hooks.Ran r : hooks.ran()) {
@@ -273,6 +318,16 @@ final class SaveCommand implements Callable<Integer> {
     return code;
   }
 
+  /** Whether this run wrote {@code file} (a failure found early writes none). */
+  private static boolean written(Path file, java.time.Instant since) {
+    try {
+      return java.nio.file.Files.getLastModifiedTime(file).toInstant()
+          .isAfter(since.minusMillis(5));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   private int save() throws IOException {
     CommandLine cli = spec.commandLine();
     if (dryRun) {
@@ -280,14 +335,20 @@ final class SaveCommand implements Callable<Integer> {
           json::warning, cli.getErr(), done -> { })), cli.getOut());
       return 0;
     }
+    Runnable checkpoint = () -> {
+      if (hooks != null) {
+        hooks.afterSnapshot(hookEnv).forEach(failed -> json.warning(failed.describe()));
+      }
+    };
     Save.Result result = Save.run(metricsFile, this::request, pipeline::options, new Save.Output(
         json::note, json::warning, pipeline.progress(cli.getErr(), json),
-        done -> print(done, cli.getOut())));
+        done -> print(done, cli.getOut()), checkpoint));
     return result.partial() ? BeamsaveCommand.EXIT_PARTIAL : 0;
   }
 
   private SaveRequest request() {
     long block;
+    io.beamsave.pipelines.snapshot.Snapshot.Kind snapshotKind;
     try {
       // What the command line says wrong is a usage error (exit 2), found before any work.
       io.beamsave.transforms.codec.Codecs.parse(codec);
@@ -299,6 +360,8 @@ final class SaveCommand implements Callable<Integer> {
       if (shardSize != null) {
         Sizes.parse(shardSize);
       }
+      snapshotKind = snapshot == null ? null
+          : io.beamsave.pipelines.snapshot.Snapshot.Kind.parse(snapshot);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -307,7 +370,7 @@ final class SaveCommand implements Callable<Integer> {
           shardSize == null ? null : Sizes.parse(shardSize), block, linkMbps,
           select.selection(), allowChanging, skipUnreadable, incremental.base,
           incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
-          s3.settings(), reportJson, metricsFile);
+          s3.settings(), reportJson, metricsFile, snapshotKind);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }

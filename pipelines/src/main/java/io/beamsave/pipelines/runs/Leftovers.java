@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.runs;
 
+import io.beamsave.pipelines.snapshot.Snapshot;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
@@ -49,7 +50,8 @@ public final class Leftovers {
     PARTIAL("partial image"),
     STAGING("staging"),
     LOCK("stale lock"),
-    LEASE("stale lease");
+    LEASE("stale lease"),
+    SNAPSHOT("snapshot");
 
     private final String shown;
 
@@ -157,6 +159,12 @@ public final class Leftovers {
     List<Path> locks = new ArrayList<>();
     List<Path> partials = new ArrayList<>();
     List<Path> stagingDirs = new ArrayList<>();
+    Set<Path> snapshotDirs = new java.util.LinkedHashSet<>();
+    // A save of the directory itself puts its snapshots beside its subvolume, perhaps above it.
+    Path place = Snapshot.placeFor(root);
+    if (place != null) {
+      snapshotDirs.add(place);
+    }
     try {
       Files.walkFileTree(root, new SimpleFileVisitor<>() {
         @Override
@@ -164,6 +172,10 @@ public final class Leftovers {
           String n = d.getFileName() == null ? "" : d.getFileName().toString();
           if (!d.equals(root) && n.startsWith(RunNames.STAGING_PREFIX)) {
             stagingDirs.add(d);
+            return FileVisitResult.SKIP_SUBTREE;
+          }
+          if (n.equals(Snapshot.DIR)) {
+            snapshotDirs.add(d);
             return FileVisitResult.SKIP_SUBTREE;
           }
           return n.equals("beamsave-ledger") ? FileVisitResult.SKIP_SUBTREE
@@ -226,6 +238,11 @@ public final class Leftovers {
       }
       out.add(new Item(Kind.STAGING, dir.toString(), treeSize(dir), modified(dir), null));
     }
+    for (Path dir : snapshotDirs) {
+      for (Snapshot.Leftover s : Snapshot.leftovers(dir)) {
+        out.add(new Item(Kind.SNAPSHOT, s.snapshot().toString(), -1, s.made(), null));
+      }
+    }
     return new Found(out, live);
   }
 
@@ -276,6 +293,7 @@ public final class Leftovers {
           throw BeamsaveException.io("cannot remove", item.location(), e);
         }
       }
+      case SNAPSHOT -> Snapshot.remove(new Snapshot.Leftover(Path.of(item.location()), null));
       default -> throw new IllegalStateException(item.kind().name());
     }
   }

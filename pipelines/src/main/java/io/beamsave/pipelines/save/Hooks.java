@@ -46,13 +46,25 @@ public final class Hooks {
   public static final int TIMED_OUT = -1;
 
   private final List<String> before;
+  private final List<String> afterSnapshot;
   private final List<String> after;
   private final long limitSeconds;
   private final Consumer<String> log;
   private final List<Ran> ran = new ArrayList<>();
 
   public Hooks(List<String> before, List<String> after, long limitSeconds, Consumer<String> log) {
+    this(before, List.of(), after, limitSeconds, log);
+  }
+
+  /**
+   * With {@code afterSnapshot}: commands run once {@code save --snapshot} has taken its
+   * snapshots, before a file is read: the checkpoint, from which an application a before hook
+   * paused may go on.
+   */
+  public Hooks(List<String> before, List<String> afterSnapshot, List<String> after,
+      long limitSeconds, Consumer<String> log) {
     this.before = List.copyOf(before);
+    this.afterSnapshot = List.copyOf(afterSnapshot);
     this.after = List.copyOf(after);
     this.limitSeconds = limitSeconds;
     this.log = log;
@@ -78,6 +90,21 @@ public final class Hooks {
         throw new BeamsaveException(r.describe() + "; nothing was saved");
       }
     }
+  }
+
+  /**
+   * Runs the after-snapshot hooks in order, all of them; returns those that failed, which do
+   * not stop the save: the snapshot is taken, and what it holds is what is saved.
+   */
+  public List<Ran> afterSnapshot(Map<String, String> env) {
+    List<Ran> failed = new ArrayList<>();
+    for (int i = 0; i < afterSnapshot.size(); i++) {
+      Ran r = run("after-snapshot", i + 1, afterSnapshot.get(i), env);
+      if (!r.ok()) {
+        failed.add(r);
+      }
+    }
+    return failed;
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.save;
 
 import io.beamsave.pipelines.runner.Workers;
+import io.beamsave.pipelines.snapshot.Snapshots;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
@@ -48,10 +49,16 @@ public final class Save {
   /**
    * Where the save speaks: notes and warnings as they come, progress while it runs, and the
    * result once the images are complete, before the report file and the ledger are written
-   * (the operator sees the report even when those fail).
+   * (the operator sees the report even when those fail); {@code checkpoint} runs once the
+   * snapshots of {@code --snapshot} are taken, before any file is read.
    */
   public record Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress,
-      Consumer<Result> result) {}
+      Consumer<Result> result, Runnable checkpoint) {
+    public Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress,
+        Consumer<Result> result) {
+      this(note, warning, progress, result, () -> { });
+    }
+  }
 
   /**
    * What a save produced.
@@ -145,8 +152,16 @@ public final class Save {
     BasePlan bases = BaseImages.choose(save, request, output.note());
     save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
     Instant start = Instant.now();
-    SavePipeline.Outcome outcome =
-        SavePipeline.run(save, options, output.progress(), true);
+    SavePipeline.Outcome outcome;
+    try (Snapshots snapshots = request.snapshot() == null ? null
+        : Snapshots.take(request.snapshot(), save, request.select().oneFileSystem(),
+            output.note(), output.warning())) {
+      if (snapshots != null) {
+        save = snapshots.applyTo(save);
+        output.checkpoint().run();
+      }
+      outcome = SavePipeline.run(save, options, output.progress(), true);
+    }
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     if (request.metricsFile() != null) {

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Instant;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -62,6 +63,38 @@ public final class SaveMetrics {
     Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
     try {
       try (OutputStream out = Files.newOutputStream(tmp)) {
+        PrometheusTextFormatWriter.create().write(out, registry.scrape());
+      }
+      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot write --metrics-file", file, e);
+    }
+  }
+
+  /**
+   * Adds the hooks that ran to what {@link #write} wrote in {@code file}: each one's exit code
+   * (-1 killed at its time limit) and seconds, by phase and index.
+   */
+  public static void addHooks(Path file, List<Hooks.Ran> ran) {
+    if (ran.isEmpty()) {
+      return;
+    }
+    PrometheusRegistry registry = new PrometheusRegistry();
+    Gauge code = Gauge.builder().name("beamsave_save_hook_exit_code")
+        .help("Exit code of each hook of the last save (-1: killed at its time limit)")
+        .labelNames("phase", "index").register(registry);
+    Gauge took = Gauge.builder().name("beamsave_save_hook_seconds")
+        .help("Wall time of each hook of the last save").labelNames("phase", "index")
+        .register(registry);
+    for (Hooks.Ran r : ran) {
+      code.labelValues(r.phase(), Integer.toString(r.index())).set(r.exitCode());
+      took.labelValues(r.phase(), Integer.toString(r.index())).set(r.seconds());
+    }
+    Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
+    try {
+      byte[] before = Files.exists(file) ? Files.readAllBytes(file) : new byte[0];
+      try (OutputStream out = Files.newOutputStream(tmp)) {
+        out.write(before);
         PrometheusTextFormatWriter.create().write(out, registry.scrape());
       }
       Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

@@ -30,6 +30,7 @@ import java.util.List;
  * @param s3 object storage's settings, or null where nothing is in a store
  * @param reportJson where the report also goes as JSON, or null
  * @param metricsFile where the run's figures go in Prometheus' text format, or null
+ * @param snapshot the file-system snapshot each library is read from, or null to read it live
  */
 public record SaveRequest(
     List<Path> libraries,
@@ -49,7 +50,8 @@ public record SaveRequest(
     Keys keys,
     S3Settings s3,
     Path reportJson,
-    Path metricsFile) {
+    Path metricsFile,
+    io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot) {
 
   /**
    * Which files of the libraries are saved.

@@ -111,7 +111,8 @@ public final class AssembleImage
         return new Catalog(name, spec.codec().spec(), created,
             spec.blockSize(), shardSize, listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())
-            .withIdentity(id, null, listing.depth(), listing.bases());
+            .withIdentity(id, null, listing.depth(), listing.bases())
+            .withNotes(lib.notes());
       };
       checkBasesStored(lib, listing.bases(), spec);
       long imageBytes;

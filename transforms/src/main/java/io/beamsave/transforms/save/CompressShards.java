@@ -209,7 +209,7 @@ public final class CompressShards
       Beneath t = trees.get(lib.name());
       if (t == null) {
         try {
-          t = new Beneath(Dir.open(lib.rootPath()));
+          t = new Beneath(Dir.open(lib.readPath()));
         } catch (IOException e) {
           throw BeamsaveException.io("cannot open library", lib.rootPath(), e);
         }

@@ -90,7 +90,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       LibraryWalker.TopNames top, String stem) {
     SaveSpec.Library lib = spec.library(name);
     StagedEntries.Writer out = new StagedEntries.Writer(spec, name, stem);
-    Walked w = LibraryWalker.walk(pool, lib.rootPath(), top, OwnFiles.excludes(spec, lib),
+    Walked w = LibraryWalker.walk(pool, lib.readPath(), top, OwnFiles.excludes(spec, lib),
         spec.filesFrom(name), spec.skipUnreadable(), out::add);
     int chunks;
     try {

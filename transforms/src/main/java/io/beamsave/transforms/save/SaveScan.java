@@ -26,7 +26,7 @@ public final class SaveScan {
     long[] n = new long[5];
     try {
       Entry[] old = {base == null ? null : base.next()};
-      LibraryWalker.walk(pool, lib.rootPath(), spec.excludes(), spec.filesFrom(lib.name()),
+      LibraryWalker.walk(pool, lib.readPath(), spec.excludes(), spec.filesFrom(lib.name()),
           spec.skipUnreadable(), e -> {
             n[0]++;
             if (!e.isFile()) {

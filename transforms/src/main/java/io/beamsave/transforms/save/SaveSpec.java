@@ -22,7 +22,7 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 6L;
+  private static final long serialVersionUID = 7L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
@@ -31,13 +31,21 @@ public final class SaveSpec implements Serializable {
    * references unchanged files in, {@code baseKey} its key if it is encrypted, and {@code
    * baseTag} what told it apart when it was read ({@link
    * io.beamsave.transforms.image.ImageSource#tag}; empty if unknown), checked again before the
-   * image is made.
+   * image is made. {@code readFrom}, when not null, is where the library is read: a snapshot
+   * of it, as a {@code file:} URI; {@code notes} go into its image's catalog ({@link
+   * io.beamsave.transforms.image.Notes}), such as which snapshot that was.
    */
   public record Library(String name, String root, ImageSink sink, Catalog.Base base,
-      ImageKey baseKey, String baseTag) implements Serializable {
+      ImageKey baseKey, String baseTag, String readFrom, Map<String, String> notes)
+      implements Serializable {
     /** A library saved whole (no base image). */
     public Library(String name, String root, ImageSink sink) {
-      this(name, root, sink, null, null, "");
+      this(name, root, sink, null, null, "", null, Map.of());
+    }
+
+    /** Where the library's files are read: the library, or the snapshot of it. */
+    public java.nio.file.Path readPath() {
+      return readFrom == null ? rootPath() : java.nio.file.Path.of(java.net.URI.create(readFrom));
     }
 
     /** Where the finished image ends up. */
@@ -141,7 +149,7 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
-        lib.baseTag()));
+        lib.baseTag(), lib.readFrom(), lib.notes()));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
@@ -160,7 +168,21 @@ public final class SaveSpec implements Serializable {
   public SaveSpec withBase(String name, Catalog.Base base, ImageKey baseKey, String tag) {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
-    copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag));
+    copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag, lib.readFrom(),
+        lib.notes()));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
+        skipUnreadable, filesFrom, spreadOver, startedMillis);
+  }
+
+  /**
+   * The same save with library {@code name} read from {@code readFrom} (a snapshot of it, a
+   * {@code file:} URI) and {@code notes} in its image.
+   */
+  public SaveSpec withReadFrom(String name, String readFrom, Map<String, String> notes) {
+    Library lib = library(name);
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, lib.root(), lib.sink(), lib.base(), lib.baseKey(),
+        lib.baseTag(), readFrom, io.beamsave.transforms.image.Notes.check(notes)));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom, spreadOver, startedMillis);
   }

@@ -121,7 +121,7 @@ final class WalkInParts {
       return whole;
     }
     List<byte[]> names;
-    try (Dir dir = Dir.open(spec.library(name).rootPath())) {
+    try (Dir dir = Dir.open(spec.library(name).readPath())) {
       names = new ArrayList<>(dir.list());
     } catch (IOException | RuntimeException e) {
       return whole;

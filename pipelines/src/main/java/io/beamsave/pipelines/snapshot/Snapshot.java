@@ -1,0 +1,379 @@
+package io.beamsave.pipelines.snapshot;
+
+import io.beamsave.pipelines.runs.RunNames;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.image.Notes;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A read-only snapshot of the file system a library is on, taken for one save and removed after
+ * it. A btrfs snapshot is of the subvolume that holds the library, made in a directory {@value
+ * #DIR} beside that subvolume (in it, when the subvolume is the mount's root), named after the
+ * run, with a lock file the save holds while the snapshot lives: {@code cleanup} removes a
+ * snapshot whose lock no run holds, the snapshot of a save that was killed.
+ */
+public final class Snapshot implements AutoCloseable {
+  /** Which snapshot {@code save --snapshot} takes. */
+  public enum Kind {
+    BTRFS,
+    AUTO;
+
+    public static Kind parse(String s) {
+      for (Kind k : values()) {
+        if (k.name().toLowerCase(Locale.ROOT).equals(s)) {
+          return k;
+        }
+      }
+      throw new IllegalArgumentException("--snapshot " + s + ": give btrfs or auto (lvm and zfs"
+          + " snapshots are not supported yet)");
+    }
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** The directory snapshots are made in, beside (or at the top of) the library's subvolume. */
+  public static final String DIR = ".beamsave-snapshots";
+
+  private static final String LOCK_SUFFIX = ".lock";
+  private static final long COMMAND_SECONDS = 300;
+
+  private final Kind kind;
+  private final Path library;
+  private final Path subvolume;
+  private final Path root;
+  private final Instant taken;
+  private final OpenFile lock;
+  private final Path lockFile;
+  private boolean removed;
+
+  private Snapshot(Kind kind, Path library, Path subvolume, Path root, Instant taken,
+      OpenFile lock, Path lockFile) {
+    this.kind = kind;
+    this.library = library;
+    this.subvolume = subvolume;
+    this.root = root;
+    this.taken = taken;
+    this.lock = lock;
+    this.lockFile = lockFile;
+  }
+
+  /**
+   * Takes a snapshot of what holds {@code library} (a real path), of {@code kind}: {@code auto}
+   * takes what its file system supports and refuses in one line where none is. Refuses a
+   * library with another file system or subvolume beneath it, which the snapshot would not
+   * hold, unless {@code oneFileSystem} leaves those out anyway.
+   */
+  public static Snapshot take(Kind kind, Path library, boolean oneFileSystem) {
+    Mounts.Mount mount;
+    Mounts mounts;
+    try {
+      mounts = Mounts.read();
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read the mounts to snapshot", library, e);
+    }
+    mount = mounts.of(library);
+    if (!mount.type().equals("btrfs")) {
+      throw new BeamsaveException("--snapshot " + kind + ": " + shown(library) + " is on "
+          + mount.type() + " (" + mount.source() + " at " + shown(mount.point()) + "), which"
+          + " has no snapshot beamsave can take (btrfs); drop --snapshot to save without one");
+    }
+    if (!oneFileSystem) {
+      List<Path> inside = mounts.beneath(library);
+      if (!inside.isEmpty()) {
+        throw new BeamsaveException("--snapshot: " + shown(inside.get(0)) + " is mounted in the"
+            + " library, and a snapshot of " + shown(library) + " does not hold it: give"
+            + " --one-file-system (-x) to leave it out, or save it as a library of its own");
+      }
+    }
+    return Btrfs.take(library, mount, oneFileSystem);
+  }
+
+  /** What the image records of this snapshot. */
+  public Map<String, String> notes() {
+    Map<String, String> n = new LinkedHashMap<>();
+    n.put(Notes.SNAPSHOT, kind.toString());
+    n.put(Notes.SNAPSHOT_TAKEN, taken.toString());
+    n.put(Notes.SNAPSHOT_PATH, Printable.text(root.toString()));
+    return n;
+  }
+
+  /** Where {@code dir} (a real path this snapshot {@link #holds}) is in the snapshot. */
+  public Path view(Path dir) {
+    return root.resolve(subvolume.relativize(dir));
+  }
+
+  /** Whether {@code dir} (a real path) is in what this snapshot was taken of. */
+  public boolean holds(Path dir) {
+    return dir.startsWith(subvolume) && Btrfs.subvolumeOf(dir).equals(subvolume);
+  }
+
+  /** The library it was taken for. */
+  public Path library() {
+    return library;
+  }
+
+  public Path root() {
+    return root;
+  }
+
+  public Instant taken() {
+    return taken;
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  /** Removes the snapshot and its lock; a second call does nothing. */
+  @Override
+  public synchronized void close() {
+    if (removed) {
+      return;
+    }
+    removed = true;
+    try {
+      Btrfs.delete(root);
+      Files.deleteIfExists(lockFile);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot remove the snapshot", root, e);
+    } finally {
+      try {
+        lock.close();
+      } catch (IOException ignored) {
+        // The lock goes with the process anyway.
+      }
+    }
+  }
+
+  /** A snapshot no run holds: what a killed save left. */
+  public record Leftover(Path snapshot, Instant made) {}
+
+  /**
+   * The snapshots under {@code dir}'s snapshot directory, if it is one, or in the one a save of
+   * {@code dir} would use, whose run has ended.
+   */
+  public static List<Leftover> leftovers(Path snapshots) {
+    List<Leftover> out = new ArrayList<>();
+    if (!Files.isDirectory(snapshots, LinkOption.NOFOLLOW_LINKS)) {
+      return out;
+    }
+    try (var names = Files.list(snapshots)) {
+      for (Path p : names.sorted().toList()) {
+        String n = p.getFileName().toString();
+        if (n.endsWith(LOCK_SUFFIX) || !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+          continue;
+        }
+        if (!held(snapshots.resolve(n + LOCK_SUFFIX))) {
+          out.add(new Leftover(p, Files.getLastModifiedTime(p).toInstant()));
+        }
+      }
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot look for snapshots in", snapshots, e);
+    }
+    return out;
+  }
+
+  /** The snapshot directory a save of {@code library} would use, or null if none. */
+  public static Path placeFor(Path library) {
+    try {
+      Path real = library.toRealPath();
+      Mounts.Mount mount = Mounts.read().of(real);
+      return mount.type().equals("btrfs") ? Btrfs.place(real, mount) : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Removes a leftover, unless a run has taken its lock meanwhile. */
+  public static void remove(Leftover leftover) {
+    Path lockFile = leftover.snapshot().resolveSibling(
+        leftover.snapshot().getFileName() + LOCK_SUFFIX);
+    try (Dir d = Dir.open(lockFile.getParent());
+        OpenFile f = d.openOrCreate(name(lockFile), 0600)) {
+      if (!f.tryLock()) {
+        return;
+      }
+      Btrfs.delete(leftover.snapshot());
+      Files.deleteIfExists(lockFile);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot remove the snapshot", leftover.snapshot(), e);
+    }
+  }
+
+  private static boolean held(Path lockFile) {
+    if (!Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS)) {
+      return false;
+    }
+    try (Dir d = Dir.open(lockFile.getParent()); OpenFile f = d.openRead(name(lockFile))) {
+      return !f.tryLock();
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static byte[] name(Path p) {
+    return p.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  static String shown(Path p) {
+    return Printable.text(p.toString());
+  }
+
+  /** btrfs: {@code btrfs subvolume snapshot -r}, and {@code btrfs subvolume delete}. */
+  static final class Btrfs {
+    /** The inode number of every btrfs subvolume's root directory. */
+    private static final long SUBVOLUME_ROOT_INODE = 256;
+
+    private Btrfs() {}
+
+    static Snapshot take(Path library, Mounts.Mount mount, boolean oneFileSystem) {
+      Path subvolume = subvolumeOf(library);
+      Path place = place(library, mount);
+      if (!oneFileSystem) {
+        for (Path nested : nested(subvolume)) {
+          if (nested.startsWith(library)) {
+            throw new BeamsaveException("--snapshot: " + shown(nested) + " is a btrfs subvolume"
+                + " of its own in the library, and a snapshot of " + shown(subvolume)
+                + " does not hold it: give --one-file-system (-x) to leave it out, or save it"
+                + " as a library of its own");
+          }
+        }
+      }
+      String run = RunNames.runId();
+      Path root = place.resolve(run);
+      Path lockFile = place.resolve(run + LOCK_SUFFIX);
+      OpenFile lock = null;
+      try {
+        Files.createDirectories(place);
+        try (Dir d = Dir.open(place)) {
+          lock = d.openOrCreate(name(lockFile), 0600);
+        }
+        if (!lock.tryLock()) {
+          throw new IOException("its lock is held");
+        }
+        run("btrfs", "subvolume", "snapshot", "-r", subvolume.toString(), root.toString());
+        return new Snapshot(Kind.BTRFS, library, subvolume, root, Instant.now(), lock, lockFile);
+      } catch (IOException | RuntimeException e) {
+        try {
+          if (lock != null) {
+            lock.close();
+          }
+          Files.deleteIfExists(lockFile);
+        } catch (IOException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        if (e instanceof BeamsaveException b) {
+          throw b;
+        }
+        throw new BeamsaveException("--snapshot btrfs: cannot snapshot " + shown(subvolume)
+            + " in " + shown(place) + ": " + e.getMessage());
+      }
+    }
+
+    /**
+     * Beside the subvolume that holds {@code library}, on the same mount; at the top of it when
+     * it is the mount's root (the save then leaves {@value #DIR} out).
+     */
+    static Path place(Path library, Mounts.Mount mount) {
+      Path subvolume = subvolumeOf(library);
+      Path at = subvolume.equals(mount.point()) || subvolume.getParent() == null
+          ? subvolume : subvolume.getParent();
+      return at.resolve(DIR);
+    }
+
+    /** The root of the subvolume {@code path} is in: the highest directory on its device. */
+    static Path subvolumeOf(Path path) {
+      try {
+        Object dev = Files.getAttribute(path, "unix:dev", LinkOption.NOFOLLOW_LINKS);
+        Path top = path;
+        while (top.getParent() != null
+            && !isSubvolumeRoot(top)
+            && dev.equals(Files.getAttribute(top.getParent(), "unix:dev",
+                LinkOption.NOFOLLOW_LINKS))) {
+          top = top.getParent();
+        }
+        return top;
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot stat", path, e);
+      }
+    }
+
+    static boolean isSubvolumeRoot(Path dir) throws IOException {
+      return ((Number) Files.getAttribute(dir, "unix:ino", LinkOption.NOFOLLOW_LINKS))
+          .longValue() == SUBVOLUME_ROOT_INODE;
+    }
+
+    /** Subvolumes directly inside {@code subvolume}, as paths. */
+    static List<Path> nested(Path subvolume) {
+      // Paths in the list are from the file system's top; "show" gives the subvolume's own.
+      String self = run("btrfs", "subvolume", "show", subvolume.toString()).lines().findFirst()
+          .orElse("").strip();
+      String prefix = self.equals("/") || self.startsWith("<") ? "" : self + "/";
+      List<Path> out = new ArrayList<>();
+      for (String line : run("btrfs", "subvolume", "list", "-o", subvolume.toString())
+          .lines().toList()) {
+        int at = line.indexOf(" path ");
+        if (at < 0) {
+          continue;
+        }
+        String p = line.substring(at + " path ".length());
+        if (p.startsWith(prefix)) {
+          out.add(subvolume.resolve(p.substring(prefix.length())));
+        }
+      }
+      return out;
+    }
+
+    static void delete(Path snapshot) {
+      if (Files.exists(snapshot, LinkOption.NOFOLLOW_LINKS)) {
+        run("btrfs", "subvolume", "delete", snapshot.toString());
+      }
+    }
+
+    /** Runs a btrfs command; its output, or a one-line error with what it said. */
+    static String run(String... command) {
+      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+      try {
+        Process p = pb.start();
+        p.getOutputStream().close();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(COMMAND_SECONDS, TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+          throw new BeamsaveException(String.join(" ", command) + " took over "
+              + COMMAND_SECONDS + " s");
+        }
+        String text = new String(out, StandardCharsets.UTF_8);
+        if (p.exitValue() != 0) {
+          String said = text.lines().filter(l -> !l.isBlank()).reduce((a, b) -> b).orElse("");
+          throw new BeamsaveException(String.join(" ", command) + " failed (exit "
+              + p.exitValue() + "): " + Printable.text(said.strip()));
+        }
+        return text;
+      } catch (IOException e) {
+        throw new BeamsaveException("cannot run " + command[0] + ": " + e.getMessage()
+            + " (is btrfs-progs installed?)");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BeamsaveException(String.join(" ", command) + ": interrupted");
+      }
+    }
+  }
+
+}

@@ -1,0 +1,92 @@
+package io.beamsave.pipelines.snapshot;
+
+import io.beamsave.pipelines.runner.Interrupts;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.save.SaveSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The snapshots of one save: one per subvolume its libraries are on (libraries on one share
+ * it, and so one instant), removed when the save ends, also when it fails or is interrupted.
+ */
+public final class Snapshots implements AutoCloseable {
+  private final List<Snapshot> taken;
+  private final Interrupts.Registration onInterrupt;
+  private final Consumer<String> warning;
+
+  private Snapshots(List<Snapshot> taken, Consumer<String> warning) {
+    this.taken = taken;
+    this.warning = warning;
+    this.onInterrupt = Interrupts.onInterrupt("snapshots", this::removeAll);
+  }
+
+  /**
+   * Takes the snapshots for {@code spec}'s libraries and returns them, with what {@code note}
+   * said of each; on failure, removes those already taken.
+   */
+  public static Snapshots take(Snapshot.Kind kind, SaveSpec spec, boolean oneFileSystem,
+      Consumer<String> note, Consumer<String> warning) {
+    List<Snapshot> taken = new ArrayList<>();
+    Snapshots all = new Snapshots(taken, warning);
+    try {
+      for (SaveSpec.Library lib : spec.libraries().values()) {
+        if (holder(taken, lib) != null) {
+          continue;
+        }
+        Snapshot s = Snapshot.take(kind, lib.rootPath(), oneFileSystem);
+        synchronized (taken) {
+          taken.add(s);
+        }
+        note.accept(lib.name() + ": saving from a " + s.kind() + " snapshot taken at "
+            + s.taken() + (kind == Snapshot.Kind.AUTO ? " (auto: the library is on btrfs)" : ""));
+      }
+      return all;
+    } catch (RuntimeException e) {
+      all.close();
+      throw e;
+    }
+  }
+
+  /** {@code spec} with each library read from its snapshot, which its image notes. */
+  public SaveSpec applyTo(SaveSpec spec) {
+    SaveSpec out = spec;
+    for (SaveSpec.Library lib : spec.libraries().values()) {
+      Snapshot s = holder(taken, lib);
+      out = out.withReadFrom(lib.name(), s.view(lib.rootPath()).toUri().toString(), s.notes());
+    }
+    return out;
+  }
+
+  private static Snapshot holder(List<Snapshot> taken, SaveSpec.Library lib) {
+    for (Snapshot s : taken) {
+      if (s.holds(lib.rootPath())) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** Removes every snapshot; what cannot be removed is a warning naming it and the cure. */
+  @Override
+  public void close() {
+    onInterrupt.close();
+    removeAll();
+  }
+
+  private void removeAll() {
+    List<Snapshot> now;
+    synchronized (taken) {
+      now = List.copyOf(taken);
+    }
+    for (Snapshot s : now) {
+      try {
+        s.close();
+      } catch (BeamsaveException e) {
+        warning.accept(e.getMessage() + "; remove it with: beamsave cleanup --at "
+            + Snapshot.shown(s.library()) + " --yes");
+      }
+    }
+  }
+}
