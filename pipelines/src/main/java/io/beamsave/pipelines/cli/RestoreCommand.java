@@ -125,6 +125,7 @@ final class RestoreCommand implements Callable<Integer> {
     }
     RestorePipeline.Outcome o;
     String removed = null;
+    String next = null;
     try (ImageRef ref = image.open(progress)) {
       ReadRun.PipelineUse use = read.use(pipeline);
       if (RestorePipeline.literalPaths(includes) == null && includes != null
@@ -138,6 +139,8 @@ final class RestoreCommand implements Callable<Integer> {
       if (delete) {
         removed = removedLine("removed", TargetMirror.run(ref, target, true));
       }
+      next = io.beamsave.pipelines.postgres.PostgresSave.nextStep(
+          ref.head().catalog().notes(), o.target());
     }
     o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));
     spec.commandLine()
@@ -153,6 +156,9 @@ final class RestoreCommand implements Callable<Integer> {
                 o.seconds()));
     if (removed != null) {
       spec.commandLine().getOut().println(removed);
+    }
+    if (next != null && (includes == null || includes.isEmpty())) {
+      spec.commandLine().getOut().println("next: " + next);
     }
     return 0;
   }

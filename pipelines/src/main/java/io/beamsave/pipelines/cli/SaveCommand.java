@@ -173,6 +173,17 @@ final class SaveCommand implements Callable<Integer> {
           + " cleanup --at LIBRARY --yes. --before hooks run before the snapshot is taken.")
   String snapshot;
 
+  @Option(
+      names = "--postgres",
+      paramLabel = "CONNINFO",
+      description = "With --snapshot: the library is the data directory of the running"
+          + " PostgreSQL server CONNINFO reaches (as psql takes it: 'host=/var/run/postgresql"
+          + " user=postgres', a postgresql:// URI). The save checks that every tablespace and"
+          + " the WAL are inside it, asks for a checkpoint, then saves from the snapshot"
+          + " without postmaster.pid; PostgreSQL started on the restored directory recovers"
+          + " from the WAL saved with it, as after a crash. Needs psql.")
+  String postgres;
+
   @Mixin SelectArgs select;
 
   @Mixin BaseArgs incremental;
@@ -370,7 +381,7 @@ final class SaveCommand implements Callable<Integer> {
           shardSize == null ? null : Sizes.parse(shardSize), block, linkMbps,
           select.selection(), allowChanging, skipUnreadable, incremental.base,
           incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
-          s3.settings(), reportJson, metricsFile, snapshotKind);
+          s3.settings(), reportJson, metricsFile, snapshotKind, postgres);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }

@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.save;
 
+import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.snapshot.Snapshots;
 import io.beamsave.pipelines.transfer.Ledger;
@@ -153,12 +154,21 @@ public final class Save {
     save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
     Instant start = Instant.now();
     SavePipeline.Outcome outcome;
+    PostgresSave postgres = request.postgres() == null ? null
+        : PostgresSave.check(request.postgres(),
+            save.libraries().values().iterator().next().rootPath());
+    if (postgres != null) {
+      postgres.checkpoint();
+    }
     try (Snapshots snapshots = request.snapshot() == null ? null
         : Snapshots.take(request.snapshot(), save, request.select().oneFileSystem(),
             output.note(), output.warning())) {
       if (snapshots != null) {
         save = snapshots.applyTo(save);
         output.checkpoint().run();
+      }
+      if (postgres != null) {
+        save = postgres(save, postgres);
       }
       outcome = SavePipeline.run(save, options, output.progress(), true);
     }
@@ -180,6 +190,18 @@ public final class Save {
     }
     record(save, outcome, start, end);
     return result;
+  }
+
+  /** {@code save}'s one library as a PostgreSQL data directory read from its snapshot. */
+  private SaveSpec postgres(SaveSpec save, PostgresSave postgres) {
+    SaveSpec.Library lib = save.libraries().values().iterator().next();
+    Map<String, String> notes = new LinkedHashMap<>(lib.notes());
+    notes.putAll(postgres.notes());
+    output.note().accept(lib.name() + ": a PostgreSQL " + notes.get(PostgresSave.NOTE)
+        + " data directory, from a snapshot after a checkpoint at "
+        + notes.get(PostgresSave.NOTE_CHECKPOINT) + ": no backup mode is needed");
+    return save.withReadFrom(lib.name(), lib.readFrom(), notes)
+        .withExcludes(save.excludes().withOwn(PostgresSave.LEFT_OUT));
   }
 
   /** Found out before the save, not after a good one. */

@@ -31,6 +31,8 @@ import java.util.List;
  * @param reportJson where the report also goes as JSON, or null
  * @param metricsFile where the run's figures go in Prometheus' text format, or null
  * @param snapshot the file-system snapshot each library is read from, or null to read it live
+ * @param postgres with a snapshot: the conninfo of the PostgreSQL server whose data directory
+ *     the library is, or null
  */
 public record SaveRequest(
     List<Path> libraries,
@@ -51,7 +53,8 @@ public record SaveRequest(
     S3Settings s3,
     Path reportJson,
     Path metricsFile,
-    io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot) {
+    io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot,
+    String postgres) {
 
   /**
    * Which files of the libraries are saved.
@@ -79,6 +82,12 @@ public record SaveRequest(
 
   public SaveRequest {
     libraries = List.copyOf(libraries);
+    if (postgres != null && (snapshot == null || libraries.size() != 1)) {
+      throw new BeamsaveException(snapshot == null
+          ? "--postgres saves from a snapshot: give --snapshot btrfs (backup mode without one,"
+              + " pg_backup_start and the WAL, is not built yet)"
+          : "--postgres saves one library, the cluster's data directory");
+    }
     recipients = List.copyOf(recipients);
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");

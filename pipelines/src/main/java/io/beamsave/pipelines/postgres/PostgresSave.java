@@ -1,0 +1,169 @@
+package io.beamsave.pipelines.postgres;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The PostgreSQL side of {@code save --postgres CONNINFO --snapshot}: before the snapshot,
+ * checks the library is the cluster's whole data directory (its tablespaces and WAL inside it,
+ * or the snapshot would not hold them) and asks for a checkpoint, so that recovery from the
+ * snapshot replays little; the image then notes the server and the checkpoint. A snapshot holds
+ * the data files and the WAL at one instant, as a crash would leave them, and PostgreSQL
+ * recovers from that on start: no backup mode is needed. It talks to the server with {@code
+ * psql}, so CONNINFO is anything libpq takes (a Unix socket, {@code .pgpass}, a URI).
+ */
+public final class PostgresSave {
+  /** What the image notes of the server. */
+  public static final String NOTE = "postgres";
+  public static final String NOTE_CHECKPOINT = "postgres.checkpoint";
+  public static final String NOTE_RECOVERY = "postgres.recovery";
+
+  /** Files of a running cluster that a copy of it must not carry (as pg_basebackup leaves). */
+  public static final List<String> LEFT_OUT =
+      List.of("/postmaster.pid", "/postmaster.opts", "/pg_stat_tmp/*");
+
+  private static final long PSQL_SECONDS = 600;
+
+  private final String conninfo;
+  private final String version;
+  private String checkpoint;
+
+  private PostgresSave(String conninfo, String version) {
+    this.conninfo = conninfo;
+    this.version = version;
+  }
+
+  /**
+   * Checks that {@code library} (a real path) is the data directory of the server CONNINFO
+   * reaches, with every tablespace and the WAL inside it.
+   */
+  public static PostgresSave check(String conninfo, Path library) {
+    List<String[]> rows = query(conninfo, "SELECT current_setting('data_directory'),"
+        + " current_setting('server_version'), current_setting('server_version_num')");
+    if (rows.isEmpty() || rows.get(0).length != 3) {
+      throw new BeamsaveException("--postgres: the server did not say where its data is");
+    }
+    String[] row = rows.get(0);
+    Path dataDir;
+    try {
+      dataDir = Path.of(row[0]).toRealPath();
+    } catch (IOException e) {
+      throw new BeamsaveException("--postgres: the server's data directory " + row[0]
+          + " is not on this host (" + e.getMessage() + "); run the save where it is");
+    }
+    if (!dataDir.equals(library)) {
+      throw new BeamsaveException("--postgres: the server's data directory is " + dataDir
+          + ", not the library " + library + "; give --library " + dataDir);
+    }
+    if (Integer.parseInt(row[2]) < 100000) {
+      throw new BeamsaveException("--postgres: PostgreSQL " + row[1] + " is older than 10");
+    }
+    for (String[] t : query(conninfo, "SELECT spcname, pg_tablespace_location(oid) FROM"
+        + " pg_tablespace WHERE spcname NOT IN ('pg_default', 'pg_global')")) {
+      outside(library, t[1], "tablespace " + t[0]);
+    }
+    Path wal = library.resolve("pg_wal");
+    if (Files.isSymbolicLink(wal)) {
+      try {
+        outside(library, wal.toRealPath().toString(), "pg_wal");
+      } catch (IOException e) {
+        throw BeamsaveException.io("--postgres: cannot resolve", wal, e);
+      }
+    }
+    return new PostgresSave(conninfo, row[1]);
+  }
+
+  /** A checkpoint now: recovery from a snapshot taken next starts here. */
+  public void checkpoint() {
+    query(conninfo, "CHECKPOINT");
+    List<String[]> lsn = query(conninfo, "SELECT pg_current_wal_lsn()");
+    checkpoint = lsn.isEmpty() ? null : lsn.get(0)[0];
+  }
+
+  /** What the image notes. */
+  public Map<String, String> notes() {
+    Map<String, String> n = new LinkedHashMap<>();
+    n.put(NOTE, version);
+    if (checkpoint != null) {
+      n.put(NOTE_CHECKPOINT, checkpoint);
+    }
+    n.put(NOTE_RECOVERY, "crash recovery from the WAL in the image, when PostgreSQL starts");
+    return n;
+  }
+
+  /** What a restore of an image with {@code notes} says to do next, or null. */
+  public static String nextStep(Map<String, String> notes, Path target) {
+    if (!notes.containsKey(NOTE)) {
+      return null;
+    }
+    return "a PostgreSQL " + Printable.text(notes.get(NOTE)) + " data directory, saved from a"
+        + " snapshot: start PostgreSQL on it (pg_ctl -D " + Printable.text(target.toString())
+        + " start, as its owner) and it recovers to the snapshot's instant from the WAL saved"
+        + " with it";
+  }
+
+  private static void outside(Path library, String location, String what) {
+    if (location.isEmpty()) {
+      return;
+    }
+    Path real;
+    try {
+      real = Path.of(location).toRealPath();
+    } catch (IOException e) {
+      real = Path.of(location);
+    }
+    if (!real.startsWith(library)) {
+      throw new BeamsaveException("--postgres: " + what + " is at " + real + ", outside the"
+          + " data directory, and a snapshot of " + library + " does not hold it: the image"
+          + " would not recover");
+    }
+  }
+
+  /** Rows of {@code sql}, fields split at the unit separator. */
+  static List<String[]> query(String conninfo, String sql) {
+    ProcessBuilder pb = new ProcessBuilder("psql", "-X", "-q", "-A", "-t", "-F", "\u001f",
+        "-v", "ON_ERROR_STOP=1", "-d", conninfo, "-c", sql);
+    pb.environment().put("PGCONNECT_TIMEOUT", "10");
+    try {
+      Process p = pb.start();
+      p.getOutputStream().close();
+      byte[] err;
+      byte[] out;
+      try (var e = p.getErrorStream(); var o = p.getInputStream()) {
+        out = o.readAllBytes();
+        err = e.readAllBytes();
+      }
+      if (!p.waitFor(PSQL_SECONDS, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new BeamsaveException("--postgres: psql took over " + PSQL_SECONDS + " s");
+      }
+      if (p.exitValue() != 0) {
+        String said = new String(err, StandardCharsets.UTF_8).lines()
+            .filter(l -> !l.isBlank()).findFirst().orElse("exit " + p.exitValue());
+        throw new BeamsaveException("--postgres: " + Printable.text(said.strip()));
+      }
+      List<String[]> rows = new ArrayList<>();
+      for (String line : new String(out, StandardCharsets.UTF_8).lines().toList()) {
+        if (!line.isEmpty()) {
+          rows.add(line.split("\u001f", -1));
+        }
+      }
+      return rows;
+    } catch (IOException e) {
+      throw new BeamsaveException("--postgres: cannot run psql: " + e.getMessage()
+          + " (install PostgreSQL's client, Debian's postgresql-client)");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BeamsaveException("--postgres: interrupted");
+    }
+  }
+}
