@@ -118,6 +118,8 @@ class SnapshotIT {
         assertThat(ImageReader.readCatalog(image).notes())
             .containsEntry(Notes.SNAPSHOT, "btrfs").containsKey(Notes.SNAPSHOT_TAKEN);
         assertThat(snapshotsLeft()).as("after save " + run).isEmpty();
+        assertThat(mnt.resolve(".beamsave-snapshots")).as("its directory, once empty")
+            .doesNotExist();
       }
     } finally {
       running.set(false);
@@ -184,9 +186,33 @@ class SnapshotIT {
     assertThat(usage.exit()).isEqualTo(2);
     Cli noSnapshot = Cli.run("save", "--library", library, "--image", dir.resolve("u.bsave"),
         "--postgres", "host=127.0.0.1");
-    assertThat(noSnapshot.exit()).isEqualTo(1);
+    assertThat(noSnapshot.exit()).isEqualTo(2);
     assertThat(noSnapshot.err()).contains("--postgres saves from a snapshot");
     assertThat(snapshotsLeft()).isEmpty();
+  }
+
+  /**
+   * A directory of the library's that happens to be named .beamsave-snapshots is the library's:
+   * saved, restored, and never taken for a snapshot by cleanup.
+   */
+  @Test
+  void aLibrarysOwnSnapshotsNamedDirectoryIsSavedAndLeftAloneByCleanup() throws Exception {
+    Path inner = Files.createDirectories(library.resolve("sub/.beamsave-snapshots/keep"));
+    Files.writeString(inner.resolve("data"), "precious");
+    Path own = library.resolve("sub");
+    try {
+      Path image = dir.resolve("own/sub.bsave");
+      Cli.ok("save", "--library", own, "--image", image, "--snapshot", "btrfs", "--quiet");
+      Path target = dir.resolve("own/restored");
+      Cli.ok("restore", image, "--target", target, "--quiet");
+      assertThat(target.resolve(".beamsave-snapshots/keep/data")).hasContent("precious");
+      Cli cleanup = Cli.ok("cleanup", "--at", own, "--yes");
+      assertThat(cleanup.out()).doesNotContain("snapshot");
+      assertThat(inner.resolve("data")).hasContent("precious");
+      assertThat(inner.getParent().resolve("keep.lock")).doesNotExist();
+    } finally {
+      run("rm", "-rf", own.toString());
+    }
   }
 
   /** SIGINT while the save reads the snapshot: it is removed before the process exits. */

@@ -257,6 +257,12 @@ final class SaveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    if (postgres != null && (snapshot == null || libraries.size() != 1)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), snapshot == null
+          ? "--postgres saves from a snapshot: give --snapshot btrfs (backup mode without one,"
+              + " pg_backup_start and the WAL, is not built yet)"
+          : "--postgres saves one library, the cluster's data directory");
+    }
     if (!afterSnapshot.isEmpty() && snapshot == null) {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--after-snapshot runs once --snapshot has taken the snapshots: give --snapshot too");
@@ -270,7 +276,8 @@ final class SaveCommand implements Callable<Integer> {
     }
     if (dryRun) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--dry-run runs no hooks; drop --before and --after to see what would be saved");
+          "--dry-run runs no hooks; drop --before, --after-snapshot and --after to see what"
+              + " would be saved");
     }
     hooks = new io.beamsave.pipelines.save.Hooks(before, afterSnapshot,
         after, hookTimeout, line -> {

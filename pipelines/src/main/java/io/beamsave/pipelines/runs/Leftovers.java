@@ -242,6 +242,9 @@ public final class Leftovers {
       for (Snapshot.Leftover s : Snapshot.leftovers(dir)) {
         out.add(new Item(Kind.SNAPSHOT, s.snapshot().toString(), -1, s.made(), null));
       }
+      for (Snapshot.Leftover s : Snapshot.inUse(dir)) {
+        live.add("save from snapshot " + s.snapshot() + " (taken " + s.made() + ")");
+      }
     }
     return new Found(out, live);
   }

@@ -97,14 +97,7 @@ public final class Hooks {
    * not stop the save: the snapshot is taken, and what it holds is what is saved.
    */
   public List<Ran> afterSnapshot(Map<String, String> env) {
-    List<Ran> failed = new ArrayList<>();
-    for (int i = 0; i < afterSnapshot.size(); i++) {
-      Ran r = run("after-snapshot", i + 1, afterSnapshot.get(i), env);
-      if (!r.ok()) {
-        failed.add(r);
-      }
-    }
-    return failed;
+    return runAll("after-snapshot", afterSnapshot, env);
   }
 
   /**
@@ -115,9 +108,14 @@ public final class Hooks {
     Map<String, String> all = new LinkedHashMap<>(env);
     all.put("BEAMSAVE_RESULT", result);
     all.put("BEAMSAVE_EXIT_CODE", Integer.toString(exitCode));
+    return runAll("after", after, all);
+  }
+
+  /** Runs every one of {@code commands}, in order; returns those that failed. */
+  private List<Ran> runAll(String phase, List<String> commands, Map<String, String> env) {
     List<Ran> failed = new ArrayList<>();
-    for (int i = 0; i < after.size(); i++) {
-      Ran r = run("after", i + 1, after.get(i), all);
+    for (int i = 0; i < commands.size(); i++) {
+      Ran r = run(phase, i + 1, commands.get(i), env);
       if (!r.ok()) {
         failed.add(r);
       }

@@ -121,6 +121,14 @@ public final class Save {
       Supplier<PipelineOptions> options, Output output) throws IOException {
     Save s = new Save(request.get(), output);
     SaveSpec save = s.spec(Workers.of(options.get()), false);
+    if (s.request.snapshot() != null) {
+      // What the save would refuse, a dry run refuses; it walks the library itself.
+      for (SaveSpec.Library lib : save.libraries().values()) {
+        io.beamsave.pipelines.snapshot.Snapshot.check(s.request.snapshot(), lib.rootPath(),
+            s.request.select().oneFileSystem());
+      }
+      output.note().accept("--dry-run takes no snapshot: it walks the libraries as they are");
+    }
     BasePlan bases = BaseImages.choose(save, s.request, output.note());
     List<Planned> planned = new java.util.ArrayList<>();
     for (SaveSpec.Library lib : save.libraries().values()) {

@@ -52,6 +52,9 @@ public final class Snapshot implements AutoCloseable {
   public static final String DIR = ".beamsave-snapshots";
 
   private static final String LOCK_SUFFIX = ".lock";
+  /** A run id, as {@link RunNames#runId} makes them. */
+  private static final java.util.regex.Pattern RUN_NAME =
+      java.util.regex.Pattern.compile("\\d{8}T\\d{6}-\\d+-[0-9a-f]{6}");
   private static final long COMMAND_SECONDS = 300;
 
   private final Kind kind;
@@ -81,6 +84,18 @@ public final class Snapshot implements AutoCloseable {
    * hold, unless {@code oneFileSystem} leaves those out anyway.
    */
   public static Snapshot take(Kind kind, Path library, boolean oneFileSystem) {
+    return Btrfs.take(library, checked(kind, library, oneFileSystem), oneFileSystem);
+  }
+
+  /**
+   * What {@link #take} checks before it takes anything: that a snapshot of {@code kind} can be
+   * taken of {@code library} and would hold all of it (a dry run's check).
+   */
+  public static void check(Kind kind, Path library, boolean oneFileSystem) {
+    checked(kind, library, oneFileSystem);
+  }
+
+  private static Mounts.Mount checked(Kind kind, Path library, boolean oneFileSystem) {
     Mounts.Mount mount;
     Mounts mounts;
     try {
@@ -102,7 +117,27 @@ public final class Snapshot implements AutoCloseable {
             + " --one-file-system (-x) to leave it out, or save it as a library of its own");
       }
     }
-    return Btrfs.take(library, mount, oneFileSystem);
+    Path subvolume = Btrfs.subvolumeOf(library);
+    try {
+      if (!Btrfs.isSubvolumeRoot(subvolume)) {
+        throw new BeamsaveException("--snapshot " + kind + ": " + shown(library) + " is on a"
+            + " mount of part of a btrfs subvolume (a bind mount); give the library by its"
+            + " path under the mount of the whole subvolume");
+      }
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot stat", subvolume, e);
+    }
+    if (!oneFileSystem) {
+      for (Path nested : Btrfs.nested(subvolume)) {
+        if (nested.startsWith(library)) {
+          throw new BeamsaveException("--snapshot: " + shown(nested) + " is a btrfs subvolume"
+              + " of its own in the library, and a snapshot of " + shown(subvolume)
+              + " does not hold it: give --one-file-system (-x) to leave it out, or save it"
+              + " as a library of its own");
+        }
+      }
+    }
+    return mount;
   }
 
   /** What the image records of this snapshot. */
@@ -112,6 +147,11 @@ public final class Snapshot implements AutoCloseable {
     n.put(Notes.SNAPSHOT_TAKEN, taken.toString());
     n.put(Notes.SNAPSHOT_PATH, Printable.text(root.toString()));
     return n;
+  }
+
+  /** The directory the snapshot is in. */
+  public Path place() {
+    return root.getParent();
   }
 
   /** Where {@code dir} (a real path this snapshot {@link #holds}) is in the snapshot. */
@@ -151,6 +191,7 @@ public final class Snapshot implements AutoCloseable {
     try {
       Btrfs.delete(root);
       Files.deleteIfExists(lockFile);
+      removeIfEmpty(root.getParent());
     } catch (IOException e) {
       throw BeamsaveException.io("cannot remove the snapshot", root, e);
     } finally {
@@ -162,6 +203,15 @@ public final class Snapshot implements AutoCloseable {
     }
   }
 
+  /** The snapshot directory, once no snapshot is in it: a later save would take it in. */
+  private static void removeIfEmpty(Path dir) {
+    try {
+      Files.deleteIfExists(dir);
+    } catch (IOException notEmpty) {
+      // Another save's snapshot, or its lock: the last to finish removes the directory.
+    }
+  }
+
   /** A snapshot no run holds: what a killed save left. */
   public record Leftover(Path snapshot, Instant made) {}
 
@@ -170,6 +220,15 @@ public final class Snapshot implements AutoCloseable {
    * {@code dir} would use, whose run has ended.
    */
   public static List<Leftover> leftovers(Path snapshots) {
+    return found(snapshots, false);
+  }
+
+  /** The snapshots in {@code snapshots} whose save still runs. */
+  public static List<Leftover> inUse(Path snapshots) {
+    return found(snapshots, true);
+  }
+
+  private static List<Leftover> found(Path snapshots, boolean live) {
     List<Leftover> out = new ArrayList<>();
     if (!Files.isDirectory(snapshots, LinkOption.NOFOLLOW_LINKS)) {
       return out;
@@ -177,10 +236,13 @@ public final class Snapshot implements AutoCloseable {
     try (var names = Files.list(snapshots)) {
       for (Path p : names.sorted().toList()) {
         String n = p.getFileName().toString();
-        if (n.endsWith(LOCK_SUFFIX) || !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+        // Only what a save made: a subvolume named after its run (a user's directory of this
+        // name is theirs).
+        if (!RUN_NAME.matcher(n).matches() || !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)
+            || !Btrfs.isSubvolumeRoot(p)) {
           continue;
         }
-        if (!held(snapshots.resolve(n + LOCK_SUFFIX))) {
+        if (held(snapshots.resolve(n + LOCK_SUFFIX)) == live) {
           out.add(new Leftover(p, Files.getLastModifiedTime(p).toInstant()));
         }
       }
@@ -212,6 +274,7 @@ public final class Snapshot implements AutoCloseable {
       }
       Btrfs.delete(leftover.snapshot());
       Files.deleteIfExists(lockFile);
+      removeIfEmpty(lockFile.getParent());
     } catch (IOException e) {
       throw BeamsaveException.io("cannot remove the snapshot", leftover.snapshot(), e);
     }
@@ -246,24 +309,25 @@ public final class Snapshot implements AutoCloseable {
     static Snapshot take(Path library, Mounts.Mount mount, boolean oneFileSystem) {
       Path subvolume = subvolumeOf(library);
       Path place = place(library, mount);
-      if (!oneFileSystem) {
-        for (Path nested : nested(subvolume)) {
-          if (nested.startsWith(library)) {
-            throw new BeamsaveException("--snapshot: " + shown(nested) + " is a btrfs subvolume"
-                + " of its own in the library, and a snapshot of " + shown(subvolume)
-                + " does not hold it: give --one-file-system (-x) to leave it out, or save it"
-                + " as a library of its own");
-          }
-        }
-      }
       String run = RunNames.runId();
       Path root = place.resolve(run);
       Path lockFile = place.resolve(run + LOCK_SUFFIX);
       OpenFile lock = null;
       try {
-        Files.createDirectories(place);
-        try (Dir d = Dir.open(place)) {
-          lock = d.openOrCreate(name(lockFile), 0600);
+        for (int attempt = 0; lock == null; attempt++) {
+          Files.createDirectories(place);
+          if (Files.isSymbolicLink(place) || !Files.isDirectory(place, LinkOption.NOFOLLOW_LINKS)) {
+            throw new BeamsaveException("--snapshot btrfs: " + shown(place) + " is there and is"
+                + " not a directory beamsave made; move it away");
+          }
+          try (Dir d = Dir.openNoFollow(place)) {
+            lock = d.openOrCreate(name(lockFile), 0600);
+          } catch (java.nio.file.NoSuchFileException gone) {
+            // Another save removed the empty directory meanwhile: make it again, once.
+            if (attempt > 0) {
+              throw gone;
+            }
+          }
         }
         if (!lock.tryLock()) {
           throw new IOException("its lock is held");
@@ -334,7 +398,7 @@ public final class Snapshot implements AutoCloseable {
           continue;
         }
         String p = line.substring(at + " path ".length());
-        if (p.startsWith(prefix)) {
+        if (p.startsWith(prefix) && !p.contains("/" + DIR + "/") && !p.startsWith(DIR + "/")) {
           out.add(subvolume.resolve(p.substring(prefix.length())));
         }
       }
@@ -363,7 +427,8 @@ public final class Snapshot implements AutoCloseable {
         if (p.exitValue() != 0) {
           String said = text.lines().filter(l -> !l.isBlank()).reduce((a, b) -> b).orElse("");
           throw new BeamsaveException(String.join(" ", command) + " failed (exit "
-              + p.exitValue() + "): " + Printable.text(said.strip()));
+              + p.exitValue() + "): " + Printable.text(said.strip())
+              + (said.contains("Operation not permitted") ? " (btrfs snapshots need root)" : ""));
         }
         return text;
       } catch (IOException e) {

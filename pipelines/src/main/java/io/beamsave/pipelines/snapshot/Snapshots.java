@@ -3,6 +3,7 @@ package io.beamsave.pipelines.snapshot;
 import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.save.SaveSpec;
+import io.beamsave.transforms.select.Excludes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -32,7 +33,10 @@ public final class Snapshots implements AutoCloseable {
     Snapshots all = new Snapshots(taken, warning);
     try {
       for (SaveSpec.Library lib : spec.libraries().values()) {
-        if (holder(taken, lib) != null) {
+        Snapshot shared = holder(taken, lib);
+        if (shared != null) {
+          note.accept(lib.name() + ": saving from the snapshot taken for "
+              + Snapshot.shown(shared.library()) + ", on the same subvolume");
           continue;
         }
         Snapshot s = Snapshot.take(kind, lib.rootPath(), oneFileSystem);
@@ -52,11 +56,16 @@ public final class Snapshots implements AutoCloseable {
   /** {@code spec} with each library read from its snapshot, which its image notes. */
   public SaveSpec applyTo(SaveSpec spec) {
     SaveSpec out = spec;
+    List<String> own = new ArrayList<>();
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Snapshot s = holder(taken, lib);
       out = out.withReadFrom(lib.name(), s.view(lib.rootPath()).toUri().toString(), s.notes());
+      if (s.place().startsWith(lib.rootPath())) {
+        // The snapshots' directory lies in the library (the subvolume's top): not the library's.
+        own.add("/" + Excludes.quote(lib.rootPath().relativize(s.place()).toString()) + "/");
+      }
     }
-    return out;
+    return own.isEmpty() ? out : out.withExcludes(out.excludes().withOwn(own));
   }
 
   private static Snapshot holder(List<Snapshot> taken, SaveSpec.Library lib) {

@@ -65,10 +65,6 @@ final class OwnFiles {
         own.add("/" + (rel.isEmpty() ? "" : Excludes.quote(rel) + "/") + ".beamsave-staging-*/");
       }
     }
-    if (lib.readFrom() != null) {
-      // Where snapshots are made when the library is its subvolume's top (pipelines.snapshot).
-      own.add("/.beamsave-snapshots/");
-    }
     return spec.excludes().withOwn(own);
   }
 
