@@ -223,6 +223,11 @@ class SnapshotIT {
     Process save = slowSave(image);
     InterruptsIT.await("the snapshot and the first shard",
         () -> !save.isAlive() || Files.exists(partial(image)));
+    // A second save of the image is refused before it takes a snapshot of its own.
+    Cli second = Cli.run("save", "--library", library, "--image", image, "--snapshot", "btrfs");
+    assertThat(second.exit()).isEqualTo(1);
+    assertThat(second.err()).contains("another save of").contains("is running");
+    assertThat(snapshotsLeft()).as("the first save's alone").hasSize(1);
     InterruptsIT.signal(save, "INT");
     assertThat(save.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(save.exitValue()).as(Files.readString(dir.resolve("err.txt"))).isEqualTo(130);

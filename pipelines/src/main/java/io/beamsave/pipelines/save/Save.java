@@ -167,20 +167,26 @@ public final class Save {
     PostgresSave postgres = request.postgres() == null ? null
         : PostgresSave.check(request.postgres(),
             save.libraries().values().iterator().next().rootPath());
-    if (postgres != null) {
-      postgres.checkpoint();
-    }
-    try (Snapshots snapshots = request.snapshot() == null ? null
-        : Snapshots.take(request.snapshot(), save, request.select().oneFileSystem(),
-            output.note(), output.warning())) {
-      if (snapshots != null) {
-        save = snapshots.applyTo(save);
+    java.util.concurrent.atomic.AtomicReference<Snapshots> snapshots =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    try {
+      outcome = SavePipeline.run(save, options, output.progress(), true, held -> {
+        if (request.snapshot() == null) {
+          return held;
+        }
+        if (postgres != null) {
+          postgres.checkpoint();
+        }
+        snapshots.set(Snapshots.take(request.snapshot(), held,
+            request.select().oneFileSystem(), output.note(), output.warning()));
+        SaveSpec read = snapshots.get().applyTo(held);
         output.checkpoint().run();
+        return postgres == null ? read : postgres(read, postgres);
+      });
+    } finally {
+      if (snapshots.get() != null) {
+        snapshots.get().close();
       }
-      if (postgres != null) {
-        save = postgres(save, postgres);
-      }
-      outcome = SavePipeline.run(save, options, output.progress(), true);
     }
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);

@@ -90,6 +90,17 @@ public final class SavePipeline {
    */
   static Outcome run(
       SaveSpec spec, PipelineOptions options, PrintWriter progress, boolean walkAhead) {
+    return run(spec, options, progress, walkAhead, java.util.function.UnaryOperator.identity());
+  }
+
+  /**
+   * Like {@link #run(SaveSpec, PipelineOptions, PrintWriter, boolean)}; {@code beforeRead} turns
+   * the spec into the one that is read, once the run holds its images (their locks and lease)
+   * and before any file is: where {@code --snapshot} takes its snapshots, so that a second save
+   * of the same image is refused before it takes one.
+   */
+  static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress,
+      boolean walkAhead, java.util.function.UnaryOperator<SaveSpec> beforeRead) {
     walkAhead &= Workers.of(options).inThisJvm();
     AtomicReference<ImageLock> lock = new AtomicReference<>();
     AtomicReference<RunLease> lease = new AtomicReference<>();
@@ -111,6 +122,7 @@ public final class SavePipeline {
       for (SaveSpec.Library lib : spec.libraries().values()) {
         running.set(running.get().withSink(lib.name(), lib.sink().prepare()));
       }
+      running.set(beforeRead.apply(running.get()));
       SaveSpec prepared = running.get();
       // Once the run holds its images and staging, where the walk stages its listing.
       ListLibrary.WalkedAhead walked = walkAhead ? ListLibrary.walkAhead(prepared) : null;
