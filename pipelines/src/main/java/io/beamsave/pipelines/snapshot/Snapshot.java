@@ -17,7 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A read-only snapshot of the file system a library is on, taken for one save and removed after
@@ -55,7 +54,6 @@ public final class Snapshot implements AutoCloseable {
   /** A run id, as {@link RunNames#runId} makes them. */
   private static final java.util.regex.Pattern RUN_NAME =
       java.util.regex.Pattern.compile("\\d{8}T\\d{6}-\\d+-[0-9a-f]{6}");
-  private static final long COMMAND_SECONDS = 300;
 
   private final Kind kind;
   private final Path library;
@@ -84,7 +82,7 @@ public final class Snapshot implements AutoCloseable {
    * hold, unless {@code oneFileSystem} leaves those out anyway.
    */
   public static Snapshot take(Kind kind, Path library, boolean oneFileSystem) {
-    return Btrfs.take(library, checked(kind, library, oneFileSystem), oneFileSystem);
+    return takeBtrfs(library, checked(kind, library, oneFileSystem));
   }
 
   /**
@@ -299,146 +297,49 @@ public final class Snapshot implements AutoCloseable {
     return Printable.text(p.toString());
   }
 
-  /** btrfs: {@code btrfs subvolume snapshot -r}, and {@code btrfs subvolume delete}. */
-  static final class Btrfs {
-    /** The inode number of every btrfs subvolume's root directory. */
-    private static final long SUBVOLUME_ROOT_INODE = 256;
-
-    private Btrfs() {}
-
-    static Snapshot take(Path library, Mounts.Mount mount, boolean oneFileSystem) {
-      Path subvolume = subvolumeOf(library);
-      Path place = place(library, mount);
-      String run = RunNames.runId();
-      Path root = place.resolve(run);
-      Path lockFile = place.resolve(run + LOCK_SUFFIX);
-      OpenFile lock = null;
-      try {
-        for (int attempt = 0; lock == null; attempt++) {
-          Files.createDirectories(place);
-          if (Files.isSymbolicLink(place) || !Files.isDirectory(place, LinkOption.NOFOLLOW_LINKS)) {
-            throw new BeamsaveException("--snapshot btrfs: " + shown(place) + " is there and is"
-                + " not a directory beamsave made; move it away");
-          }
-          try (Dir d = Dir.openNoFollow(place)) {
-            lock = d.openOrCreate(name(lockFile), 0600);
-          } catch (java.nio.file.NoSuchFileException gone) {
-            // Another save removed the empty directory meanwhile: make it again, once.
-            if (attempt > 0) {
-              throw gone;
-            }
+  /** Takes a btrfs snapshot of the subvolume holding {@code library}, under its lock. */
+  private static Snapshot takeBtrfs(Path library, Mounts.Mount mount) {
+    Path subvolume = Btrfs.subvolumeOf(library);
+    Path place = Btrfs.place(library, mount);
+    String run = RunNames.runId();
+    Path root = place.resolve(run);
+    Path lockFile = place.resolve(run + LOCK_SUFFIX);
+    OpenFile lock = null;
+    try {
+      for (int attempt = 0; lock == null; attempt++) {
+        Files.createDirectories(place);
+        if (Files.isSymbolicLink(place) || !Files.isDirectory(place, LinkOption.NOFOLLOW_LINKS)) {
+          throw new BeamsaveException("--snapshot btrfs: " + shown(place) + " is there and is"
+              + " not a directory beamsave made; move it away");
+        }
+        try (Dir d = Dir.openNoFollow(place)) {
+          lock = d.openOrCreate(name(lockFile), 0600);
+        } catch (java.nio.file.NoSuchFileException gone) {
+          // Another save removed the empty directory meanwhile: make it again, once.
+          if (attempt > 0) {
+            throw gone;
           }
         }
-        if (!lock.tryLock()) {
-          throw new IOException("its lock is held");
-        }
-        run("btrfs", "subvolume", "snapshot", "-r", subvolume.toString(), root.toString());
-        return new Snapshot(Kind.BTRFS, library, subvolume, root, Instant.now(), lock, lockFile);
-      } catch (IOException | RuntimeException e) {
-        try {
-          if (lock != null) {
-            lock.close();
-          }
-          Files.deleteIfExists(lockFile);
-        } catch (IOException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-        if (e instanceof BeamsaveException b) {
-          throw b;
-        }
-        throw new BeamsaveException("--snapshot btrfs: cannot snapshot " + shown(subvolume)
-            + " in " + shown(place) + ": " + e.getMessage());
       }
-    }
-
-    /**
-     * Beside the subvolume that holds {@code library}, on the same mount; at the top of it when
-     * it is the mount's root (the save then leaves {@value #DIR} out).
-     */
-    static Path place(Path library, Mounts.Mount mount) {
-      Path subvolume = subvolumeOf(library);
-      Path at = subvolume.equals(mount.point()) || subvolume.getParent() == null
-          ? subvolume : subvolume.getParent();
-      return at.resolve(DIR);
-    }
-
-    /** The root of the subvolume {@code path} is in: the highest directory on its device. */
-    static Path subvolumeOf(Path path) {
+      if (!lock.tryLock()) {
+        throw new IOException("its lock is held");
+      }
+      Btrfs.run("btrfs", "subvolume", "snapshot", "-r", subvolume.toString(), root.toString());
+      return new Snapshot(Kind.BTRFS, library, subvolume, root, Instant.now(), lock, lockFile);
+    } catch (IOException | RuntimeException e) {
       try {
-        Object dev = Files.getAttribute(path, "unix:dev", LinkOption.NOFOLLOW_LINKS);
-        Path top = path;
-        while (top.getParent() != null
-            && !isSubvolumeRoot(top)
-            && dev.equals(Files.getAttribute(top.getParent(), "unix:dev",
-                LinkOption.NOFOLLOW_LINKS))) {
-          top = top.getParent();
+        if (lock != null) {
+          lock.close();
         }
-        return top;
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot stat", path, e);
+        Files.deleteIfExists(lockFile);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
       }
-    }
-
-    static boolean isSubvolumeRoot(Path dir) throws IOException {
-      return ((Number) Files.getAttribute(dir, "unix:ino", LinkOption.NOFOLLOW_LINKS))
-          .longValue() == SUBVOLUME_ROOT_INODE;
-    }
-
-    /** Subvolumes directly inside {@code subvolume}, as paths. */
-    static List<Path> nested(Path subvolume) {
-      // Paths in the list are from the file system's top; "show" gives the subvolume's own.
-      String self = run("btrfs", "subvolume", "show", subvolume.toString()).lines().findFirst()
-          .orElse("").strip();
-      String prefix = self.equals("/") || self.startsWith("<") ? "" : self + "/";
-      List<Path> out = new ArrayList<>();
-      for (String line : run("btrfs", "subvolume", "list", "-o", subvolume.toString())
-          .lines().toList()) {
-        int at = line.indexOf(" path ");
-        if (at < 0) {
-          continue;
-        }
-        String p = line.substring(at + " path ".length());
-        if (p.startsWith(prefix) && !p.contains("/" + DIR + "/") && !p.startsWith(DIR + "/")) {
-          out.add(subvolume.resolve(p.substring(prefix.length())));
-        }
+      if (e instanceof BeamsaveException b) {
+        throw b;
       }
-      return out;
-    }
-
-    static void delete(Path snapshot) {
-      if (Files.exists(snapshot, LinkOption.NOFOLLOW_LINKS)) {
-        run("btrfs", "subvolume", "delete", snapshot.toString());
-      }
-    }
-
-    /** Runs a btrfs command; its output, or a one-line error with what it said. */
-    static String run(String... command) {
-      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-      try {
-        Process p = pb.start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(COMMAND_SECONDS, TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-          throw new BeamsaveException(String.join(" ", command) + " took over "
-              + COMMAND_SECONDS + " s");
-        }
-        String text = new String(out, StandardCharsets.UTF_8);
-        if (p.exitValue() != 0) {
-          String said = text.lines().filter(l -> !l.isBlank()).reduce((a, b) -> b).orElse("");
-          throw new BeamsaveException(String.join(" ", command) + " failed (exit "
-              + p.exitValue() + "): " + Printable.text(said.strip())
-              + (said.contains("Operation not permitted") ? " (btrfs snapshots need root)" : ""));
-        }
-        return text;
-      } catch (IOException e) {
-        throw new BeamsaveException("cannot run " + command[0] + ": " + e.getMessage()
-            + " (is btrfs-progs installed?)");
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new BeamsaveException(String.join(" ", command) + ": interrupted");
-      }
+      throw new BeamsaveException("--snapshot btrfs: cannot snapshot " + shown(subvolume)
+          + " in " + shown(place) + ": " + e.getMessage());
     }
   }
-
 }
