@@ -126,6 +126,41 @@ class PruneTest {
     }
   }
 
+  /**
+   * Tags: prune --tag counts and deletes only images with the tag, leaving the others (even
+   * older ones) alone; images --tag shows only them; list shows an image's tags.
+   */
+  @Test
+  void pruneAndImagesWithATagTakeOnlyTheImagesSoTagged() throws Exception {
+    Path nightly = dir.resolve("tagged-nightly.bsave");
+    Path manual = dir.resolve("tagged-manual.bsave");
+    Cli.ok("save", "--library", library, "--image", nightly, "--tag", "nightly", "--quiet");
+    Cli.ok("save", "--library", library, "--image", manual, "--tag", "manual", "--tag",
+        "before-upgrade", "--quiet");
+    assertThat(Cli.ok("list", manual).out()).contains("note tags: manual,before-upgrade");
+    Path at = Files.createDirectories(dir.resolve("tags"));
+    for (String s : List.of("20261120T020000Z", "20261122T020000Z", "20261124T020000Z")) {
+      Files.copy(nightly, at.resolve("payroll-" + s + ".bsave"));
+    }
+    for (String s : List.of("20261121T020000Z", "20261123T020000Z")) {
+      Files.copy(manual, at.resolve("payroll-" + s + ".bsave"));
+    }
+    Cli shown = Cli.ok("images", "--at", at, "--tag", "before-upgrade", "--json");
+    assertThat(shown.out().lines().filter(l -> l.contains("\"type\":\"image\"")))
+        .hasSize(2).allMatch(l -> l.contains("\"tags\":[\"manual\",\"before-upgrade\"]"));
+    Cli pruned = Cli.ok("prune", "--at", at, "--tag", "nightly", "--keep-last", "1", "--yes");
+    assertThat(pruned.out()).contains("not tagged nightly");
+    assertThat(at.resolve("payroll-20261120T020000Z.bsave")).doesNotExist();
+    assertThat(at.resolve("payroll-20261122T020000Z.bsave")).doesNotExist();
+    assertThat(at.resolve("payroll-20261124T020000Z.bsave")).exists();
+    assertThat(at.resolve("payroll-20261121T020000Z.bsave")).exists();
+    assertThat(at.resolve("payroll-20261123T020000Z.bsave")).exists();
+    Cli bad = Cli.run("save", "--library", library, "--image", dir.resolve("t.bsave"), "--tag",
+        "a,b");
+    assertThat(bad.exit()).isEqualTo(1);
+    assertThat(bad.err()).contains("--tag 'a,b': a tag is 1 to 64 of");
+  }
+
   @Test
   void pruneOnADirectoryIsADryRunUntilYesAndForgetsTheLedgerRecords() throws Exception {
     Path at = Files.createDirectories(dir.resolve("daily"));

@@ -105,7 +105,8 @@ class SnapshotIT {
         Path image = dir.resolve("pairs/run-" + run + ".bsave");
         long atStart = counter.get();
         Cli save = Cli.ok("save", "--library", library, "--image", image, "--snapshot", "btrfs",
-            "--codec", "lz4", "--before", before, "--after-snapshot", resume, "--quiet");
+            "--codec", "lz4", "--before", before, "--after-snapshot", resume, "--tag", "pairs",
+            "--quiet");
         assertThat(save.err()).contains("saving from a btrfs snapshot taken at");
         assertThat(counter.get()).as("the writer went on during save " + run)
             .isGreaterThan(atStart);
@@ -116,7 +117,8 @@ class SnapshotIT {
         assertThat(a).as("run " + run + ": pair/a whole").matches("(\\d{12}\n)+");
         assertThat(a).as("run " + run + ": pair/a and pair/b agree").isEqualTo(b);
         assertThat(ImageReader.readCatalog(image).notes())
-            .containsEntry(Notes.SNAPSHOT, "btrfs").containsKey(Notes.SNAPSHOT_TAKEN);
+            .containsEntry(Notes.SNAPSHOT, "btrfs").containsKey(Notes.SNAPSHOT_TAKEN)
+            .containsEntry(Notes.TAGS, "pairs");
         assertThat(snapshotsLeft()).as("after save " + run).isEmpty();
         assertThat(mnt.resolve(".beamsave-snapshots")).as("its directory, once empty")
             .doesNotExist();

@@ -60,6 +60,11 @@ final class ImagesCommand implements Callable<Integer> {
       description = "Where the images are.")
   String at;
 
+  @Option(names = "--tag", paramLabel = "TAG",
+      description = "Only images tagged TAG (save --tag; repeatable: any of them). An encrypted"
+          + " image's tags are in its catalog: without its key it is not shown.")
+  List<String> tags = new ArrayList<>();
+
   @Mixin S3Args s3;
 
   @Mixin KeyArgs keys;
@@ -101,6 +106,10 @@ final class ImagesCommand implements Callable<Integer> {
       if (r.lineage() != null) {
         stored.putIfAbsent(r.lineage().id(), r.image().uri());
       }
+    }
+    if (!tags.isEmpty()) {
+      // After the bases are known: a tagged image's untagged base is stored, not missing.
+      all.removeIf(r -> r.lineage() == null || !r.lineage().taggedAny(tags));
     }
     Map<String, List<Row>> byLibrary = new TreeMap<>();
     for (Row r : all) {
@@ -224,6 +233,7 @@ final class ImagesCommand implements Callable<Integer> {
     m.put("ratio", r.rawBytes() < 0 ? null : Math.round(ratio(r) * 1000) / 1000.0);
     m.put("codec", r.codec());
     m.put("status", r.status());
+    m.put("tags", r.lineage() == null ? null : r.lineage().tags());
     Lineage l = r.lineage();
     m.put("imageId", l == null ? null : l.id().toString());
     m.put("depth", l == null ? null : l.depth());

@@ -91,6 +91,12 @@ final class PruneCommand implements Callable<Integer> {
           + " units y, m (months), w, d, h, as 30d, 1y6m, 12h.")
   String keepWithin;
 
+  @Option(names = "--tag", paramLabel = "TAG",
+      description = "Count and delete only images tagged TAG (save --tag; repeatable: any of"
+          + " them); the others are neither counted nor deleted, and the bases they need are"
+          + " kept. An encrypted image's tags are in its catalog: without its key it is left.")
+  List<String> tags = new java.util.ArrayList<>();
+
   @Option(names = "--yes", description = "Delete; without it, only print what would be deleted.")
   boolean yes;
 
@@ -125,7 +131,8 @@ final class PruneCommand implements Callable<Integer> {
       }
       return 0;
     }
-    List<PrunePlan.Candidate> candidates = PrunePlan.read(series, s3.settings(), keys.keys());
+    List<PrunePlan.Candidate> candidates = PrunePlan.read(series, s3.settings(), keys.keys(),
+        tags);
     // Read after the images, so that a save that began meanwhile is seen using its base.
     Map<ImageId, String> inUse = inUse();
     PrunePlan.Proof proof = PrunePlan.proof(s3.settings(), keys.keys());

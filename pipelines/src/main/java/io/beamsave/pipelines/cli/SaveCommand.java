@@ -174,6 +174,14 @@ final class SaveCommand implements Callable<Integer> {
   String snapshot;
 
   @Option(
+      names = "--tag",
+      paramLabel = "TAG",
+      description = "Tag each image with TAG (repeatable; letters, digits and . _ : @ + -, up to"
+          + " 64): kept in the image, shown by list, and chosen by images --tag and prune --tag"
+          + " (which then counts and deletes only images with the tag).")
+  List<String> tags = new java.util.ArrayList<>();
+
+  @Option(
       names = "--postgres",
       paramLabel = "CONNINFO",
       description = "With --snapshot: the library is the data directory of the running"
@@ -388,7 +396,7 @@ final class SaveCommand implements Callable<Integer> {
           shardSize == null ? null : Sizes.parse(shardSize), block, linkMbps,
           select.selection(), allowChanging, skipUnreadable, incremental.base,
           incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
-          s3.settings(), reportJson, metricsFile, snapshotKind, postgres);
+          s3.settings(), reportJson, metricsFile, snapshotKind, postgres, tags);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }

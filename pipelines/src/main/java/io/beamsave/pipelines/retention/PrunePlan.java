@@ -80,6 +80,15 @@ public final class PrunePlan {
    */
   public static List<Candidate> read(Map<String, List<StoredImages.Image>> series,
       S3Settings s3, Keys keys) {
+    return read(series, s3, keys, List.of());
+  }
+
+  /**
+   * Like {@link #read(Map, S3Settings, Keys)}; with {@code tags}, an image that bears none of
+   * them (or whose tags cannot be read) is neither counted nor deleted.
+   */
+  public static List<Candidate> read(Map<String, List<StoredImages.Image>> series,
+      S3Settings s3, Keys keys, List<String> tags) {
     List<Candidate> out = new ArrayList<>();
     for (List<StoredImages.Image> images : series.values()) {
       for (StoredImages.Image i : images) {
@@ -92,6 +101,12 @@ public final class PrunePlan {
           } else if (!keys.isEmpty() && (l.fromHeader() || !l.encrypted())) {
             notCounted = l.fromHeader() ? "not counted: no key given opens it"
                 : "not counted: not encrypted, and keys were given";
+          }
+          if (notCounted == null && !tags.isEmpty() && (l == null || !l.taggedAny(tags))) {
+            notCounted = "not counted: " + (l == null
+                ? "stored with transfer compression, its tags cannot be read"
+                : l.tags() == null ? "its tags are in its encrypted catalog: give its key"
+                : "not tagged " + String.join(" or ", tags));
           }
           out.add(new Candidate(i, l, null, notCounted));
         } catch (IOException | RuntimeException e) {

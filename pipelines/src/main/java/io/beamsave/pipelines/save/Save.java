@@ -162,6 +162,12 @@ public final class Save {
     }
     BasePlan bases = BaseImages.choose(save, request, output.note());
     save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
+    if (!request.tags().isEmpty()) {
+      for (String name : save.libraries().keySet()) {
+        save = save.withNotes(name, Map.of(io.beamsave.transforms.image.Notes.TAGS,
+            String.join(",", request.tags())));
+      }
+    }
     Instant start = Instant.now();
     SavePipeline.Outcome outcome;
     PostgresSave postgres = request.postgres() == null ? null

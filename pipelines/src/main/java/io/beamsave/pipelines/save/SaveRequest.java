@@ -31,6 +31,7 @@ import java.util.List;
  * @param reportJson where the report also goes as JSON, or null
  * @param metricsFile where the run's figures go in Prometheus' text format, or null
  * @param snapshot the file-system snapshot each library is read from, or null to read it live
+ * @param tags what each image is tagged with ({@code save --tag}), for images and prune
  * @param postgres with a snapshot: the conninfo of the PostgreSQL server whose data directory
  *     the library is, or null
  */
@@ -54,7 +55,8 @@ public record SaveRequest(
     Path reportJson,
     Path metricsFile,
     io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot,
-    String postgres) {
+    String postgres,
+    List<String> tags) {
 
   /**
    * Which files of the libraries are saved.
@@ -80,8 +82,19 @@ public record SaveRequest(
     }
   }
 
+  /** What a tag may hold: a comma separates tags in the image. */
+  public static final java.util.regex.Pattern TAG =
+      java.util.regex.Pattern.compile("[A-Za-z0-9._:@+-]{1,64}");
+
   public SaveRequest {
     libraries = List.copyOf(libraries);
+    tags = tags == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(tags));
+    for (String t : tags) {
+      if (!TAG.matcher(t).matches()) {
+        throw new BeamsaveException("--tag '" + io.beamsave.transforms.Printable.text(t)
+            + "': a tag is 1 to 64 of A-Z a-z 0-9 . _ : @ + -");
+      }
+    }
     if (postgres != null && (snapshot == null || libraries.size() != 1)) {
       throw new BeamsaveException(snapshot == null
           ? "--postgres saves from a snapshot: give --snapshot btrfs (backup mode without one,"

@@ -59,7 +59,9 @@ public final class Snapshots implements AutoCloseable {
     List<String> own = new ArrayList<>();
     for (SaveSpec.Library lib : spec.libraries().values()) {
       Snapshot s = holder(taken, lib);
-      out = out.withReadFrom(lib.name(), s.view(lib.rootPath()).toUri().toString(), s.notes());
+      java.util.Map<String, String> notes = new java.util.LinkedHashMap<>(lib.notes());
+      notes.putAll(s.notes());
+      out = out.withReadFrom(lib.name(), s.view(lib.rootPath()).toUri().toString(), notes);
       if (s.place().startsWith(lib.rootPath())) {
         // The snapshots' directory lies in the library (the subvolume's top): not the library's.
         own.add("/" + Excludes.quote(lib.rootPath().relativize(s.place()).toString()) + "/");

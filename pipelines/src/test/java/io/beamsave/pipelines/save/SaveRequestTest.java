@@ -16,7 +16,7 @@ class SaveRequestTest {
   private static SaveRequest request(String base, boolean optional, int fullEvery) {
     return new SaveRequest(List.of(Path.of("/srv/data")), "/backup/data.bsave", null, "zstd:3",
         null, 1 << 20, 0, ALL, false, false, base, optional, fullEvery, List.of(), Keys.NONE,
-        null, null, null, null, null);
+        null, null, null, null, null, null);
   }
 
   @Test

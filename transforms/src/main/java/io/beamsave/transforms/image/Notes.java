@@ -24,6 +24,8 @@ public final class Notes {
   public static final String SNAPSHOT = "snapshot";
   /** When that snapshot was taken, as an ISO-8601 instant in UTC. */
   public static final String SNAPSHOT_TAKEN = "snapshot.taken";
+  /** The image's tags ({@code save --tag}), separated by commas. */
+  public static final String TAGS = "tags";
   /** The snapshot's own path while it was read, which the image's names do not hold. */
   public static final String SNAPSHOT_PATH = "snapshot.path";
 

@@ -174,6 +174,11 @@ public final class SaveSpec implements Serializable {
         skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
 
+  /** The same save with {@code notes} for library {@code name}'s image. */
+  public SaveSpec withNotes(String name, Map<String, String> notes) {
+    return withReadFrom(name, library(name).readFrom(), notes);
+  }
+
   /**
    * The same save with library {@code name} read from {@code readFrom} (a snapshot of it, a
    * {@code file:} URI) and {@code notes} in its image.
