@@ -1,14 +1,21 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.runs.RunNames;
+import io.beamsave.pipelines.save.Hooks;
 import io.beamsave.pipelines.save.Save;
+import io.beamsave.pipelines.save.SaveMetrics;
 import io.beamsave.pipelines.save.SaveRequest;
+import io.beamsave.pipelines.snapshot.Snapshot;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -259,9 +266,9 @@ final class SaveCommand implements Callable<Integer> {
   long hookTimeout;
 
   /** The hooks of this save and what they are told, once call() has made them. */
-  private io.beamsave.pipelines.save.Hooks hooks;
+  private Hooks hooks;
 
-  private java.util.Map<String, String> hookEnv;
+  private Map<String, String> hookEnv;
 
   @Override
   public Integer call() throws IOException {
@@ -287,19 +294,19 @@ final class SaveCommand implements Callable<Integer> {
           "--dry-run runs no hooks; drop --before, --after-snapshot and --after to see what"
               + " would be saved");
     }
-    hooks = new io.beamsave.pipelines.save.Hooks(before, afterSnapshot,
+    hooks = new Hooks(before, afterSnapshot,
         after, hookTimeout, line -> {
           spec.commandLine().getErr().println("beamsave: " + line);
           spec.commandLine().getErr().flush();
         });
-    hookEnv = io.beamsave.pipelines.save.Hooks.environment(libraries,
-        image, io.beamsave.pipelines.runs.RunNames.runId());
+    hookEnv = Hooks.environment(libraries,
+        image, RunNames.runId());
     int code = 1;
     String result = "failure";
-    java.time.Instant began = java.time.Instant.now();
+    Instant began = Instant.now();
     // An interrupt exits from its handler: the after hooks are among what it runs first.
-    try (io.beamsave.pipelines.runner.Interrupts.Registration onInterrupt = hooks.hasAfter()
-        ? io.beamsave.pipelines.runner.Interrupts.onInterrupt("after hooks",
+    try (Interrupts.Registration onInterrupt = hooks.hasAfter()
+        ? Interrupts.onInterrupt("after hooks",
             () -> hooks.after(hookEnv, "interrupted", 130))
         : null) {
       try {
@@ -308,33 +315,33 @@ final class SaveCommand implements Callable<Integer> {
         } catch (RuntimeException e) {
           if (metricsFile != null) {
             // No save ran, and the monitoring must hear of it.
-            io.beamsave.pipelines.save.SaveMetrics.write(metricsFile, null, began,
-                java.time.Instant.now());
+            SaveMetrics.write(metricsFile, null, began,
+                Instant.now());
           }
           throw e;
         }
         code = save();
         result = "success";
       } finally {
-        if (onInterrupt != null && !io.beamsave.pipelines.runner.Interrupts.interrupted()) {
+        if (onInterrupt != null && !Interrupts.interrupted()) {
           onInterrupt.close();
-          for (io.beamsave.pipelines.save.Hooks.Ran failed : hooks.after(hookEnv, result, code)) {
+          for (Hooks.Ran failed : hooks.after(hookEnv, result, code)) {
             json.warning(failed.describe());
           }
         }
-        if (metricsFile != null && !io.beamsave.pipelines.runner.Interrupts.interrupted()
+        if (metricsFile != null && !Interrupts.interrupted()
             && written(metricsFile, began)) {
-          io.beamsave.pipelines.save.SaveMetrics.addHooks(metricsFile, hooks.ran());
+          SaveMetrics.addHooks(metricsFile, hooks.ran());
         }
         if (json.on()) {
-          for (io.beamsave.pipelines.save.Hooks.Ran r : hooks.ran()) {
-            java.util.Map<String, Object> m = JsonOutput.object("hook");
+          for (Hooks.Ran r : hooks.ran()) {
+            Map<String, Object> m = JsonOutput.object("hook");
             m.put("phase", r.phase());
             m.put("index", r.index());
             m.put("command", r.command());
-            m.put("exitCode", r.exitCode() == io.beamsave.pipelines.save.Hooks.TIMED_OUT ? null
+            m.put("exitCode", r.exitCode() == Hooks.TIMED_OUT ? null
                 : r.exitCode());
-            m.put("timedOut", r.exitCode() == io.beamsave.pipelines.save.Hooks.TIMED_OUT);
+            m.put("timedOut", r.exitCode() == Hooks.TIMED_OUT);
             m.put("seconds", r.seconds());
             json.emit(m);
           }
@@ -345,7 +352,7 @@ final class SaveCommand implements Callable<Integer> {
   }
 
   /** Whether this run wrote {@code file} (a failure found early writes none). */
-  private static boolean written(Path file, java.time.Instant since) {
+  private static boolean written(Path file, Instant since) {
     try {
       return java.nio.file.Files.getLastModifiedTime(file).toInstant()
           .isAfter(since.minusMillis(5));
@@ -374,7 +381,7 @@ final class SaveCommand implements Callable<Integer> {
 
   private SaveRequest request() {
     long block;
-    io.beamsave.pipelines.snapshot.Snapshot.Kind snapshotKind;
+    Snapshot.Kind snapshotKind;
     try {
       // What the command line says wrong is a usage error (exit 2), found before any work.
       io.beamsave.transforms.codec.Codecs.parse(codec);
@@ -387,7 +394,7 @@ final class SaveCommand implements Callable<Integer> {
         Sizes.parse(shardSize);
       }
       snapshotKind = snapshot == null ? null
-          : io.beamsave.pipelines.snapshot.Snapshot.Kind.parse(snapshot);
+          : Snapshot.Kind.parse(snapshot);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -406,7 +413,7 @@ final class SaveCommand implements Callable<Integer> {
     for (Save.Planned p : planned) {
       io.beamsave.transforms.save.SaveScan.Found f = p.found();
       if (json.on()) {
-        java.util.Map<String, Object> m = JsonOutput.object("dryRun");
+        Map<String, Object> m = JsonOutput.object("dryRun");
         m.put("library", p.library());
         m.put("image", p.image());
         m.put("base", p.base());
@@ -439,7 +446,7 @@ final class SaveCommand implements Callable<Integer> {
       result.report().print(out);
       return;
     }
-    java.util.Map<String, Object> summary = JsonOutput.object("summary");
+    Map<String, Object> summary = JsonOutput.object("summary");
     summary.put("start", result.start().toString());
     summary.put("end", result.end().toString());
     summary.putAll(result.report().json());
