@@ -167,9 +167,6 @@ public final class Snapshot implements AutoCloseable {
     return library;
   }
 
-  public Path root() {
-    return root;
-  }
 
   public Instant taken() {
     return taken;
