@@ -186,10 +186,10 @@ class SnapshotIT {
     Cli usage = Cli.run("save", "--library", library, "--image", dir.resolve("u.bsave"),
         "--after-snapshot", "true");
     assertThat(usage.exit()).isEqualTo(2);
-    Cli noSnapshot = Cli.run("save", "--library", library, "--image", dir.resolve("u.bsave"),
-        "--postgres", "host=127.0.0.1");
-    assertThat(noSnapshot.exit()).isEqualTo(2);
-    assertThat(noSnapshot.err()).contains("--postgres saves from a snapshot");
+    Cli two = Cli.run("save", "--library", library, "--library", mnt, "--image",
+        dir.resolve("{library}.bsave"), "--postgres", "host=127.0.0.1");
+    assertThat(two.exit()).isEqualTo(2);
+    assertThat(two.err()).contains("--postgres saves one library");
     assertThat(snapshotsLeft()).isEmpty();
   }
 

@@ -191,12 +191,15 @@ final class SaveCommand implements Callable<Integer> {
   @Option(
       names = "--postgres",
       paramLabel = "CONNINFO",
-      description = "With --snapshot: the library is the data directory of the running"
-          + " PostgreSQL server CONNINFO reaches (as psql takes it: 'host=/var/run/postgresql"
-          + " user=postgres', a postgresql:// URI). The save checks that every tablespace and"
-          + " the WAL are inside it, asks for a checkpoint, then saves from the snapshot"
-          + " without postmaster.pid; PostgreSQL started on the restored directory recovers"
-          + " from the WAL saved with it, as after a crash. Needs psql.")
+      description = "The library is the data directory of the running PostgreSQL server"
+          + " CONNINFO reaches (as psql takes it: 'host=/var/run/postgresql user=postgres', a"
+          + " postgresql:// URI); the save checks that every tablespace and the WAL are inside"
+          + " it and leaves out postmaster.pid. With --snapshot: a checkpoint, then the save"
+          + " reads the snapshot, and PostgreSQL recovers from the WAL in it as after a crash."
+          + " Without: backup mode (pg_backup_start, the files read as the server writes them,"
+          + " pg_backup_stop), and the image gets the backup_label and the WAL up to the"
+          + " backup's end; this needs the workers in this JVM. Either way PostgreSQL started on"
+          + " the restored directory is consistent with no other step. Needs psql.")
   String postgres;
 
   @Mixin SelectArgs select;
@@ -272,11 +275,9 @@ final class SaveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    if (postgres != null && (snapshot == null || libraries.size() != 1)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), snapshot == null
-          ? "--postgres saves from a snapshot: give --snapshot btrfs (backup mode without one,"
-              + " pg_backup_start and the WAL, is not built yet)"
-          : "--postgres saves one library, the cluster's data directory");
+    if (postgres != null && libraries.size() != 1) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--postgres saves one library, the cluster's data directory");
     }
     if (!afterSnapshot.isEmpty() && snapshot == null) {
       throw new CommandLine.ParameterException(spec.commandLine(),

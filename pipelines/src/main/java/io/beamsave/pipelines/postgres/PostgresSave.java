@@ -13,7 +13,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The PostgreSQL side of {@code save --postgres CONNINFO --snapshot}: before the snapshot,
+ * The PostgreSQL side of {@code save --postgres CONNINFO}, and all of it with {@code --snapshot}
+ * ({@link PostgresBackup} is the backup mode without one): before the snapshot,
  * checks the library is the cluster's whole data directory (its tablespaces and WAL inside it,
  * or the snapshot would not hold them) and asks for a checkpoint, so that recovery from the
  * snapshot replays little; the image then notes the server and the checkpoint. A snapshot holds
@@ -35,11 +36,26 @@ public final class PostgresSave {
 
   private final String conninfo;
   private final String version;
+  private final int versionNum;
   private String checkpoint;
 
-  private PostgresSave(String conninfo, String version) {
+  private PostgresSave(String conninfo, String version, int versionNum) {
     this.conninfo = conninfo;
     this.version = version;
+    this.versionNum = versionNum;
+  }
+
+  String conninfo() {
+    return conninfo;
+  }
+
+  /** The server's version, as it says it. */
+  public String version() {
+    return version;
+  }
+
+  int versionNum() {
+    return versionNum;
   }
 
   /**
@@ -64,7 +80,8 @@ public final class PostgresSave {
       throw new BeamsaveException("--postgres: the server's data directory is " + dataDir
           + ", not the library " + library + "; give --library " + dataDir);
     }
-    if (Integer.parseInt(row[2]) < 100000) {
+    int versionNum = Integer.parseInt(row[2]);
+    if (versionNum < 100000) {
       throw new BeamsaveException("--postgres: PostgreSQL " + row[1] + " is older than 10");
     }
     for (String[] t : query(conninfo, "SELECT spcname, pg_tablespace_location(oid) FROM"
@@ -79,7 +96,7 @@ public final class PostgresSave {
         throw BeamsaveException.io("--postgres: cannot resolve", wal, e);
       }
     }
-    return new PostgresSave(conninfo, row[1]);
+    return new PostgresSave(conninfo, row[1], versionNum);
   }
 
   /** A checkpoint now: recovery from a snapshot taken next starts here. */
@@ -105,10 +122,16 @@ public final class PostgresSave {
     if (!notes.containsKey(NOTE)) {
       return null;
     }
+    String start = "pg_ctl -D " + Printable.text(target.toString()) + " start, as its owner";
+    String backup = notes.get(PostgresBackup.NOTE_BACKUP);
+    if (backup != null) {
+      return "a PostgreSQL " + Printable.text(notes.get(NOTE)) + " data directory, saved in"
+          + " backup mode (" + Printable.text(backup) + "): start PostgreSQL on it (" + start
+          + ") and it replays the WAL saved with it from its backup_label to the backup's end";
+    }
     return "a PostgreSQL " + Printable.text(notes.get(NOTE)) + " data directory, saved from a"
-        + " snapshot: start PostgreSQL on it (pg_ctl -D " + Printable.text(target.toString())
-        + " start, as its owner) and it recovers to the snapshot's instant from the WAL saved"
-        + " with it";
+        + " snapshot: start PostgreSQL on it (" + start + ") and it recovers to the snapshot's"
+        + " instant from the WAL saved with it";
   }
 
   private static void outside(Path library, String location, String what) {
@@ -128,11 +151,22 @@ public final class PostgresSave {
     }
   }
 
+  /**
+   * psql for CONNINFO, unaligned, rows without headers, fields split at the unit separator,
+   * stopping at the first error.
+   */
+  static ProcessBuilder psql(String conninfo) {
+    ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(List.of("psql", "-X", "-q", "-A",
+        "-t", "-F", "\u001f", "-v", "ON_ERROR_STOP=1", "-d", conninfo)));
+    pb.environment().put("PGCONNECT_TIMEOUT", "10");
+    pb.environment().putIfAbsent("PGAPPNAME", "beamsave");
+    return pb;
+  }
+
   /** Rows of {@code sql}, fields split at the unit separator. */
   static List<String[]> query(String conninfo, String sql) {
-    ProcessBuilder pb = new ProcessBuilder("psql", "-X", "-q", "-A", "-t", "-F", "\u001f",
-        "-v", "ON_ERROR_STOP=1", "-d", conninfo, "-c", sql);
-    pb.environment().put("PGCONNECT_TIMEOUT", "10");
+    ProcessBuilder pb = psql(conninfo);
+    pb.command().addAll(List.of("-c", sql));
     try {
       Process p = pb.start();
       p.getOutputStream().close();

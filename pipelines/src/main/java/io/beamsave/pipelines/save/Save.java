@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.save;
 
+import io.beamsave.pipelines.postgres.PostgresBackup;
 import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.snapshot.Snapshots;
@@ -16,6 +17,7 @@ import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
+import io.beamsave.transforms.save.LateFiles;
 import io.beamsave.transforms.save.ListLibrary;
 import io.beamsave.transforms.save.SaveScan;
 import io.beamsave.transforms.save.SaveSpec;
@@ -173,12 +175,30 @@ public final class Save {
     PostgresSave postgres = request.postgres() == null ? null
         : PostgresSave.check(request.postgres(),
             save.libraries().values().iterator().next().rootPath());
+    if (postgres != null && request.snapshot() == null && workers == Workers.FLINK_CLUSTER) {
+      throw new BeamsaveException("--postgres without --snapshot holds PostgreSQL's backup mode"
+          + " in this JVM, and the workers run elsewhere: give --snapshot btrfs (with the"
+          + " workers on this host), or run the save with its workers here");
+    }
     java.util.concurrent.atomic.AtomicReference<Snapshots> snapshots =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicReference<PostgresBackup> backup =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicReference<AutoCloseable> lateFiles =
         new java.util.concurrent.atomic.AtomicReference<>();
     try {
       outcome = SavePipeline.run(save, options, output.progress(), true, held -> {
         if (request.snapshot() == null) {
-          return held;
+          if (postgres == null) {
+            return held;
+          }
+          backup.set(PostgresBackup.start(postgres,
+              held.libraries().values().iterator().next().rootPath(),
+              "beamsave " + ProcessHandle.current().pid() + " " + System.currentTimeMillis()));
+          SaveSpec read = backupMode(held, backup.get());
+          lateFiles.set(LateFiles.register(read, read.libraries().keySet().iterator().next(),
+              backup.get()));
+          return read;
         }
         if (postgres != null) {
           postgres.checkpoint();
@@ -193,6 +213,16 @@ public final class Save {
       if (snapshots.get() != null) {
         snapshots.get().close();
       }
+      if (lateFiles.get() != null) {
+        try {
+          lateFiles.get().close();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      if (backup.get() != null) {
+        backup.get().close();
+      }
     }
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
@@ -201,7 +231,10 @@ public final class Save {
     }
     warnUnmatchedExcludes(save, outcome);
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
-    if (changed > 0) {
+    if (changed > 0 && backup.get() != null) {
+      output.note().accept(changed + " file(s) changed while being saved, as PostgreSQL wrote"
+          + " them; its recovery from the WAL in the image repairs them");
+    } else if (changed > 0) {
       output.warning().accept(changed + " file(s) changed while being saved; marked in the image");
     }
     boolean partial = warnPartial(save, outcome);
@@ -224,6 +257,27 @@ public final class Save {
         + notes.get(PostgresSave.NOTE_CHECKPOINT) + ": no backup mode is needed");
     return save.withReadFrom(lib.name(), lib.readFrom(), notes)
         .withExcludes(save.excludes().withOwn(PostgresSave.LEFT_OUT));
+  }
+
+  /**
+   * {@code save}'s one library as a PostgreSQL data directory read in backup mode: changing as
+   * it is read, without what a backup leaves out, and with what {@code backup} hands over at
+   * its end.
+   */
+  private SaveSpec backupMode(SaveSpec save, PostgresBackup backup) {
+    SaveSpec.Library lib = save.libraries().values().iterator().next();
+    Map<String, String> notes = new LinkedHashMap<>(lib.notes());
+    notes.putAll(backup.notes());
+    output.note().accept(lib.name() + ": a PostgreSQL " + notes.get(PostgresSave.NOTE)
+        + " data directory in backup mode from " + backup.startLsn() + ": its files are read"
+        + " while the server writes them, and the WAL up to the backup's end goes into the"
+        + " image with its backup_label");
+    List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
+    out.addAll(PostgresBackup.LEFT_OUT);
+    return save.withReadFrom(lib.name(), lib.readFrom(), notes)
+        .withLateFiles(lib.name(), PostgresBackup.FROM)
+        .withAllowChanging(true)
+        .withExcludes(save.excludes().withOwn(out));
   }
 
   /** Found out before the save, not after a good one. */

@@ -95,11 +95,9 @@ public record SaveRequest(
             + "': a tag is 1 to 64 of A-Z a-z 0-9 . _ : @ + -");
       }
     }
-    if (postgres != null && (snapshot == null || libraries.size() != 1)) {
-      throw new BeamsaveException(snapshot == null
-          ? "--postgres saves from a snapshot: give --snapshot btrfs (backup mode without one,"
-              + " pg_backup_start and the WAL, is not built yet)"
-          : "--postgres saves one library, the cluster's data directory");
+    if (postgres != null && libraries.size() != 1) {
+      throw new BeamsaveException(
+          "--postgres saves one library, the cluster's data directory");
     }
     recipients = List.copyOf(recipients);
     if (libraries.isEmpty()) {

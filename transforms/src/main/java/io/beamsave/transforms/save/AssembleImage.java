@@ -74,8 +74,8 @@ public final class AssembleImage
 
     @ProcessElement
     public void process(
-        @Element KV<String, Iterable<ShardResult>> shards, OutputReceiver<KV<String, String>> out)
-        throws IOException {
+        @Element KV<String, Iterable<ShardResult>> shards, OutputReceiver<KV<String, String>> out,
+        org.apache.beam.sdk.options.PipelineOptions options) throws IOException {
       stage.started();
       String name = shards.getKey();
       SaveSpec.Library lib = spec.library(name);
@@ -98,6 +98,12 @@ public final class AssembleImage
         throw new IllegalStateException(
             name + ": " + distinct.size() + " shards compressed, " + planned + " planned");
       }
+      // Every planned file is read: what exists only now is added after them.
+      LateFiles.Compressed late = LateFiles.compress(spec, name, Math.toIntExact(planned),
+          shardSize, options.getJobName());
+      late.shards().forEach(r -> results.put(r.written(), r));
+      Map<String, String> notes = new java.util.LinkedHashMap<>(lib.notes());
+      notes.putAll(late.notes());
       // An encrypted image's header, written before its first shard, already names its id and
       // when it was made; its catalog must agree.
       ImageKey key = lib.sink().key();
@@ -107,12 +113,13 @@ public final class AssembleImage
       Function<List<ImageSink.Kept>, Catalog> catalog = kept -> {
         List<ShardResult> byShard = kept.stream().map(k -> results.get(k.copy())).toList();
         // The entries are made as the catalog's pages are written, one at a time.
-        PlannedEntries entries = new PlannedEntries(spec, name, staged, byShard);
+        PlannedEntries entries = new PlannedEntries(spec, name, staged, byShard,
+            late.entries());
         return new Catalog(name, spec.codec().spec(), created,
             spec.blockSize(), shardSize, listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())
             .withIdentity(id, null, listing.depth(), listing.bases())
-            .withNotes(lib.notes());
+            .withNotes(io.beamsave.transforms.image.Notes.check(notes));
       };
       checkBasesStored(lib, listing.bases(), spec);
       long imageBytes;
@@ -123,8 +130,9 @@ public final class AssembleImage
         throw BeamsaveException.io("cannot write image", lib.destination(), e);
       }
       String image = lib.destination();
-      new ImageSummary(name, lib.destination(), staged.files(), raw, imageBytes,
-          distinct.size(), unreadable(listing, results.values()), listing.missing(),
+      new ImageSummary(name, lib.destination(), staged.files() + late.entries().size(),
+          raw + late.rawBytes(), imageBytes, distinct.size() + late.shards().size(),
+          unreadable(listing, results.values()), listing.missing(),
           id.toString(), listing.bases().isEmpty() ? "" : listing.bases().get(0).location(),
           staged.referencedBytes())
           .writeTo(spec);

@@ -74,7 +74,7 @@ public final class CompressShards
 
   static final class CompressShardFn extends DoFn<ShardTask, KV<String, ShardResult>> {
     private final SaveSpec spec;
-    private final Counter bytesRead = StageMetrics.counter(StageMetrics.BYTES_READ);
+    private final Counter bytesRead;
     private final Counter bytesStaged = StageMetrics.counter(StageMetrics.BYTES_STAGED);
     private final Counter shardsWritten = StageMetrics.counter(StageMetrics.SHARDS_WRITTEN);
     private final Counter blocksStoredRaw = StageMetrics.counter(StageMetrics.BLOCKS_STORED_RAW);
@@ -92,8 +92,21 @@ public final class CompressShards
     private transient java.util.concurrent.atomic.LongAdder liveFiles;
 
     CompressShardFn(SaveSpec spec) {
-      this.spec = spec;
+      this(spec, true);
     }
+
+    /**
+     * {@code planned}: whether the bytes read count against the bytes planned, which the
+     * progress measures; {@link LateFiles} are read beyond the plan.
+     */
+    CompressShardFn(SaveSpec spec, boolean planned) {
+      this.spec = spec;
+      this.planned = planned;
+      bytesRead = StageMetrics.counter(planned ? StageMetrics.BYTES_READ : LATE_BYTES_READ);
+    }
+
+    private static final String LATE_BYTES_READ = "lateBytesRead";
+    private final boolean planned;
 
     @Setup
     public void setup() {
@@ -136,13 +149,24 @@ public final class CompressShards
     public void process(@Element ShardTask task, OutputReceiver<KV<String, ShardResult>> out,
         org.apache.beam.sdk.options.PipelineOptions options) throws IOException {
       stage.started();
+      SaveSpec.Library lib = spec.library(task.library());
+      out.output(KV.of(task.library(), compress(task, tree(lib), options.getJobName())));
+      stage.finished();
+    }
+
+    /**
+     * Reads {@code task}'s pieces beneath {@code tree}, hands the shard to its library's sink
+     * and says what it made; for {@link LateFiles}, also outside a pipeline's step, between
+     * {@link #setup} and {@link #teardown}.
+     */
+    ShardResult compress(ShardTask task, Beneath tree, String jobName) throws IOException {
       if (liveBytes == null) {
-        liveBytes = LiveProgress.counter(options.getJobName(), StageMetrics.BYTES_READ);
-        liveFiles = LiveProgress.counter(options.getJobName(), LiveProgress.FILES_DONE);
+        liveBytes = planned ? LiveProgress.counter(jobName, StageMetrics.BYTES_READ)
+            : new java.util.concurrent.atomic.LongAdder();
+        liveFiles = LiveProgress.counter(jobName, LiveProgress.FILES_DONE);
       }
       SaveSpec.Library lib = spec.library(task.library());
       lib.sink().checkWritable();
-      Beneath tree = tree(lib);
       ShardWriter w = new ShardWriter();
       shardBytes.reset();
       w.sink = shardBytes;
@@ -195,14 +219,9 @@ public final class CompressShards
         Staging.write(spec, task.library(), stagedDigests, digests, digests.length);
         digests = new byte[0];
       }
-      out.output(
-          KV.of(
-              task.library(),
-              new ShardResult(
-                  task.shard(), copy, w.raw, w.stored, w.lengths(), digests, stagedDigests,
-                  changed, unreadable,
-                  shardKey == null ? null : imageKey.wrap(shardKey, ImageKey.SHARD))));
-      stage.finished();
+      return new ShardResult(task.shard(), copy, w.raw, w.stored, w.lengths(), digests,
+          stagedDigests, changed, unreadable,
+          shardKey == null ? null : imageKey.wrap(shardKey, ImageKey.SHARD));
     }
 
     private Beneath tree(SaveSpec.Library lib) {

@@ -4,6 +4,7 @@ import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.util.AbstractSequentialList;
 import java.util.ArrayList;
@@ -18,7 +19,8 @@ import java.util.Set;
  * A library's catalog entries as the image records them, made one at a time from the listing
  * {@link PlanShards} staged (in path order): each file placed in the shards again ({@link
  * ShardPlanner.Layout}), its extents' digests taken from the shards' results, and flagged if it
- * changed or could not be read. Every iteration reads the staged chunks afresh, one at a time,
+ * changed or could not be read, and the {@link LateFiles} merged in path order. Every iteration
+ * reads the staged chunks afresh, one at a time,
  * so a catalog of any number of entries is written holding a chunk of them. Sequential and
  * read-only: only {@link #iterator} and {@link #size} work.
  */
@@ -29,26 +31,28 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
   private final List<ShardResult> byShard;
   private final Set<PathBytes> changed = new HashSet<>();
   private final Set<PathBytes> unread = new HashSet<>();
-  private final int size;
+  private final List<Entry> late;
+  private final int staged;
 
   /**
    * {@code listing}: the planned listing; {@code byShard}: the result of each shard the image
-   * keeps, by shard index.
+   * keeps, by shard index; {@code late}: the late files' entries, complete, in path order.
    */
   PlannedEntries(SaveSpec spec, String library, StagedListing listing,
-      List<ShardResult> byShard) {
+      List<ShardResult> byShard, List<Entry> late) {
     this.spec = spec;
     this.library = library;
     this.listing = listing;
     this.byShard = byShard;
     byShard.forEach(r -> changed.addAll(r.changedPaths()));
     byShard.forEach(r -> r.unreadable().forEach(u -> unread.add(u.path())));
-    size = Math.toIntExact(listing.entries());
+    this.late = late;
+    staged = Math.toIntExact(listing.entries());
   }
 
   @Override
   public int size() {
-    return size;
+    return Math.addExact(staged, late.size());
   }
 
   @Override
@@ -61,18 +65,44 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
     ShardDigests digests = new ShardDigests();
     return new ListIterator<>() {
       private int next;
+      private int placed;
+      private int lateNext;
+      /** The next planned entry, placed, once looked at. */
+      private Entry pending;
 
       @Override
       public boolean hasNext() {
-        return next < size;
+        return next < size();
       }
 
       @Override
       public Entry next() {
-        if (next >= size) {
+        if (next >= size()) {
           throw new NoSuchElementException();
         }
         next++;
+        if (pending == null && placed < staged) {
+          placed++;
+          pending = planned();
+        }
+        if (lateNext < late.size()) {
+          Entry l = late.get(lateNext);
+          int order = pending == null ? -1 : PathOrder.compare(l.path(), pending.path());
+          if (order == 0) {
+            throw new IllegalStateException(library + ": late file " + l.path()
+                + " is in the listing too");
+          }
+          if (order < 0) {
+            lateNext++;
+            return l;
+          }
+        }
+        Entry e = pending;
+        pending = null;
+        return e;
+      }
+
+      private Entry planned() {
         Entry e = layout.place(in.next());
         if (!e.isFile()) {
           return e;

@@ -22,7 +22,7 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 7L;
+  private static final long serialVersionUID = 8L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
@@ -36,11 +36,12 @@ public final class SaveSpec implements Serializable {
    * io.beamsave.transforms.image.Notes}), such as which snapshot that was.
    */
   public record Library(String name, String root, ImageSink sink, Catalog.Base base,
-      ImageKey baseKey, String baseTag, String readFrom, Map<String, String> notes)
+      ImageKey baseKey, String baseTag, String readFrom, Map<String, String> notes,
+      String lateFrom)
       implements Serializable {
     /** A library saved whole (no base image). */
     public Library(String name, String root, ImageSink sink) {
-      this(name, root, sink, null, null, "", null, Map.of());
+      this(name, root, sink, null, null, "", null, Map.of(), null);
     }
 
     /** Where the library's files are read: the library, or the snapshot of it. */
@@ -149,7 +150,7 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
-        lib.baseTag(), lib.readFrom(), lib.notes()));
+        lib.baseTag(), lib.readFrom(), lib.notes(), lib.lateFrom()));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
@@ -169,7 +170,7 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag, lib.readFrom(),
-        lib.notes()));
+        lib.notes(), lib.lateFrom()));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom, spreadOver, startedMillis);
   }
@@ -187,7 +188,22 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), lib.base(), lib.baseKey(),
-        lib.baseTag(), readFrom, io.beamsave.transforms.image.Notes.check(notes)));
+        lib.baseTag(), readFrom, io.beamsave.transforms.image.Notes.check(notes),
+        lib.lateFrom()));
+    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
+        skipUnreadable, filesFrom, spreadOver, startedMillis);
+  }
+
+  /**
+   * The same save with library {@code name}'s image also holding the files {@code from} (what
+   * supplies them, for messages) hands over once every other file of it is read: see {@link
+   * LateFiles}.
+   */
+  public SaveSpec withLateFiles(String name, String from) {
+    Library lib = library(name);
+    Map<String, Library> copy = new LinkedHashMap<>(libraries);
+    copy.put(name, new Library(name, lib.root(), lib.sink(), lib.base(), lib.baseKey(),
+        lib.baseTag(), lib.readFrom(), lib.notes(), from));
     return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
         skipUnreadable, filesFrom, spreadOver, startedMillis);
   }

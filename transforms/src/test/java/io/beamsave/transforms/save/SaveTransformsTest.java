@@ -125,6 +125,68 @@ public class SaveTransformsTest {
         .get("a/b/big.bin")).isEqualTo(Files.readAllBytes(root.resolve("a/b/big.bin")));
   }
 
+  /**
+   * Files handed over once every planned shard is written join the image in path order, in
+   * shards of their own after the planned ones, and read back byte for byte.
+   */
+  @Test
+  public void lateFilesJoinTheImageInPathOrderAfterThePlannedShards() throws Exception {
+    Path root = library();
+    Path late = tmp.newFolder("late").toPath();
+    Files.createDirectories(late.resolve("a/b"));
+    byte[] wal = new byte[250_000];
+    new Random(9).nextBytes(wal);
+    Files.write(late.resolve("a/b/late.bin"), wal);
+    Files.writeString(late.resolve("label"), "START");
+    SaveSpec spec = spec(root).withLateFiles("lib", "the test");
+    int[] collected = new int[1];
+    try (AutoCloseable registered = LateFiles.register(spec, "lib", () -> {
+      collected[0]++;
+      return new LateFiles.Handed(late,
+          List.of(PathBytes.of("label"), PathBytes.of("a/b/late.bin")),
+          java.util.Map.of("late", "yes"));
+    })) {
+      pipeline
+          .apply("List", ListLibrary.of(spec))
+          .apply("Plan", PlanShards.of(spec))
+          .apply(Reshuffle.viaRandomKey())
+          .apply("Compress", CompressShards.of(spec))
+          .apply("Assemble", AssembleImage.of(spec));
+      pipeline.run().waitUntilFinish();
+    }
+    assertThat(collected[0]).isEqualTo(1);
+    Path image = tmp.getRoot().toPath().resolve("lib.bsave");
+    Catalog c = ImageReader.readCatalog(image);
+    assertThat(io.beamsave.testing.Entries.paths(c.entries())).containsExactly("a", "a/b",
+        "a/b/big.bin", "a/b/late.bin", "a/small.txt", "label", "z.txt");
+    // Four planned shards, then the late files' 250,005 bytes in shards of 100,000.
+    assertThat(c.shards()).hasSize(7);
+    assertThat(c.entries().get(3).extents()).extracting(e -> e.shard())
+        .containsExactly(4, 5, 6);
+    assertThat(c.notes()).containsEntry("late", "yes");
+    var files = io.beamsave.testing.ImageFiles.read(image);
+    assertThat(files.get("a/b/late.bin")).isEqualTo(wal);
+    assertThat(files.get("label")).isEqualTo("START".getBytes());
+    assertThat(files.get("a/b/big.bin")).isEqualTo(Files.readAllBytes(root.resolve("a/b/big.bin")));
+  }
+
+  /** A library that expects late files, assembled where no source hands them over, fails. */
+  @Test
+  public void lateFilesWithoutTheirSourceFailTheImageInOneLine() throws Exception {
+    SaveSpec spec = spec(library()).withLateFiles("lib", "pg_backup_stop");
+    pipeline
+        .apply("List", ListLibrary.of(spec))
+        .apply("Plan", PlanShards.of(spec))
+        .apply(Reshuffle.viaRandomKey())
+        .apply("Compress", CompressShards.of(spec))
+        .apply("Assemble", AssembleImage.of(spec));
+    assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
+        .hasRootCauseInstanceOf(BeamsaveException.class)
+        .rootCause().hasMessageStartingWith("lib: pg_backup_stop hands its files over in the"
+            + " JVM that runs the save");
+    assertThat(tmp.getRoot().toPath().resolve("lib.bsave")).doesNotExist();
+  }
+
   @Test
   public void aShardSizeForOneWorkerOrNoBytesIsTheOneGiven() {
     SaveSpec spec = SaveSpec.of("/staging").withSizes(64L << 20, 1 << 20);

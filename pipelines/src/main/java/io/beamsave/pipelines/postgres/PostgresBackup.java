@@ -1,0 +1,331 @@
+package io.beamsave.pipelines.postgres;
+
+import io.beamsave.pipelines.runner.Interrupts;
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.save.AssembleImage;
+import io.beamsave.transforms.save.LateFiles;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * PostgreSQL's backup mode, for {@code save --postgres CONNINFO} without a snapshot. One {@code
+ * psql} session holds it: a temporary replication slot, so that no WAL the backup needs is
+ * recycled while the save reads, then {@code pg_backup_start} with a fast checkpoint. The save
+ * reads the data directory while the server writes it (full-page writes are on for the backup,
+ * so replay repairs any page read torn), leaving out {@link #LEFT_OUT}. Once every file is read,
+ * the image's assembly calls {@link #collect}: {@code pg_backup_stop}, whose {@code backup_label}
+ * and {@code tablespace_map} go into the image, with the WAL segments from the backup's start to
+ * its end ({@link LateFiles}). PostgreSQL started on the restored directory replays them from
+ * the label's checkpoint and is consistent at the backup's end, with no other step, as from
+ * {@code pg_basebackup -X fetch}. Closing the session before the stop abandons the backup.
+ */
+public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
+  /** What a backup leaves out, beyond {@link PostgresSave#LEFT_OUT}, as pg_basebackup does. */
+  public static final List<String> LEFT_OUT = List.of("/pg_wal/*", "/backup_label",
+      "/tablespace_map", "/backup_manifest", "/pg_replslot/*", "/pg_dynshmem/*",
+      "/pg_notify/*", "/pg_serial/*", "/pg_snapshots/*", "/pg_subtrans/*",
+      "/base/pgsql_tmp/*");
+
+  /** What the image notes of the backup: its start and end in the WAL. */
+  public static final String NOTE_BACKUP = "postgres.backup";
+
+  /** Who hands the late files over, for messages. */
+  public static final String FROM = "pg_backup_stop";
+
+  private static final String DONE = "beamsave:done";
+  private static final Pattern START =
+      Pattern.compile("^START WAL LOCATION: ([0-9A-F]+/[0-9A-F]+)", Pattern.MULTILINE);
+  private static final Pattern TIMELINE =
+      Pattern.compile("^START TIMELINE: ([0-9]+)$", Pattern.MULTILINE);
+  private static final Pattern SEGMENT = Pattern.compile("[0-9A-F]{24}");
+  private static final Pattern HISTORY = Pattern.compile("[0-9A-F]{8}\\.history");
+
+  private final Path library;
+  private final String version;
+  private final int versionNum;
+  private final Process psql;
+  private final Writer in;
+  private final BufferedReader out;
+  private final StringBuilder err = new StringBuilder();
+  private final Interrupts.Registration onInterrupt;
+  private long segmentSize;
+  private String startLsn;
+  private Path late;
+  private LateFiles.Handed handed;
+  private boolean closed;
+
+  private PostgresBackup(String conninfo, Path library, String version, int versionNum)
+      throws IOException {
+    this.library = library;
+    this.version = version;
+    this.versionNum = versionNum;
+    ProcessBuilder pb = PostgresSave.psql(conninfo);
+    psql = pb.start();
+    in = new OutputStreamWriter(psql.getOutputStream(), StandardCharsets.UTF_8);
+    out = new BufferedReader(new InputStreamReader(psql.getInputStream(),
+        StandardCharsets.UTF_8));
+    Thread errors = new Thread(() -> {
+      try (BufferedReader e = new BufferedReader(new InputStreamReader(psql.getErrorStream(),
+          StandardCharsets.UTF_8))) {
+        for (String line; (line = e.readLine()) != null; ) {
+          synchronized (err) {
+            if (err.length() < 4096) {
+              err.append(line).append('\n');
+            }
+          }
+        }
+      } catch (IOException gone) {
+        // The session has ended; what it said is kept.
+      }
+    }, "psql-errors");
+    errors.setDaemon(true);
+    errors.start();
+    onInterrupt = Interrupts.onInterrupt("postgres backup", this::close);
+  }
+
+  /**
+   * Puts the server {@code postgres} checked into backup mode for a save of {@code library}
+   * labelled {@code label}; what it says goes to {@code note}.
+   */
+  public static PostgresBackup start(PostgresSave postgres, Path library, String label) {
+    PostgresBackup b;
+    try {
+      b = new PostgresBackup(postgres.conninfo(), library, postgres.version(),
+          postgres.versionNum());
+    } catch (IOException e) {
+      throw new BeamsaveException("--postgres: cannot run psql: " + e.getMessage()
+          + " (install PostgreSQL's client, Debian's postgresql-client)");
+    }
+    try {
+      b.begin(label);
+      return b;
+    } catch (RuntimeException e) {
+      b.close();
+      throw e;
+    }
+  }
+
+  private void begin(String label) {
+    List<String[]> rows = call("SELECT pg_is_in_recovery(), setting FROM pg_settings"
+        + " WHERE name = 'wal_segment_size'");
+    if (rows.size() != 1 || rows.get(0).length != 2) {
+      throw new BeamsaveException("--postgres: the server did not say its WAL segment size");
+    }
+    if (rows.get(0)[0].equals("t")) {
+      throw new BeamsaveException("--postgres: the server is a standby; back it up from a"
+          + " snapshot (--snapshot btrfs) or back up its primary");
+    }
+    segmentSize = Long.parseLong(rows.get(0)[1]);
+    if (segmentSize <= 0 || Long.bitCount(segmentSize) != 1) {
+      throw new BeamsaveException("--postgres: odd WAL segment size " + segmentSize);
+    }
+    // Held by this session: the WAL from the last checkpoint on stays until it ends.
+    String slot = ("beamsave_" + label.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "_"));
+    call("SELECT 1 FROM pg_create_physical_replication_slot('"
+        + slot.substring(0, Math.min(slot.length(), 63)) + "', true, true)");
+    String quoted = "'" + label.replace("'", "''") + "'";
+    rows = call(versionNum >= 150000
+        ? "SELECT pg_backup_start(" + quoted + ", true)"
+        : "SELECT pg_start_backup(" + quoted + ", true, false)");
+    startLsn = rows.isEmpty() ? null : rows.get(0)[0];
+  }
+
+  /** Where the backup began in the WAL. */
+  public String startLsn() {
+    return startLsn;
+  }
+
+  /** What the image notes before the backup ends. */
+  public Map<String, String> notes() {
+    Map<String, String> n = new LinkedHashMap<>();
+    n.put(PostgresSave.NOTE, version);
+    n.put(PostgresSave.NOTE_RECOVERY, "replay of the WAL in the image from backup_label, when"
+        + " PostgreSQL starts");
+    return n;
+  }
+
+  /**
+   * Ends the backup and hands over its {@code backup_label}, {@code tablespace_map} and WAL;
+   * once: a second call hands over the same.
+   */
+  @Override
+  public synchronized LateFiles.Handed collect() throws IOException {
+    if (handed != null) {
+      return handed;
+    }
+    List<String[]> rows = call("SELECT lsn, encode(convert_to(labelfile, 'UTF8'), 'hex'),"
+        + " encode(convert_to(coalesce(spcmapfile, ''), 'UTF8'), 'hex') FROM "
+        + (versionNum >= 150000 ? "pg_backup_stop(false)" : "pg_stop_backup(false, false)"));
+    if (rows.size() != 1 || rows.get(0).length != 3) {
+      throw new BeamsaveException("--postgres: pg_backup_stop said nothing of the backup");
+    }
+    String stopLsn = rows.get(0)[0];
+    String label = text(rows.get(0)[1]);
+    String map = text(rows.get(0)[2]);
+    Matcher start = START.matcher(label);
+    Matcher timeline = TIMELINE.matcher(label);
+    if (!start.find() || !timeline.find()) {
+      throw new BeamsaveException("--postgres: pg_backup_stop returned a backup_label without"
+          + " its start: " + Printable.text(label.lines().findFirst().orElse("")));
+    }
+    long tli = Long.parseLong(timeline.group(1));
+    long first = lsn(start.group(1)) / segmentSize;
+    long last = (lsn(stopLsn) - 1) / segmentSize;
+    late = Files.createTempDirectory("beamsave-postgres-");
+    Files.createDirectory(late.resolve("pg_wal"));
+    List<PathBytes> paths = new ArrayList<>();
+    var owner = Files.readAttributes(library, "unix:uid,gid");
+    write("backup_label", label, owner);
+    paths.add(PathBytes.of("backup_label"));
+    if (!map.isEmpty()) {
+      write("tablespace_map", map, owner);
+      paths.add(PathBytes.of("tablespace_map"));
+    }
+    long perId = 0x100000000L / segmentSize;
+    for (long seg = first; seg <= last; seg++) {
+      String name = String.format("%08X%08X%08X", tli, seg / perId, seg % perId);
+      try {
+        link("pg_wal/" + name);
+      } catch (NoSuchFileException e) {
+        throw new BeamsaveException("--postgres: WAL segment " + name + ", which the backup"
+            + " needs, is gone from " + library.resolve("pg_wal"));
+      }
+      paths.add(PathBytes.of("pg_wal/" + name));
+    }
+    try (var history = Files.newDirectoryStream(library.resolve("pg_wal"))) {
+      for (Path h : history) {
+        String name = h.getFileName().toString();
+        if (HISTORY.matcher(name).matches() && Files.isRegularFile(h)) {
+          link("pg_wal/" + name);
+          paths.add(PathBytes.of("pg_wal/" + name));
+        }
+      }
+    }
+    Map<String, String> notes = new LinkedHashMap<>();
+    notes.put(NOTE_BACKUP, start.group(1) + " to " + stopLsn + ", " + (last - first + 1)
+        + " WAL segment" + (last == first ? "" : "s"));
+    handed = new LateFiles.Handed(late, paths, notes);
+    return handed;
+  }
+
+  private static String text(String hex) {
+    return new String(HexFormat.of().parseHex(hex), StandardCharsets.UTF_8);
+  }
+
+  private static long lsn(String s) {
+    int slash = s.indexOf('/');
+    return (Long.parseLong(s.substring(0, slash), 16) << 32)
+        | Long.parseLong(s.substring(slash + 1), 16);
+  }
+
+  /** {@code name} in the late directory, owned as the data directory is, readable by it only. */
+  private void write(String name, String content, Map<String, Object> owner)
+      throws IOException {
+    Path p = late.resolve(name);
+    Files.writeString(p, content, StandardCharsets.UTF_8);
+    Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString(
+        "rw-------"));
+    try {
+      Files.setAttribute(p, "unix:uid", owner.get("uid"));
+      Files.setAttribute(p, "unix:gid", owner.get("gid"));
+    } catch (IOException | SecurityException notRoot) {
+      // Saved as this user's; a restore as root gives it this user's owner.
+    }
+  }
+
+  /** The data directory's {@code rel} in the late directory: a link where one can be made. */
+  private void link(String rel) throws IOException {
+    Path from = library.resolve(rel);
+    Path to = late.resolve(rel);
+    try {
+      Files.createLink(to, from);
+    } catch (IOException | UnsupportedOperationException elsewhere) {
+      if (!Files.exists(from, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        throw new NoSuchFileException(from.toString());
+      }
+      Files.copy(from, to, StandardCopyOption.COPY_ATTRIBUTES,
+          java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+  }
+
+  /** Rows of {@code sql}, run in the session; fails on the server's first error. */
+  private synchronized List<String[]> call(String sql) {
+    try {
+      in.write(sql + ";\n\\echo " + DONE + "\n");
+      in.flush();
+      List<String[]> rows = new ArrayList<>();
+      for (String line; (line = out.readLine()) != null; ) {
+        if (line.equals(DONE)) {
+          return rows;
+        }
+        if (!line.isEmpty()) {
+          rows.add(line.split("\u001f", -1));
+        }
+      }
+    } catch (IOException ended) {
+      // Said below, with what psql said.
+    }
+    try {
+      psql.waitFor(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    String said;
+    synchronized (err) {
+      said = err.toString().lines().filter(l -> !l.isBlank()).findFirst()
+          .orElse("psql ended");
+    }
+    throw new BeamsaveException("--postgres: " + Printable.text(said.strip()));
+  }
+
+  /** Ends the session (a backup not yet stopped is abandoned) and removes the late files. */
+  @Override
+  public void close() {
+    synchronized (err) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    try {
+      in.close();
+    } catch (IOException gone) {
+      // The session has ended already.
+    }
+    try {
+      if (!psql.waitFor(10, TimeUnit.SECONDS)) {
+        psql.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      psql.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+    try {
+      if (late != null) {
+        AssembleImage.deleteTree(late);
+      }
+    } catch (IOException | RuntimeException e) {
+      System.err.println("beamsave: warning: cannot remove " + late + ": " + e.getMessage());
+    }
+    onInterrupt.close();
+  }
+}

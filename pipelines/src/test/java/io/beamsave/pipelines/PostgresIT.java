@@ -1,0 +1,200 @@
+package io.beamsave.pipelines;
+
+import static io.beamsave.pipelines.SnapshotIT.asPostgres;
+import static io.beamsave.pipelines.SnapshotIT.freePort;
+import static io.beamsave.pipelines.SnapshotIT.ok;
+import static io.beamsave.pipelines.SnapshotIT.run;
+import static io.beamsave.pipelines.SnapshotIT.sql;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import io.beamsave.transforms.fs.Dir;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code save --postgres} without a snapshot, in PostgreSQL's backup mode, against a real
+ * PostgreSQL under a steady pgbench load with checkpoints forced every 100 ms: each image,
+ * full, incremental or encrypted, restores into an empty directory on which PostgreSQL starts,
+ * completes the backup's recovery from the image's backup_label and WAL, and holds tables that
+ * agree, that pg_amcheck finds sound, and every row committed before the save began. No save,
+ * finished or interrupted, leaves the server a session, a replication slot or a file of it.
+ */
+class PostgresIT {
+  @TempDir static Path dir;
+  static Path bin;
+  static Path data;
+  static Path sockets;
+  static String conninfo;
+  static final List<Process> load = new ArrayList<>();
+
+  @BeforeAll
+  static void postgres() throws Exception {
+    assumeThat(Dir.effectiveUid()).as("run as root").isZero();
+    bin = SnapshotIT.postgresBin();
+    assumeThat(bin).as("PostgreSQL's server binaries").isNotNull();
+    assumeThat(run("id", "postgres").exit()).as("a postgres user").isZero();
+    Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions
+        .fromString("rwxr-xr-x"));
+    Path pg = Files.createDirectories(dir.resolve("pg"));
+    ok("chown", "postgres:postgres", pg.toString());
+    data = pg.resolve("data");
+    sockets = Files.createDirectories(dir.resolve("sockets"));
+    ok("chown", "postgres", sockets.toString());
+    asPostgres(bin.resolve("initdb"), "-D", data, "-A", "trust", "-U", "postgres");
+    int port = freePort();
+    conninfo = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
+    asPostgres(bin.resolve("pg_ctl"), "-D", data, "-o", "-p " + port + " -k " + sockets
+        + " -c listen_addresses=127.0.0.1", "-l", sockets.resolve("server.log"), "-w", "start");
+    ok(bin.resolve("pgbench").toString(), "-q", "-i", "-s", "4", "-h", "127.0.0.1", "-p",
+        Integer.toString(port), "-U", "postgres", "postgres");
+    load.add(new ProcessBuilder(bin.resolve("pgbench").toString(), "-c", "2", "-T", "900",
+        "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "postgres")
+        .redirectErrorStream(true).redirectOutput(dir.resolve("pgbench.log").toFile())
+        .start());
+    load.add(new ProcessBuilder("sh", "-c", "while :; do psql -X -q -d '" + conninfo
+        + "' -c checkpoint; sleep 0.1; done").redirectErrorStream(true)
+        .redirectOutput(dir.resolve("checkpoints.log").toFile()).start());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    for (Process p : load) {
+      p.destroy();
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+    if (data != null) {
+      run("runuser", "-u", "postgres", "--", bin.resolve("pg_ctl").toString(), "-D",
+          data.toString(), "-m", "immediate", "-w", "stop");
+    }
+  }
+
+  @Test
+  void fullIncrementalAndEncryptedImagesInBackupModeRestoreAndRecoverConsistent()
+      throws Exception {
+    Path password = Files.writeString(dir.resolve("password"), "correct horse battery");
+    Path previous = null;
+    for (int round = 0; round < 3; round++) {
+      long committed = Long.parseLong(sql(conninfo, "SELECT count(*) FROM pgbench_history"));
+      Path image = dir.resolve("images/run-" + round + ".bsave");
+      List<Object> args = new ArrayList<>(List.of("save", "--library", data, "--image", image,
+          "--postgres", conninfo, "--codec", "lz4"));
+      if (round == 1) {
+        args.addAll(List.of("--base", previous));
+      } else if (round == 2) {
+        args.addAll(List.of("--password-file", password));
+      }
+      Cli save = Cli.ok(args.toArray());
+      assertThat(save.err()).as("round " + round).contains("in backup mode from");
+      assertThat(sessionsAndSlots()).as("round " + round + ": the backup's session ended")
+          .isEqualTo("0|0");
+      List<Object> list = new ArrayList<>(List.of("list", image, "backup_label", "pg_wal/*"));
+      if (round == 2) {
+        list.addAll(List.of("--password-file", password));
+      }
+      assertThat(Cli.ok(list.toArray()).out()).contains("backup_label").contains("pg_wal/0000");
+      Path target = dir.resolve("restored-" + round);
+      List<Object> restore = new ArrayList<>(List.of("restore", image, "--target", target,
+          "--quiet"));
+      if (round == 2) {
+        restore.addAll(List.of("--password-file", password));
+      }
+      assertThat(Cli.ok(restore.toArray()).out())
+          .contains("next: a PostgreSQL 15").contains("saved in backup mode")
+          .contains("pg_ctl -D " + target + " start");
+      assertThat(target.resolve("postmaster.pid")).doesNotExist();
+      assertThat(Files.readString(target.resolve("backup_label"))).contains("START WAL");
+      recoversConsistent(target, "round " + round, committed);
+      previous = image;
+    }
+    assertThat(lateDirectories()).isEmpty();
+  }
+
+  /** A save stopped in backup mode ends the backup: no session, slot or file of it stays. */
+  @Test
+  void anInterruptedBackupModeSaveLeavesNothingBehind() throws Exception {
+    Path image = dir.resolve("interrupted/pg.bsave");
+    Files.createDirectories(image.getParent());
+    Path err = dir.resolve("interrupted/err.txt");
+    Process save = LauncherIT.start(Map.of(), List.of(), dir.resolve("interrupted/out.txt"),
+        err, "save", "--library", data, "--image", image, "--postgres", conninfo,
+        "--codec", "xz:9", "--shard-size", "2MiB", "--", "--targetParallelism=1");
+    InterruptsIT.await("the backup's start", () -> {
+      try {
+        return !save.isAlive() || sessionsAndSlots().equals("1|1");
+      } catch (Exception e) {
+        return false;
+      }
+    });
+    assertThat(save.isAlive()).as(Files.readString(err)).isTrue();
+    InterruptsIT.signal(save, "TERM");
+    assertThat(save.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(save.exitValue()).as(Files.readString(err)).isEqualTo(143);
+    InterruptsIT.await("the session's end", () -> {
+      try {
+        return sessionsAndSlots().equals("0|0");
+      } catch (Exception e) {
+        return false;
+      }
+    });
+    assertThat(image).doesNotExist();
+    assertThat(image.resolveSibling("pg.bsave.partial")).doesNotExist();
+  }
+
+  @Test
+  void aLibraryThatIsNotTheServersDataDirectoryIsRefused() throws Exception {
+    Cli save = Cli.run("save", "--library", data.resolve("base"), "--image",
+        dir.resolve("wrong.bsave"), "--postgres", conninfo);
+    assertThat(save.exit()).isEqualTo(1);
+    assertThat(save.err().strip()).startsWith("beamsave: error: --postgres: the server's data"
+        + " directory is " + data.toRealPath()).doesNotContain("\n");
+    assertThat(dir.resolve("wrong.bsave")).doesNotExist();
+  }
+
+  /** PostgreSQL started on {@code target} completes the backup's recovery, and is sound. */
+  static void recoversConsistent(Path target, String as, long committed) throws Exception {
+    int port = freePort();
+    String restored = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
+    Path log = sockets.resolve(target.getFileName() + ".log");
+    asPostgres(bin.resolve("pg_ctl"), "-D", target, "-o", "-p " + port + " -k " + sockets
+        + " -c listen_addresses=127.0.0.1", "-l", log, "-w", "-t", "120", "start");
+    try {
+      assertThat(Files.readString(log)).as(as)
+          .contains("starting backup recovery").contains("completed backup recovery")
+          .contains("consistent recovery state reached").contains("ready to accept connections");
+      String[] sums = sql(restored, "SELECT (SELECT sum(abalance) FROM pgbench_accounts),"
+          + " (SELECT sum(bbalance) FROM pgbench_branches),"
+          + " (SELECT sum(tbalance) FROM pgbench_tellers)").split("\\|");
+      assertThat(sums).as(as + ": balances agree").containsOnly(sums[0]);
+      assertThat(Long.parseLong(sql(restored, "SELECT count(*) FROM pgbench_history")))
+          .as(as + ": rows committed before the save").isGreaterThanOrEqualTo(committed);
+      SnapshotIT.Ran check = run(bin.resolve("pg_amcheck").toString(), "-h", "127.0.0.1", "-p",
+          Integer.toString(port), "-U", "postgres", "-d", "postgres", "--install-missing",
+          "--heapallindexed");
+      assertThat(check.exit()).as(as + ": pg_amcheck: " + check.out()).isZero();
+    } finally {
+      asPostgres(bin.resolve("pg_ctl"), "-D", target, "-m", "immediate", "-w", "stop");
+    }
+  }
+
+  /** beamsave's sessions on the server and its replication slots, as "sessions|slots". */
+  static String sessionsAndSlots() throws Exception {
+    return sql(conninfo, "SELECT (SELECT count(*) FROM pg_stat_activity WHERE application_name"
+        + " = 'beamsave'), (SELECT count(*) FROM pg_replication_slots)");
+  }
+
+  static List<Path> lateDirectories() throws Exception {
+    try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      return s.filter(p -> p.getFileName().toString().startsWith("beamsave-postgres-"))
+          .toList();
+    }
+  }
+}

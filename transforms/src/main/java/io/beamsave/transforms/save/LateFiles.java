@@ -1,0 +1,152 @@
+package io.beamsave.transforms.save;
+
+import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.shard.ShardPlanner;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Files a library's image holds that exist only once every other file of it has been read:
+ * a PostgreSQL backup's {@code backup_label} and the WAL written while the save read the data
+ * files ({@code pg_backup_stop} returns the one and ends the other). The save registers a
+ * {@link Source} for the library in its own JVM; the worker that assembles the image, which runs
+ * only after every planned shard is written, asks it for the files, compresses them into shards
+ * after the planned ones and merges their entries into the catalog in path order.
+ *
+ * <p>The source holds state no worker elsewhere can reach (a database session keeps the backup
+ * open), so a library with late files ({@link SaveSpec.Library#lateFrom}) is assembled where the
+ * save runs, or fails in one line: never into an image without them.
+ */
+public final class LateFiles {
+  private LateFiles() {}
+
+  /** Hands over a library's late files; called once per assembly of its image. */
+  public interface Source {
+    Handed collect() throws IOException;
+  }
+
+  /**
+   * {@code dir} holds each of {@code paths}, regular files, by the relative path the image gives
+   * them (their directories are in the listing); {@code notes} go to the image beside the
+   * library's own.
+   */
+  public record Handed(Path dir, List<PathBytes> paths, Map<String, String> notes) {}
+
+  /** The late files as the image holds them: entries placed with their digests, and shards. */
+  record Compressed(List<Entry> entries, List<ShardResult> shards, Map<String, String> notes,
+      long rawBytes) {
+    static final Compressed NONE = new Compressed(List.of(), List.of(), Map.of(), 0);
+  }
+
+  private static final Map<String, Source> SOURCES = new ConcurrentHashMap<>();
+
+  /** Makes {@code source} the one for {@code library} of {@code spec} until closed. */
+  public static AutoCloseable register(SaveSpec spec, String library, Source source) {
+    String key = key(spec, library);
+    SOURCES.put(key, source);
+    return () -> SOURCES.remove(key, source);
+  }
+
+  private static String key(SaveSpec spec, String library) {
+    return spec.staging() + "\u0000" + library;
+  }
+
+  /**
+   * Collects library {@code name}'s late files, if it has any, and writes them to its sink as
+   * shards from {@code firstShard} on, {@code shardSize} raw bytes at most each.
+   */
+  static Compressed compress(SaveSpec spec, String name, int firstShard, long shardSize,
+      String jobName) throws IOException {
+    SaveSpec.Library lib = spec.library(name);
+    if (lib.lateFrom() == null) {
+      return Compressed.NONE;
+    }
+    Source source = SOURCES.get(key(spec, name));
+    if (source == null) {
+      throw new BeamsaveException(name + ": " + lib.lateFrom() + " hands its files over in the"
+          + " JVM that runs the save, and this image is assembled elsewhere: run the save with"
+          + " its workers in that JVM (the DirectRunner, or Flink's embedded cluster)");
+    }
+    Handed handed = source.collect();
+    TreeMap<PathBytes, PathBytes> sorted = new TreeMap<>(PathOrder.PATHS);
+    for (PathBytes p : handed.paths()) {
+      if (p.length() == 0 || sorted.put(p, p) != null) {
+        throw new IllegalStateException(name + ": late file '" + p + "' is empty or twice");
+      }
+    }
+    Dir root = Dir.open(handed.dir());
+    try (Beneath tree = new Beneath(root)) {
+      ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
+      List<Entry> placed = new ArrayList<>();
+      TreeMap<Integer, List<ShardTask.FileRange>> pieces = new TreeMap<>();
+      long raw = 0;
+      for (PathBytes p : sorted.keySet()) {
+        FileStat s = tree.dir(p.bytes(), Math.max(p.lastSlash(), 0)).stat(p.fileName());
+        Entry e = s.isRegularFile() ? WalkedEntry.of(s, p, null) : null;
+        if (e == null) {
+          throw new BeamsaveException(name + ": " + lib.lateFrom() + " handed over "
+              + handed.dir().resolve(p.toString()) + ", which is not a regular file");
+        }
+        List<Extent> extents = new ArrayList<>();
+        long offset = 0;
+        for (Extent x : layout.place(e).extents()) {
+          int shard = Math.addExact(firstShard, x.shard());
+          extents.add(new Extent(shard, x.offset(), x.length(), null));
+          pieces.computeIfAbsent(shard, k -> new ArrayList<>())
+              .add(ShardTask.FileRange.of(e, offset, x.length()));
+          offset += x.length();
+        }
+        raw += e.size();
+        placed.add(e.withExtents(extents));
+      }
+      List<ShardResult> shards = new ArrayList<>();
+      Map<Integer, byte[]> digests = new TreeMap<>();
+      CompressShards.CompressShardFn fn = new CompressShards.CompressShardFn(spec, false);
+      fn.setup();
+      try {
+        for (Map.Entry<Integer, List<ShardTask.FileRange>> t : pieces.entrySet()) {
+          ShardResult r = fn.compress(new ShardTask(name, t.getKey(), t.getValue()), tree,
+              jobName);
+          if (!r.changedPaths().isEmpty() || !r.unreadable().isEmpty()) {
+            PathBytes bad = !r.changedPaths().isEmpty() ? r.changedPaths().get(0)
+                : r.unreadable().get(0).path();
+            throw new BeamsaveException(name + ": " + bad + ", handed over by "
+                + lib.lateFrom() + ", " + (r.changedPaths().isEmpty() ? "could not be read"
+                : "changed while it was being saved") + "; nothing was made: save again");
+          }
+          shards.add(r);
+          digests.put(t.getKey(), r.digests(spec, name));
+        }
+      } finally {
+        fn.teardown();
+      }
+      int[] cursor = new int[pieces.isEmpty() ? 0 : pieces.lastKey() + 1];
+      List<Entry> entries = new ArrayList<>(placed.size());
+      for (Entry e : placed) {
+        List<Extent> withDigests = new ArrayList<>(e.extents().size());
+        for (Extent x : e.extents()) {
+          int at = cursor[x.shard()]++ * ImageFormat.DIGEST_SIZE;
+          withDigests.add(x.withDigest(java.util.Arrays.copyOfRange(digests.get(x.shard()), at,
+              at + ImageFormat.DIGEST_SIZE)));
+        }
+        entries.add(e.withExtents(withDigests));
+      }
+      return new Compressed(entries, shards, handed.notes(), raw);
+    } finally {
+      root.close();
+    }
+  }
+}
