@@ -157,6 +157,13 @@ class PostgresIT {
     assertThat(save.err().strip()).startsWith("beamsave: error: --postgres: the server's data"
         + " directory is " + data.toRealPath()).doesNotContain("\n");
     assertThat(dir.resolve("wrong.bsave")).doesNotExist();
+    Cli noWal = Cli.run("save", "--library", data, "--image", dir.resolve("wrong.bsave"),
+        "--postgres", conninfo, "--exclude", "/pg_wal");
+    assertThat(noWal.exit()).isEqualTo(1);
+    assertThat(noWal.err().strip()).startsWith("beamsave: error: --postgres: the excludes leave"
+        + " out pg_wal").doesNotContain("\n");
+    assertThat(dir.resolve("wrong.bsave")).doesNotExist();
+    assertThat(sessionsAndSlots()).isEqualTo("0|0");
   }
 
   /** PostgreSQL started on {@code target} completes the backup's recovery, and is sound. */

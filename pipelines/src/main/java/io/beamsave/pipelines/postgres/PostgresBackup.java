@@ -13,9 +13,7 @@ import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -56,7 +54,6 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
       Pattern.compile("^START WAL LOCATION: ([0-9A-F]+/[0-9A-F]+)", Pattern.MULTILINE);
   private static final Pattern TIMELINE =
       Pattern.compile("^START TIMELINE: ([0-9]+)$", Pattern.MULTILINE);
-  private static final Pattern SEGMENT = Pattern.compile("[0-9A-F]{24}");
   private static final Pattern HISTORY = Pattern.compile("[0-9A-F]{8}\\.history");
 
   private final Path library;
@@ -191,39 +188,40 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     long first = lsn(start.group(1)) / segmentSize;
     long last = (lsn(stopLsn) - 1) / segmentSize;
     late = Files.createTempDirectory("beamsave-postgres-");
-    Files.createDirectory(late.resolve("pg_wal"));
-    List<PathBytes> paths = new ArrayList<>();
+    List<PathBytes> made = new ArrayList<>();
     var owner = Files.readAttributes(library, "unix:uid,gid");
     write("backup_label", label, owner);
-    paths.add(PathBytes.of("backup_label"));
+    made.add(PathBytes.of("backup_label"));
     if (!map.isEmpty()) {
       write("tablespace_map", map, owner);
-      paths.add(PathBytes.of("tablespace_map"));
+      made.add(PathBytes.of("tablespace_map"));
     }
+    // The WAL is read where it is: the session's slot keeps it there until the save ends.
+    List<PathBytes> wal = new ArrayList<>();
     long perId = 0x100000000L / segmentSize;
     for (long seg = first; seg <= last; seg++) {
       String name = String.format("%08X%08X%08X", tli, seg / perId, seg % perId);
-      try {
-        link("pg_wal/" + name);
-      } catch (NoSuchFileException e) {
+      if (!Files.isRegularFile(library.resolve("pg_wal").resolve(name),
+          java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         throw new BeamsaveException("--postgres: WAL segment " + name + ", which the backup"
-            + " needs, is gone from " + library.resolve("pg_wal"));
+            + " needs, is not in " + library.resolve("pg_wal"));
       }
-      paths.add(PathBytes.of("pg_wal/" + name));
+      wal.add(PathBytes.of("pg_wal/" + name));
     }
     try (var history = Files.newDirectoryStream(library.resolve("pg_wal"))) {
       for (Path h : history) {
         String name = h.getFileName().toString();
-        if (HISTORY.matcher(name).matches() && Files.isRegularFile(h)) {
-          link("pg_wal/" + name);
-          paths.add(PathBytes.of("pg_wal/" + name));
+        if (HISTORY.matcher(name).matches()
+            && Files.isRegularFile(h, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          wal.add(PathBytes.of("pg_wal/" + name));
         }
       }
     }
     Map<String, String> notes = new LinkedHashMap<>();
     notes.put(NOTE_BACKUP, start.group(1) + " to " + stopLsn + ", " + (last - first + 1)
         + " WAL segment" + (last == first ? "" : "s"));
-    handed = new LateFiles.Handed(late, paths, notes);
+    handed = new LateFiles.Handed(List.of(new LateFiles.From(late, made),
+        new LateFiles.From(library, wal)), notes);
     return handed;
   }
 
@@ -249,21 +247,6 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
       Files.setAttribute(p, "unix:gid", owner.get("gid"));
     } catch (IOException | SecurityException notRoot) {
       // Saved as this user's; a restore as root gives it this user's owner.
-    }
-  }
-
-  /** The data directory's {@code rel} in the late directory: a link where one can be made. */
-  private void link(String rel) throws IOException {
-    Path from = library.resolve(rel);
-    Path to = late.resolve(rel);
-    try {
-      Files.createLink(to, from);
-    } catch (IOException | UnsupportedOperationException elsewhere) {
-      if (!Files.exists(from, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-        throw new NoSuchFileException(from.toString());
-      }
-      Files.copy(from, to, StandardCopyOption.COPY_ATTRIBUTES,
-          java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
   }
 

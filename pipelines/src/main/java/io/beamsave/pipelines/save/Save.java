@@ -133,6 +133,20 @@ public final class Save {
       }
       output.note().accept("--dry-run takes no snapshot: it walks the libraries as they are");
     }
+    if (s.request.postgres() != null) {
+      // The server is asked what the save would ask; nothing is started on it.
+      SaveSpec.Library lib = save.libraries().values().iterator().next();
+      PostgresSave postgres = PostgresSave.check(s.request.postgres(), lib.rootPath());
+      List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
+      if (s.request.snapshot() == null) {
+        out.addAll(PostgresBackup.LEFT_OUT);
+      }
+      save = save.withExcludes(save.excludes().withOwn(out));
+      output.note().accept(lib.name() + ": a PostgreSQL " + postgres.version() + " data"
+          + " directory; --dry-run " + (s.request.snapshot() == null
+          ? "starts no backup (pg_backup_start), and the WAL the save would add is not counted"
+          : "asks for no checkpoint"));
+    }
     BasePlan bases = BaseImages.choose(save, s.request, output.note());
     List<Planned> planned = new java.util.ArrayList<>();
     for (SaveSpec.Library lib : save.libraries().values()) {
@@ -266,6 +280,10 @@ public final class Save {
    */
   private SaveSpec backupMode(SaveSpec save, PostgresBackup backup) {
     SaveSpec.Library lib = save.libraries().values().iterator().next();
+    if (save.excludes().excludes(PathBytes.of("pg_wal"), true)) {
+      throw new BeamsaveException("--postgres: the excludes leave out pg_wal, where the image"
+          + " keeps the WAL PostgreSQL recovers from; exclude what is in it, not the directory");
+    }
     Map<String, String> notes = new LinkedHashMap<>(lib.notes());
     notes.putAll(backup.notes());
     output.note().accept(lib.name() + ": a PostgreSQL " + notes.get(PostgresSave.NOTE)

@@ -39,11 +39,16 @@ public final class LateFiles {
   }
 
   /**
-   * {@code dir} holds each of {@code paths}, regular files, by the relative path the image gives
-   * them (their directories are in the listing); {@code notes} go to the image beside the
+   * The files, from one or more directories, and {@code notes} for the image beside the
    * library's own.
    */
-  public record Handed(Path dir, List<PathBytes> paths, Map<String, String> notes) {}
+  public record Handed(List<From> from, Map<String, String> notes) {}
+
+  /**
+   * {@code dir} holds each of {@code paths}, regular files, by the relative path the image gives
+   * them (their directories are in the listing).
+   */
+  public record From(Path dir, List<PathBytes> paths) {}
 
   /** The late files as the image holds them: entries placed with their digests, and shards. */
   record Compressed(List<Entry> entries, List<ShardResult> shards, Map<String, String> notes,
@@ -81,72 +86,79 @@ public final class LateFiles {
           + " its workers in that JVM (the DirectRunner, or Flink's embedded cluster)");
     }
     Handed handed = source.collect();
-    TreeMap<PathBytes, PathBytes> sorted = new TreeMap<>(PathOrder.PATHS);
-    for (PathBytes p : handed.paths()) {
-      if (p.length() == 0 || sorted.put(p, p) != null) {
-        throw new IllegalStateException(name + ": late file '" + p + "' is empty or twice");
-      }
-    }
-    Dir root = Dir.open(handed.dir());
-    try (Beneath tree = new Beneath(root)) {
-      ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
-      List<Entry> placed = new ArrayList<>();
-      TreeMap<Integer, List<ShardTask.FileRange>> pieces = new TreeMap<>();
-      long raw = 0;
-      for (PathBytes p : sorted.keySet()) {
-        FileStat s = tree.dir(p.bytes(), Math.max(p.lastSlash(), 0)).stat(p.fileName());
-        Entry e = s.isRegularFile() ? WalkedEntry.of(s, p, null) : null;
-        if (e == null) {
-          throw new BeamsaveException(name + ": " + lib.lateFrom() + " handed over "
-              + handed.dir().resolve(p.toString()) + ", which is not a regular file");
-        }
-        List<Extent> extents = new ArrayList<>();
-        long offset = 0;
-        for (Extent x : layout.place(e).extents()) {
-          int shard = Math.addExact(firstShard, x.shard());
-          extents.add(new Extent(shard, x.offset(), x.length(), null));
-          pieces.computeIfAbsent(shard, k -> new ArrayList<>())
-              .add(ShardTask.FileRange.of(e, offset, x.length()));
-          offset += x.length();
-        }
-        raw += e.size();
-        placed.add(e.withExtents(extents));
-      }
-      List<ShardResult> shards = new ArrayList<>();
-      Map<Integer, byte[]> digests = new TreeMap<>();
-      CompressShards.CompressShardFn fn = new CompressShards.CompressShardFn(spec, false);
-      fn.setup();
-      try {
-        for (Map.Entry<Integer, List<ShardTask.FileRange>> t : pieces.entrySet()) {
-          ShardResult r = fn.compress(new ShardTask(name, t.getKey(), t.getValue()), tree,
-              jobName);
-          if (!r.changedPaths().isEmpty() || !r.unreadable().isEmpty()) {
-            PathBytes bad = !r.changedPaths().isEmpty() ? r.changedPaths().get(0)
-                : r.unreadable().get(0).path();
-            throw new BeamsaveException(name + ": " + bad + ", handed over by "
-                + lib.lateFrom() + ", " + (r.changedPaths().isEmpty() ? "could not be read"
-                : "changed while it was being saved") + "; nothing was made: save again");
+    TreeMap<PathBytes, PathBytes> all = new TreeMap<>(PathOrder.PATHS);
+    List<Entry> placed = new ArrayList<>();
+    List<ShardResult> shards = new ArrayList<>();
+    Map<Integer, byte[]> digests = new TreeMap<>();
+    long raw = 0;
+    int next = firstShard;
+    CompressShards.CompressShardFn fn = new CompressShards.CompressShardFn(spec, false);
+    fn.setup();
+    try {
+      for (From from : handed.from()) {
+        List<PathBytes> sorted = new ArrayList<>(from.paths());
+        sorted.sort(PathOrder.PATHS);
+        for (PathBytes p : sorted) {
+          if (p.length() == 0 || all.put(p, p) != null) {
+            throw new IllegalStateException(name + ": late file '" + p + "' is empty or twice");
           }
-          shards.add(r);
-          digests.put(t.getKey(), r.digests(spec, name));
         }
-      } finally {
-        fn.teardown();
-      }
-      int[] cursor = new int[pieces.isEmpty() ? 0 : pieces.lastKey() + 1];
-      List<Entry> entries = new ArrayList<>(placed.size());
-      for (Entry e : placed) {
-        List<Extent> withDigests = new ArrayList<>(e.extents().size());
-        for (Extent x : e.extents()) {
-          int at = cursor[x.shard()]++ * ImageFormat.DIGEST_SIZE;
-          withDigests.add(x.withDigest(java.util.Arrays.copyOfRange(digests.get(x.shard()), at,
-              at + ImageFormat.DIGEST_SIZE)));
+        Dir root = Dir.open(from.dir());
+        try (Beneath tree = new Beneath(root)) {
+          ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
+          TreeMap<Integer, List<ShardTask.FileRange>> pieces = new TreeMap<>();
+          for (PathBytes p : sorted) {
+            FileStat s = tree.dir(p.bytes(), Math.max(p.lastSlash(), 0)).stat(p.fileName());
+            Entry e = s.isRegularFile() ? WalkedEntry.of(s, p, null) : null;
+            if (e == null) {
+              throw new BeamsaveException(name + ": " + lib.lateFrom() + " handed over "
+                  + from.dir().resolve(p.toString()) + ", which is not a regular file");
+            }
+            List<Extent> extents = new ArrayList<>();
+            long offset = 0;
+            for (Extent x : layout.place(e).extents()) {
+              int shard = Math.addExact(next, x.shard());
+              extents.add(new Extent(shard, x.offset(), x.length(), null));
+              pieces.computeIfAbsent(shard, k -> new ArrayList<>())
+                  .add(ShardTask.FileRange.of(e, offset, x.length()));
+              offset += x.length();
+            }
+            raw += e.size();
+            placed.add(e.withExtents(extents));
+          }
+          next += layout.shardCount();
+          for (Map.Entry<Integer, List<ShardTask.FileRange>> t : pieces.entrySet()) {
+            ShardResult r = fn.compress(new ShardTask(name, t.getKey(), t.getValue()), tree,
+                jobName);
+            if (!r.changedPaths().isEmpty() || !r.unreadable().isEmpty()) {
+              PathBytes bad = !r.changedPaths().isEmpty() ? r.changedPaths().get(0)
+                  : r.unreadable().get(0).path();
+              throw new BeamsaveException(name + ": " + bad + ", handed over by "
+                  + lib.lateFrom() + ", " + (r.changedPaths().isEmpty() ? "could not be read"
+                  : "changed while it was being saved") + "; nothing was made: save again");
+            }
+            shards.add(r);
+            digests.put(t.getKey(), r.digests(spec, name));
+          }
+        } finally {
+          root.close();
         }
-        entries.add(e.withExtents(withDigests));
       }
-      return new Compressed(entries, shards, handed.notes(), raw);
     } finally {
-      root.close();
+      fn.teardown();
     }
+    int[] cursor = new int[next];
+    List<Entry> entries = new ArrayList<>(placed.size());
+    for (Entry e : placed) {
+      List<Extent> withDigests = new ArrayList<>(e.extents().size());
+      for (Extent x : e.extents()) {
+        int at = cursor[x.shard()]++ * ImageFormat.DIGEST_SIZE;
+        withDigests.add(x.withDigest(java.util.Arrays.copyOfRange(digests.get(x.shard()), at,
+            at + ImageFormat.DIGEST_SIZE)));
+      }
+      entries.add(e.withExtents(withDigests));
+    }
+    entries.sort(PathOrder.ENTRIES);
+    return new Compressed(entries, shards, handed.notes(), raw);
   }
 }

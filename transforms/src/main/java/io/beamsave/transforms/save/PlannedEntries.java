@@ -1,5 +1,6 @@
 package io.beamsave.transforms.save;
 
+import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
@@ -66,6 +67,13 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
     return new ListIterator<>() {
       private int next;
       private int placed;
+      /** The late files' directories, and those of them already in the catalog. */
+      private final Set<PathBytes> wantedParents = new HashSet<>();
+      private final Set<PathBytes> lateParents = new HashSet<>();
+
+      {
+        late.forEach(l -> wantedParents.add(l.path().parent()));
+      }
       private int lateNext;
       /** The next planned entry, placed, once looked at. */
       private Entry pending;
@@ -94,11 +102,20 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
           }
           if (order < 0) {
             lateNext++;
+            PathBytes parent = l.path().parent();
+            if (parent != null && parent.length() > 0 && !lateParents.contains(parent)) {
+              throw new BeamsaveException(library + ": the directory " + parent + " of " + l.path()
+                  + ", which is added at the save's end, is not in the image (left out?)");
+            }
             return l;
           }
         }
         Entry e = pending;
         pending = null;
+        if (e.type() == io.beamsave.transforms.image.EntryType.DIRECTORY
+            && wantedParents.contains(e.path())) {
+          lateParents.add(e.path());
+        }
         return e;
       }
 

@@ -137,13 +137,15 @@ public class SaveTransformsTest {
     byte[] wal = new byte[250_000];
     new Random(9).nextBytes(wal);
     Files.write(late.resolve("a/b/late.bin"), wal);
-    Files.writeString(late.resolve("label"), "START");
+    Path label = tmp.newFolder("label").toPath();
+    Files.writeString(label.resolve("label"), "START");
     SaveSpec spec = spec(root).withLateFiles("lib", "the test");
     int[] collected = new int[1];
     try (AutoCloseable registered = LateFiles.register(spec, "lib", () -> {
       collected[0]++;
-      return new LateFiles.Handed(late,
-          List.of(PathBytes.of("label"), PathBytes.of("a/b/late.bin")),
+      return new LateFiles.Handed(List.of(
+          new LateFiles.From(late, List.of(PathBytes.of("a/b/late.bin"))),
+          new LateFiles.From(label, List.of(PathBytes.of("label")))),
           java.util.Map.of("late", "yes"));
     })) {
       pipeline
@@ -159,8 +161,9 @@ public class SaveTransformsTest {
     Catalog c = ImageReader.readCatalog(image);
     assertThat(io.beamsave.testing.Entries.paths(c.entries())).containsExactly("a", "a/b",
         "a/b/big.bin", "a/b/late.bin", "a/small.txt", "label", "z.txt");
-    // Four planned shards, then the late files' 250,005 bytes in shards of 100,000.
-    assertThat(c.shards()).hasSize(7);
+    // Four planned shards, then the late files' in shards of 100,000, from each directory.
+    assertThat(c.shards()).hasSize(8);
+    assertThat(c.entries().get(5).extents()).extracting(e -> e.shard()).containsExactly(7);
     assertThat(c.entries().get(3).extents()).extracting(e -> e.shard())
         .containsExactly(4, 5, 6);
     assertThat(c.notes()).containsEntry("late", "yes");
@@ -168,6 +171,29 @@ public class SaveTransformsTest {
     assertThat(files.get("a/b/late.bin")).isEqualTo(wal);
     assertThat(files.get("label")).isEqualTo("START".getBytes());
     assertThat(files.get("a/b/big.bin")).isEqualTo(Files.readAllBytes(root.resolve("a/b/big.bin")));
+  }
+
+  /** A late file whose directory the image does not hold fails the image, never restoring. */
+  @Test
+  public void aLateFileOutsideTheListedDirectoriesFailsTheImage() throws Exception {
+    Path late = tmp.newFolder("late").toPath();
+    Files.createDirectories(late.resolve("gone"));
+    Files.writeString(late.resolve("gone/x"), "x");
+    SaveSpec spec = spec(library()).withLateFiles("lib", "the test");
+    try (AutoCloseable registered = LateFiles.register(spec, "lib", () ->
+        new LateFiles.Handed(List.of(new LateFiles.From(late, List.of(PathBytes.of("gone/x")))),
+            java.util.Map.of()))) {
+      pipeline
+          .apply("List", ListLibrary.of(spec))
+          .apply("Plan", PlanShards.of(spec))
+          .apply(Reshuffle.viaRandomKey())
+          .apply("Compress", CompressShards.of(spec))
+          .apply("Assemble", AssembleImage.of(spec));
+      assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
+          .rootCause().hasMessage("lib: the directory gone of gone/x, which is added at the"
+              + " save's end, is not in the image (left out?)");
+    }
+    assertThat(tmp.getRoot().toPath().resolve("lib.bsave")).doesNotExist();
   }
 
   /** A library that expects late files, assembled where no source hands them over, fails. */
