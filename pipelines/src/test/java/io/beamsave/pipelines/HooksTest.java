@@ -55,6 +55,7 @@ class HooksTest {
         "--after", record(log, "a1"), "--metrics-file", metrics);
     assertThat(save.exit()).isEqualTo(1);
     assertThat(save.err()).contains("beamsave: hook --before #1: frozen? no");
+    assertThat(save.err().lines().filter(l -> l.contains("exited 3"))).as("said once").hasSize(1);
     assertThat(save.err().strip().lines().reduce((a, b) -> b).orElseThrow())
         .isEqualTo("beamsave: error: --before #1 'echo frozen? no >&2; exit 3' exited 3 in "
             + save.err().replaceAll("(?s).*exited 3 in ([0-9.]+s); nothing.*", "$1")
@@ -84,6 +85,7 @@ class HooksTest {
         "--after", "exit 5", "--json");
     assertThat(ok.exit()).isZero();
     assertThat(ok.err()).contains("beamsave: warning: --after #1 'exit 5' exited 5");
+    assertThat(ok.err().lines().filter(l -> l.contains("exited 5"))).as("said once").hasSize(1);
     List<String> hooks = ok.out().lines().filter(l -> l.contains("\"type\":\"hook\"")).toList();
     assertThat(hooks).singleElement().asString().contains("\"phase\":\"after\"")
         .contains("\"exitCode\":5").contains("\"timedOut\":false");

@@ -308,7 +308,8 @@ final class SaveCommand implements Callable<Integer> {
     // An interrupt exits from its handler: the after hooks are among what it runs first.
     try (Interrupts.Registration onInterrupt = hooks.hasAfter()
         ? Interrupts.onInterrupt("after hooks",
-            () -> hooks.after(hookEnv, "interrupted", 130))
+            () -> hooks.after(hookEnv, "interrupted", 130)
+                .forEach(failed -> json.warning(failed.describe())))
         : null) {
       try {
         try {

@@ -176,7 +176,10 @@ public final class Hooks {
     synchronized (this) {
       ran.add(r);
     }
-    log.accept(r.describe());
+    if (r.ok()) {
+      // A failure is the caller's to report, once: as the error or as a warning.
+      log.accept(r.describe());
+    }
     return r;
   }
 
