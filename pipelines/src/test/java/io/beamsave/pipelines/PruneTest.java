@@ -127,6 +127,37 @@ class PruneTest {
   }
 
   /**
+   * A directory under a location whose name is not UTF-8 cannot be named again as text: its
+   * images are left out, with a warning, never listed as damaged nor deleted.
+   */
+  @Test
+  void imagesUnderANameThatIsNotUtf8AreLeftOutWithAWarning() throws Exception {
+    Path at = Files.createDirectories(dir.resolve("latin1"));
+    Files.copy(image, at.resolve("payroll-20261120T020000Z.bsave"));
+    SnapshotIT.ok("sh", "-c", "mkdir \"$1/$(printf 'caf\\351')\" && cp \"$2\" \"$1/$(printf"
+        + " 'caf\\351')/payroll-20261121T020000Z.bsave\"", "sh", at.toString(), image.toString());
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+    Cli shown;
+    Cli pruned;
+    try {
+      System.setErr(new java.io.PrintStream(said, true, java.nio.charset.StandardCharsets.UTF_8));
+      shown = Cli.ok("images", "--at", at);
+      pruned = Cli.ok("prune", "--at", at, "--keep-last", "1", "--yes");
+    } finally {
+      System.setErr(err);
+    }
+    assertThat(shown.out()).contains("payroll-20261120T020000Z.bsave").doesNotContain("damaged")
+        .contains("1 image under");
+    assertThat(said.toString(java.nio.charset.StandardCharsets.UTF_8))
+        .contains("beamsave: warning: leaving out 'caf").contains("' in " + at + ": its name is"
+            + " not UTF-8");
+    assertThat(pruned.out()).doesNotContain("damaged");
+    assertThat(SnapshotIT.ok("sh", "-c", "ls \"$1\"/*/", "sh", at.toString()))
+        .contains("payroll-20261121T020000Z.bsave");
+  }
+
+  /**
    * Tags: prune --tag counts and deletes only images with the tag, leaving the others (even
    * older ones) alone; images --tag shows only them; list shows an image's tags.
    */

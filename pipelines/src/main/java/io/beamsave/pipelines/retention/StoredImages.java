@@ -2,6 +2,7 @@ package io.beamsave.pipelines.retention;
 
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageFormat;
@@ -31,7 +32,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * The images stored under a directory or {@code s3://} prefix (at any depth), grouped into
@@ -264,23 +264,63 @@ public final class StoredImages {
       throw new BeamsaveException(dir + ": no such directory");
     }
     List<Image> out = new ArrayList<>();
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) walk::iterator) {
-        String name = p.getFileName().toString();
-        // A run's staging may hold an image being assembled for upload: not a stored image.
-        boolean staging = p.toString().contains("/.beamsave-staging-");
-        if (name.endsWith(ImageFormat.EXTENSION) && !staging && Files.isRegularFile(p)) {
-          boolean busy = Files.exists(p.resolveSibling(name + ImageFormat.PARTIAL_SUFFIX));
-          out.add(image(p.toAbsolutePath().toString(),
-              Files.getLastModifiedTime(p).toInstant(), Files.size(p), busy));
+    try {
+      Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+        @Override
+        public java.nio.file.FileVisitResult preVisitDirectory(Path d,
+            java.nio.file.attribute.BasicFileAttributes a) {
+          return named(d) ? java.nio.file.FileVisitResult.CONTINUE
+              : java.nio.file.FileVisitResult.SKIP_SUBTREE;
         }
-      }
+
+        @Override
+        public java.nio.file.FileVisitResult visitFile(Path p,
+            java.nio.file.attribute.BasicFileAttributes a) throws IOException {
+          String name = p.getFileName().toString();
+          // A run's staging may hold an image being assembled for upload: not a stored image.
+          boolean staging = p.toString().contains("/.beamsave-staging-");
+          if (name.endsWith(ImageFormat.EXTENSION) && !staging && a.isRegularFile()
+              && named(p)) {
+            boolean busy = Files.exists(p.resolveSibling(name + ImageFormat.PARTIAL_SUFFIX));
+            out.add(image(p.toAbsolutePath().toString(), a.lastModifiedTime().toInstant(),
+                a.size(), busy));
+          }
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public java.nio.file.FileVisitResult visitFileFailed(Path p, IOException e)
+            throws IOException {
+          if (e instanceof NoSuchFileException) {
+            // Removed while listing (another prune, or a save replacing it): not ours to judge.
+            return java.nio.file.FileVisitResult.CONTINUE;
+          }
+          throw e;
+        }
+      });
     } catch (NoSuchFileException gone) {
-      // Removed while listing (another prune, or a save replacing it): not ours to judge.
+      // The directory itself went meanwhile: nothing is under it.
     } catch (IOException e) {
       throw BeamsaveException.io("cannot list images in", dir, e);
     }
     return out;
+  }
+
+  /**
+   * Whether {@code p}'s name survives as text: images are found again by their names, and one
+   * that is not UTF-8 would be listed and then not found (as damaged). Such a name is left out,
+   * with a warning naming it.
+   */
+  private static boolean named(Path p) {
+    if (Path.of(p.toString()).equals(p)) {
+      return true;
+    }
+    // Its parent's name did survive, or the walk would not have come here.
+    System.err.println("beamsave: warning: leaving out '" + Printable.text(
+        p.getFileName().toString()) + "' in " + Printable.text(p.getParent().toString())
+        + ": its name is not UTF-8, and images are found by name; rename it to use what it"
+        + " holds");
+    return false;
   }
 
   private static Image image(String uri, Instant modified, long bytes, boolean busy) {
