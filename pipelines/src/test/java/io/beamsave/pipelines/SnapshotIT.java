@@ -170,6 +170,9 @@ class SnapshotIT {
         .contains("which has no snapshot beamsave can take");
     Path nested = library.resolve("nested");
     ok("btrfs", "subvolume", "create", nested.toString());
+    ok("chown", "1234:5678", nested.toString());
+    ok("chmod", "0750", nested.toString());
+    ok("touch", "-m", "-d", "2021-02-03 04:05:06.123456789Z", nested.toString());
     try {
       Cli refused = Cli.run("save", "--library", library, "--image", dir.resolve("n.bsave"),
           "--snapshot", "btrfs");
@@ -180,6 +183,17 @@ class SnapshotIT {
       assertThat(leftOut.err()).contains("saving from a btrfs snapshot");
       assertThat(Cli.ok("list", dir.resolve("n.bsave")).out()).contains("  nested\n")
           .doesNotContain("nested/");
+      // The empty directory the snapshot holds in its place is the real one's: mode, owner,
+      // time.
+      Path back = dir.resolve("n-restored");
+      Cli.ok("restore", dir.resolve("n.bsave"), "--target", back, "--quiet");
+      Path kept = back.resolve("nested");
+      assertThat(Files.getAttribute(kept, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS))
+          .isEqualTo(040750);
+      assertThat(Files.getAttribute(kept, "unix:uid")).isEqualTo(1234);
+      assertThat(Files.getAttribute(kept, "unix:gid")).isEqualTo(5678);
+      assertThat(Files.getLastModifiedTime(kept).toInstant())
+          .isEqualTo(java.time.Instant.parse("2021-02-03T04:05:06.123456789Z"));
     } finally {
       ok("btrfs", "subvolume", "delete", nested.toString());
     }

@@ -90,8 +90,11 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
       LibraryWalker.TopNames top, String stem) {
     SaveSpec.Library lib = spec.library(name);
     StagedEntries.Writer out = new StagedEntries.Writer(spec, name, stem);
-    Walked w = LibraryWalker.walk(pool, lib.readPath(), top, OwnFiles.excludes(spec, lib),
-        spec.filesFrom(name), spec.skipUnreadable(), out::add);
+    Walked w;
+    try (SnapshotPlaceholders placeholders = new SnapshotPlaceholders(lib)) {
+      w = LibraryWalker.walk(pool, lib.readPath(), top, OwnFiles.excludes(spec, lib),
+          spec.filesFrom(name), spec.skipUnreadable(), e -> out.add(placeholders.real(e)));
+    }
     int chunks;
     try {
       chunks = out.finish();
