@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code save --postgres} without a snapshot, in PostgreSQL's backup mode, against a real
  * PostgreSQL under a steady pgbench load with checkpoints forced every 100 ms: each image,
- * full, incremental or encrypted, restores into an empty directory on which PostgreSQL starts,
+ * full, incremental, encrypted or saved on Flink's embedded cluster, restores into an empty directory on which PostgreSQL starts,
  * completes the backup's recovery from the image's backup_label and WAL, and holds tables that
  * agree, that pg_amcheck finds sound, and every row committed before the save began. No save,
  * finished or interrupted, leaves the server a session, a replication slot or a file of it.
@@ -78,11 +78,11 @@ class PostgresIT {
   }
 
   @Test
-  void fullIncrementalAndEncryptedImagesInBackupModeRestoreAndRecoverConsistent()
+  void fullIncrementalEncryptedAndFlinkImagesInBackupModeRestoreAndRecoverConsistent()
       throws Exception {
     Path password = Files.writeString(dir.resolve("password"), "correct horse battery");
     Path previous = null;
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 4; round++) {
       long committed = Long.parseLong(sql(conninfo, "SELECT count(*) FROM pgbench_history"));
       Path image = dir.resolve("images/run-" + round + ".bsave");
       List<Object> args = new ArrayList<>(List.of("save", "--library", data, "--image", image,
@@ -91,6 +91,9 @@ class PostgresIT {
         args.addAll(List.of("--base", previous));
       } else if (round == 2) {
         args.addAll(List.of("--password-file", password));
+      } else if (round == 3) {
+        // Flink's embedded cluster: its workers are in this JVM, where the backup is held.
+        args.addAll(List.of((Object[]) FlinkLocalIT.FLINK));
       }
       Cli save = Cli.ok(args.toArray());
       assertThat(save.err()).as("round " + round).contains("in backup mode from");

@@ -178,9 +178,20 @@ class SnapshotIT {
           "--snapshot", "btrfs");
       assertThat(refused.exit()).isEqualTo(1);
       assertThat(refused.err()).contains(nested + " is a btrfs subvolume of its own");
-      Cli leftOut = Cli.ok("save", "--library", library, "--image", dir.resolve("n.bsave"),
-          "--snapshot", "btrfs", "-x", "--codec", "none", "--quiet");
+      java.io.PrintStream err = System.err;
+      java.io.ByteArrayOutputStream walk = new java.io.ByteArrayOutputStream();
+      Cli leftOut;
+      try {
+        System.setErr(new java.io.PrintStream(walk, true, StandardCharsets.UTF_8));
+        leftOut = Cli.ok("save", "--library", library, "--image", dir.resolve("n.bsave"),
+            "--snapshot", "btrfs", "-x", "--codec", "none", "--quiet");
+      } finally {
+        System.setErr(err);
+      }
       assertThat(leftOut.err()).contains("saving from a btrfs snapshot");
+      assertThat(walk.toString(StandardCharsets.UTF_8))
+          .as("messages name the library, not the snapshot")
+          .contains("not descending into " + nested + ":").doesNotContain(".beamsave-snapshots/");
       assertThat(Cli.ok("list", dir.resolve("n.bsave")).out()).contains("  nested\n")
           .doesNotContain("nested/");
       // The empty directory the snapshot holds in its place is the real one's: mode, owner,

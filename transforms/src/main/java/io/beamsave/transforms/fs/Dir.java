@@ -31,11 +31,19 @@ public final class Dir extends Handle {
    * would: how a path an operator gives is taken.
    */
   public static Dir open(Path dir) throws IOException {
-    String name = dir.toString();
+    return open(dir, dir);
+  }
+
+  /**
+   * Like {@link #open(Path)}, named {@code shownAs} in messages: a snapshot's directory as the
+   * library it was taken of.
+   */
+  public static Dir open(Path dir, Path shownAs) throws IOException {
+    String name = shownAs.toString();
     int fd = Posix.c().openat(Posix.AT_FDCWD, Posix.cString(bytesOf(dir)),
         Posix.openDirFollowingFlags(), 0);
     if (fd < 0) {
-      throw Posix.error(Posix.errno(), name);
+      throw Posix.error(Posix.errno(), dir.toString());
     }
     return new Dir(fd, name);
   }

@@ -228,7 +228,7 @@ public final class CompressShards
       Beneath t = trees.get(lib.name());
       if (t == null) {
         try {
-          t = new Beneath(Dir.open(lib.readPath()));
+          t = new Beneath(Dir.open(lib.readPath(), lib.rootPath()));
         } catch (IOException e) {
           throw BeamsaveException.io("cannot open library", lib.rootPath(), e);
         }

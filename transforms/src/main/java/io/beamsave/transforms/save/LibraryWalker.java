@@ -104,18 +104,21 @@ final class LibraryWalker {
    */
   static Walked walk(ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only,
       boolean skip, Sink sink) {
-    return walk(pool, root, TopNames.ALL, excludes, only, skip, sink);
+    return walk(pool, root, root, TopNames.ALL, excludes, only, skip, sink);
   }
 
-  /** Like {@link #walk(ForkJoinPool, Path, Excludes, FilesFrom, boolean, Sink)}, one part. */
-  static Walked walk(ForkJoinPool pool, Path root, TopNames part, Excludes excludes,
-      FilesFrom only, boolean skip, Sink sink) {
+  /**
+   * Like {@link #walk(ForkJoinPool, Path, Excludes, FilesFrom, boolean, Sink)}, one part, with
+   * the root named {@code shownAs} in messages (a snapshot as the library it was taken of).
+   */
+  static Walked walk(ForkJoinPool pool, Path root, Path shownAs, TopNames part,
+      Excludes excludes, FilesFrom only, boolean skip, Sink sink) {
     if (only != null && part != TopNames.ALL) {
       // Which listed paths are missing is known only to a walk of all of the library.
       throw new IllegalArgumentException("a walk of --files-from is not made in parts");
     }
     Walk walk = new Walk(pool, part, excludes, only, skip, excludes.otherFileSystems());
-    try (Dir dir = Dir.open(root)) {
+    try (Dir dir = Dir.open(root, shownAs)) {
       FileStat rootStat = dir.stat();
       walk.rootDevice = rootStat.device();
       Entry top = WalkedEntry.of(rootStat, EMPTY, null);
@@ -125,7 +128,7 @@ final class LibraryWalker {
       // The root is the target's top when restored: it is never flagged.
       return walk.walked(top);
     } catch (IOException e) {
-      throw BeamsaveException.io("cannot list", root, e);
+      throw BeamsaveException.io("cannot list", shownAs, e);
     } finally {
       walk.closeLeftovers();
     }

@@ -92,7 +92,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     StagedEntries.Writer out = new StagedEntries.Writer(spec, name, stem);
     Walked w;
     try (SnapshotPlaceholders placeholders = new SnapshotPlaceholders(lib)) {
-      w = LibraryWalker.walk(pool, lib.readPath(), top, OwnFiles.excludes(spec, lib),
+      w = LibraryWalker.walk(pool, lib.readPath(), lib.rootPath(), top,
+          OwnFiles.excludes(spec, lib),
           spec.filesFrom(name), spec.skipUnreadable(), e -> out.add(placeholders.real(e)));
     }
     int chunks;

@@ -26,8 +26,8 @@ public final class SaveScan {
     long[] n = new long[5];
     try {
       Entry[] old = {base == null ? null : base.next()};
-      LibraryWalker.walk(pool, lib.readPath(), spec.excludes(), spec.filesFrom(lib.name()),
-          spec.skipUnreadable(), e -> {
+      LibraryWalker.walk(pool, lib.readPath(), lib.rootPath(), LibraryWalker.TopNames.ALL,
+          spec.excludes(), spec.filesFrom(lib.name()), spec.skipUnreadable(), e -> {
             n[0]++;
             if (!e.isFile()) {
               return;
