@@ -118,7 +118,7 @@ class PostgresIT {
       recoversConsistent(target, "round " + round, committed);
       previous = image;
     }
-    assertThat(lateDirectories()).isEmpty();
+    assertThat(lateDirectories(ProcessHandle.current().pid())).isEmpty();
   }
 
   /** A save stopped in backup mode ends the backup: no session, slot or file of it stays. */
@@ -150,6 +150,7 @@ class PostgresIT {
     });
     assertThat(image).doesNotExist();
     assertThat(image.resolveSibling("pg.bsave.partial")).doesNotExist();
+    assertThat(lateDirectories(save.pid())).isEmpty();
   }
 
   @Test
@@ -201,10 +202,11 @@ class PostgresIT {
         + " = 'beamsave'), (SELECT count(*) FROM pg_replication_slots)");
   }
 
-  static List<Path> lateDirectories() throws Exception {
+  /** The directories of late files the process {@code pid} made and left. */
+  static List<Path> lateDirectories(long pid) throws Exception {
     try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
-      return s.filter(p -> p.getFileName().toString().startsWith("beamsave-postgres-"))
-          .toList();
+      return s.filter(p -> p.getFileName().toString().startsWith("beamsave-postgres-" + pid
+          + "-")).toList();
     }
   }
 }

@@ -1,11 +1,9 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.pipelines.save.Hooks;
 import io.beamsave.pipelines.save.Save;
-import io.beamsave.pipelines.save.SaveMetrics;
 import io.beamsave.pipelines.save.SaveRequest;
 import io.beamsave.pipelines.snapshot.Snapshot;
 import io.beamsave.transforms.BeamsaveException;
@@ -13,7 +11,6 @@ import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -302,64 +299,21 @@ final class SaveCommand implements Callable<Integer> {
         });
     hookEnv = Hooks.environment(libraries,
         image, RunNames.runId());
-    int code = 1;
-    String result = "failure";
-    Instant began = Instant.now();
-    // An interrupt exits from its handler: the after hooks are among what it runs first.
-    try (Interrupts.Registration onInterrupt = hooks.hasAfter()
-        ? Interrupts.onInterrupt("after hooks",
-            () -> hooks.after(hookEnv, "interrupted", 130)
-                .forEach(failed -> json.warning(failed.describe())))
-        : null) {
-      try {
-        try {
-          hooks.before(hookEnv);
-        } catch (RuntimeException e) {
-          if (metricsFile != null) {
-            // No save ran, and the monitoring must hear of it.
-            SaveMetrics.write(metricsFile, null, began,
-                Instant.now());
-          }
-          throw e;
-        }
-        code = save();
-        result = "success";
-      } finally {
-        if (onInterrupt != null && !Interrupts.interrupted()) {
-          onInterrupt.close();
-          for (Hooks.Ran failed : hooks.after(hookEnv, result, code)) {
-            json.warning(failed.describe());
-          }
-        }
-        if (metricsFile != null && !Interrupts.interrupted()
-            && written(metricsFile, began)) {
-          SaveMetrics.addHooks(metricsFile, hooks.ran());
-        }
-        if (json.on()) {
-          for (Hooks.Ran r : hooks.ran()) {
-            Map<String, Object> m = JsonOutput.object("hook");
-            m.put("phase", r.phase());
-            m.put("index", r.index());
-            m.put("command", r.command());
-            m.put("exitCode", r.exitCode() == Hooks.TIMED_OUT ? null
-                : r.exitCode());
-            m.put("timedOut", r.exitCode() == Hooks.TIMED_OUT);
-            m.put("seconds", r.seconds());
-            json.emit(m);
-          }
+    try {
+      return hooks.around(hookEnv, metricsFile, json::warning, this::save);
+    } finally {
+      if (json.on()) {
+        for (Hooks.Ran r : hooks.ran()) {
+          Map<String, Object> m = JsonOutput.object("hook");
+          m.put("phase", r.phase());
+          m.put("index", r.index());
+          m.put("command", r.command());
+          m.put("exitCode", r.exitCode() == Hooks.TIMED_OUT ? null : r.exitCode());
+          m.put("timedOut", r.exitCode() == Hooks.TIMED_OUT);
+          m.put("seconds", r.seconds());
+          json.emit(m);
         }
       }
-    }
-    return code;
-  }
-
-  /** Whether this run wrote {@code file} (a failure found early writes none). */
-  private static boolean written(Path file, Instant since) {
-    try {
-      return java.nio.file.Files.getLastModifiedTime(file).toInstant()
-          .isAfter(since.minusMillis(5));
-    } catch (IOException e) {
-      return false;
     }
   }
 

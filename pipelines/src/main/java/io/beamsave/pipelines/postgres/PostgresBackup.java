@@ -187,7 +187,7 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     long tli = Long.parseLong(timeline.group(1));
     long first = lsn(start.group(1)) / segmentSize;
     long last = (lsn(stopLsn) - 1) / segmentSize;
-    late = Files.createTempDirectory("beamsave-postgres-");
+    late = Files.createTempDirectory("beamsave-postgres-" + ProcessHandle.current().pid() + "-");
     List<PathBytes> made = new ArrayList<>();
     var owner = Files.readAttributes(library, "unix:uid,gid");
     write("backup_label", label, owner);

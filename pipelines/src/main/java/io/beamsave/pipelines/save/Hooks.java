@@ -127,6 +127,64 @@ public final class Hooks {
     return !after.isEmpty();
   }
 
+  /** A save, returning its exit code. */
+  @FunctionalInterface
+  public interface Save {
+    int run() throws IOException;
+  }
+
+  /**
+   * Runs the before hooks, then {@code save}, then the after hooks, told how it ended; returns
+   * the save's exit code. A failing before hook stops it, and {@code metricsFile} (if given)
+   * still says that no save ran. At an interrupt the after hooks run from its handler, told
+   * {@code interrupted}. A failing after hook is a {@code warning}. The hooks' exit codes join
+   * the metrics file the save wrote.
+   */
+  public int around(Map<String, String> env, Path metricsFile, Consumer<String> warning,
+      Save save) throws IOException {
+    int code = 1;
+    String result = "failure";
+    java.time.Instant began = java.time.Instant.now();
+    // An interrupt exits from its handler: the after hooks are among what it runs first.
+    try (Interrupts.Registration onInterrupt = hasAfter()
+        ? Interrupts.onInterrupt("after hooks", () -> after(env, "interrupted", 130)
+            .forEach(failed -> warning.accept(failed.describe())))
+        : null) {
+      try {
+        try {
+          before(env);
+        } catch (RuntimeException e) {
+          if (metricsFile != null) {
+            // No save ran, and the monitoring must hear of it.
+            SaveMetrics.write(metricsFile, null, began, java.time.Instant.now());
+          }
+          throw e;
+        }
+        code = save.run();
+        result = "success";
+      } finally {
+        if (onInterrupt != null && !Interrupts.interrupted()) {
+          onInterrupt.close();
+          after(env, result, code).forEach(failed -> warning.accept(failed.describe()));
+        }
+        if (metricsFile != null && !Interrupts.interrupted() && written(metricsFile, began)) {
+          SaveMetrics.addHooks(metricsFile, ran());
+        }
+      }
+    }
+    return code;
+  }
+
+  /** Whether this run wrote {@code file} (a failure found early writes none). */
+  private static boolean written(Path file, java.time.Instant since) {
+    try {
+      return java.nio.file.Files.getLastModifiedTime(file).toInstant()
+          .isAfter(since.minusMillis(5));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** Every hook run so far, in order. */
   public synchronized List<Ran> ran() {
     return List.copyOf(ran);
