@@ -82,6 +82,9 @@ class PostgresIT {
       throws Exception {
     Path password = Files.writeString(dir.resolve("password"), "correct horse battery");
     Path previous = null;
+    // The backup's session waits idle while the save reads: a server's timeout must not end it.
+    sql(conninfo, "ALTER SYSTEM SET idle_session_timeout = '1s'");
+    sql(conninfo, "SELECT pg_reload_conf()");
     for (int round = 0; round < 4; round++) {
       long committed = Long.parseLong(sql(conninfo, "SELECT count(*) FROM pgbench_history"));
       Path image = dir.resolve("images/run-" + round + ".bsave");
@@ -96,6 +99,10 @@ class PostgresIT {
         args.addAll(List.of((Object[]) FlinkLocalIT.FLINK));
       }
       Cli save = Cli.ok(args.toArray());
+      if (round == 0) {
+        sql(conninfo, "ALTER SYSTEM RESET idle_session_timeout");
+        sql(conninfo, "SELECT pg_reload_conf()");
+      }
       assertThat(save.err()).as("round " + round).contains("in backup mode from");
       assertThat(sessionsAndSlots()).as("round " + round + ": the backup's session ended")
           .isEqualTo("0|0");
@@ -110,9 +117,11 @@ class PostgresIT {
       if (round == 2) {
         restore.addAll(List.of("--password-file", password));
       }
-      assertThat(Cli.ok(restore.toArray()).out())
+      Cli restored = Cli.ok(restore.toArray());
+      assertThat(restored.out())
           .contains("next: a PostgreSQL 15").contains("saved in backup mode")
           .contains("pg_ctl -D " + target + " start");
+      assertThat(restored.err()).doesNotContain("may not be a whole version");
       assertThat(target.resolve("postmaster.pid")).doesNotExist();
       assertThat(Files.readString(target.resolve("backup_label"))).contains("START WAL");
       recoversConsistent(target, "round " + round, committed);
@@ -153,8 +162,13 @@ class PostgresIT {
     assertThat(lateDirectories(save.pid())).isEmpty();
   }
 
+  /**
+   * What a restored copy could not use whole is refused in one line before anything is
+   * written: a tablespace (pg_tblspc links to the running cluster's files), an exclude of what
+   * the cluster needs, a role that may not hold a backup (also by --dry-run).
+   */
   @Test
-  void aLibraryThatIsNotTheServersDataDirectoryIsRefused() throws Exception {
+  void whatARestoredCopyCouldNotUseWholeIsRefused() throws Exception {
     Cli save = Cli.run("save", "--library", data.resolve("base"), "--image",
         dir.resolve("wrong.bsave"), "--postgres", conninfo);
     assertThat(save.exit()).isEqualTo(1);
@@ -167,6 +181,29 @@ class PostgresIT {
     assertThat(noWal.err().strip()).startsWith("beamsave: error: --postgres: the excludes leave"
         + " out pg_wal").doesNotContain("\n");
     assertThat(dir.resolve("wrong.bsave")).doesNotExist();
+    Cli noGlobal = Cli.run("save", "--library", data, "--image", dir.resolve("wrong.bsave"),
+        "--postgres", conninfo, "--exclude", "/global");
+    assertThat(noGlobal.exit()).isEqualTo(1);
+    assertThat(noGlobal.err()).contains("the excludes leave out global");
+    Path inside = data.resolve("ts");
+    asPostgres("mkdir", inside);
+    sql(conninfo, "CREATE TABLESPACE ts LOCATION '" + inside + "'");
+    try {
+      Cli tablespace = Cli.run("save", "--library", data, "--image",
+          dir.resolve("wrong.bsave"), "--postgres", conninfo);
+      assertThat(tablespace.exit()).isEqualTo(1);
+      assertThat(tablespace.err().strip()).doesNotContain("\n")
+          .contains("--postgres: tablespace ts is at " + inside);
+    } finally {
+      sql(conninfo, "DROP TABLESPACE ts");
+      ok("rmdir", inside.toString());
+    }
+    sql(conninfo, "CREATE ROLE reader LOGIN IN ROLE pg_read_all_settings");
+    Cli role = Cli.run("save", "--library", data, "--image", dir.resolve("wrong.bsave"),
+        "--postgres", conninfo.replace("user=postgres", "user=reader"), "--dry-run");
+    assertThat(role.exit()).isEqualTo(1);
+    assertThat(role.err()).contains("is neither superuser nor REPLICATION");
+    assertThat(dir.resolve("wrong.bsave")).doesNotExist();
     assertThat(sessionsAndSlots()).isEqualTo("0|0");
   }
 
@@ -176,7 +213,8 @@ class PostgresIT {
     String restored = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
     Path log = sockets.resolve(target.getFileName() + ".log");
     asPostgres(bin.resolve("pg_ctl"), "-D", target, "-o", "-p " + port + " -k " + sockets
-        + " -c listen_addresses=127.0.0.1", "-l", log, "-w", "-t", "120", "start");
+        + " -c listen_addresses=127.0.0.1 -c idle_session_timeout=0", "-l", log, "-w", "-t",
+        "120", "start");
     try {
       assertThat(Files.readString(log)).as(as)
           .contains("starting backup recovery").contains("completed backup recovery")

@@ -142,7 +142,15 @@ final class RestoreCommand implements Callable<Integer> {
       next = io.beamsave.pipelines.postgres.PostgresSave.nextStep(
           ref.head().catalog().notes(), o.target());
     }
-    o.warnings().forEach(w -> spec.commandLine().getErr().println("beamsave: warning: " + w));
+    boolean mended = next != null && next.contains(" saved in backup mode ");
+    for (String w : o.warnings()) {
+      if (mended && w.contains(" changed while being saved")) {
+        // A backup's files change as the server writes them; the WAL in the image mends them.
+        w = w.replaceAll(" \\(marked f! in 'list'\\):.*", ", as PostgreSQL wrote them (marked"
+            + " f! in 'list'): its recovery from the WAL in the image, when it starts, mends them");
+      }
+      spec.commandLine().getErr().println("beamsave: warning: " + w);
+    }
     spec.commandLine()
         .getOut()
         .println(

@@ -46,6 +46,20 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
   /** What the image notes of the backup: its start and end in the WAL. */
   public static final String NOTE_BACKUP = "postgres.backup";
 
+  /**
+   * Files no WAL record repairs, read once the backup has ended rather than as the save goes
+   * (where one rewritten meanwhile would be kept as read, cut or padded): the configuration,
+   * and pg_control, which pg_basebackup also sends last.
+   */
+  static final List<String> LATE_READ = List.of("PG_VERSION", "current_logfiles",
+      "global/pg_control", "pg_hba.conf", "pg_ident.conf", "postgresql.auto.conf",
+      "postgresql.conf");
+
+  /** What the save leaves out of its walk, as it reads it at the end: {@link #LATE_READ}. */
+  public List<String> readLate() {
+    return lateRead.stream().map(p -> "/" + p).toList();
+  }
+
   /** Who hands the late files over, for messages. */
   public static final String FROM = "pg_backup_stop";
 
@@ -64,23 +78,30 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
   private final BufferedReader out;
   private final StringBuilder err = new StringBuilder();
   private final Interrupts.Registration onInterrupt;
+  private final Thread errors;
+  private final PostgresSave postgres;
+  private final Path lateParent;
+  /** The files read once the backup has ended (see {@link #LATE_READ}) that are here. */
+  private final List<PathBytes> lateRead = new ArrayList<>();
   private long segmentSize;
-  private String startLsn;
+  private volatile String startLsn;
   private Path late;
   private LateFiles.Handed handed;
   private boolean closed;
 
-  private PostgresBackup(String conninfo, Path library, String version, int versionNum)
+  private PostgresBackup(PostgresSave postgres, Path library, Path lateParent)
       throws IOException {
+    this.postgres = postgres;
     this.library = library;
-    this.version = version;
-    this.versionNum = versionNum;
-    ProcessBuilder pb = PostgresSave.psql(conninfo);
+    this.lateParent = lateParent;
+    this.version = postgres.version();
+    this.versionNum = postgres.versionNum();
+    ProcessBuilder pb = PostgresSave.psql(postgres.conninfo());
     psql = pb.start();
     in = new OutputStreamWriter(psql.getOutputStream(), StandardCharsets.UTF_8);
     out = new BufferedReader(new InputStreamReader(psql.getInputStream(),
         StandardCharsets.UTF_8));
-    Thread errors = new Thread(() -> {
+    errors = new Thread(() -> {
       try (BufferedReader e = new BufferedReader(new InputStreamReader(psql.getErrorStream(),
           StandardCharsets.UTF_8))) {
         for (String line; (line = e.readLine()) != null; ) {
@@ -97,17 +118,40 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     errors.setDaemon(true);
     errors.start();
     onInterrupt = Interrupts.onInterrupt("postgres backup", this::close);
+    // A session the server ends mid-save (max_slot_wal_keep_size, an operator) ends the backup:
+    // said at once, though the save fails only when it comes to stop it.
+    psql.onExit().thenRun(() -> {
+      boolean early;
+      synchronized (err) {
+        early = !closed && startLsn != null;
+      }
+      if (early && handedOver() == null) {
+        try {
+          errors.join(5000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        System.err.println("beamsave: warning: --postgres: the backup's session ended ("
+            + Printable.text(cause()) + "): the save fails when it has read the files");
+      }
+    });
+  }
+
+  private synchronized LateFiles.Handed handedOver() {
+    return handed;
   }
 
   /**
    * Puts the server {@code postgres} checked into backup mode for a save of {@code library}
-   * labelled {@code label}; what it says goes to {@code note}.
+   * labelled {@code label}; the files it makes at the end go in a directory under {@code
+   * lateParent} (the run's staging, which cleanup finds if the save is killed).
    */
-  public static PostgresBackup start(PostgresSave postgres, Path library, String label) {
+  public static PostgresBackup start(PostgresSave postgres, Path library, String label,
+      Path lateParent) {
+    postgres.checkBackupMode();
     PostgresBackup b;
     try {
-      b = new PostgresBackup(postgres.conninfo(), library, postgres.version(),
-          postgres.versionNum());
+      b = new PostgresBackup(postgres, library, lateParent);
     } catch (IOException e) {
       throw new BeamsaveException("--postgres: cannot run psql: " + e.getMessage()
           + " (install PostgreSQL's client, Debian's postgresql-client)");
@@ -135,6 +179,17 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     if (segmentSize <= 0 || Long.bitCount(segmentSize) != 1) {
       throw new BeamsaveException("--postgres: odd WAL segment size " + segmentSize);
     }
+    // The session waits, idle, while the save reads: a server's timeouts must not end it, and
+    // the backup with it.
+    call("SET statement_timeout = 0");
+    if (versionNum >= 140000) {
+      call("SET idle_session_timeout = 0");
+    }
+    for (String name : LATE_READ) {
+      if (Files.isRegularFile(library.resolve(name), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        lateRead.add(PathBytes.of(name));
+      }
+    }
     // Held by this session: the WAL from the last checkpoint on stays until it ends.
     String slot = ("beamsave_" + label.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "_"));
     call("SELECT 1 FROM pg_create_physical_replication_slot('"
@@ -157,6 +212,9 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     n.put(PostgresSave.NOTE, version);
     n.put(PostgresSave.NOTE_RECOVERY, "replay of the WAL in the image from backup_label, when"
         + " PostgreSQL starts");
+    if (postgres.configOutside() != null) {
+      n.put(PostgresSave.NOTE_CONFIG, postgres.configOutside());
+    }
     return n;
   }
 
@@ -187,7 +245,7 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     long tli = Long.parseLong(timeline.group(1));
     long first = lsn(start.group(1)) / segmentSize;
     long last = (lsn(stopLsn) - 1) / segmentSize;
-    late = Files.createTempDirectory("beamsave-postgres-" + ProcessHandle.current().pid() + "-");
+    late = Files.createTempDirectory(lateParent, "postgres-");
     List<PathBytes> made = new ArrayList<>();
     var owner = Files.readAttributes(library, "unix:uid,gid");
     write("backup_label", label, owner);
@@ -207,6 +265,23 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
             + " needs, is not in " + library.resolve("pg_wal"));
       }
       wal.add(PathBytes.of("pg_wal/" + name));
+    }
+    // Copied first, each whole as it is now: pg_control changes at every checkpoint, and the
+    // configuration may be rewritten, while the WAL is compressed.
+    for (PathBytes p : lateRead) {
+      Path from = library.resolve(p.toString());
+      if (!Files.isRegularFile(from, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        throw new BeamsaveException("--postgres: " + from + " is no longer a file; nothing was"
+            + " made: save again");
+      }
+      Path to = late.resolve(p.toString());
+      Files.createDirectories(to.getParent());
+      Files.copy(from, to, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES,
+          java.nio.file.LinkOption.NOFOLLOW_LINKS);
+      var attrs = Files.readAttributes(from, "unix:uid,gid",
+          java.nio.file.LinkOption.NOFOLLOW_LINKS);
+      owned(to, attrs);
+      made.add(p);
     }
     try (var history = Files.newDirectoryStream(library.resolve("pg_wal"))) {
       for (Path h : history) {
@@ -242,9 +317,14 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     Files.writeString(p, content, StandardCharsets.UTF_8);
     Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString(
         "rw-------"));
+    owned(p, owner);
+  }
+
+  /** {@code p} owned by {@code owner}'s uid and gid, where this user may give it away. */
+  private static void owned(Path p, Map<String, Object> owner) {
     try {
-      Files.setAttribute(p, "unix:uid", owner.get("uid"));
-      Files.setAttribute(p, "unix:gid", owner.get("gid"));
+      Files.setAttribute(p, "unix:uid", owner.get("uid"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+      Files.setAttribute(p, "unix:gid", owner.get("gid"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     } catch (IOException | SecurityException notRoot) {
       // Saved as this user's; a restore as root gives it this user's owner.
     }
@@ -269,15 +349,24 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     }
     try {
       psql.waitFor(5, TimeUnit.SECONDS);
+      // What psql said is all read once its stderr ends.
+      errors.join(5000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    String said;
+    throw new BeamsaveException("--postgres: " + Printable.text(cause()));
+  }
+
+  /** What psql said of why it ended: the cause, where it says one, before what followed. */
+  private String cause() {
     synchronized (err) {
-      said = err.toString().lines().filter(l -> !l.isBlank()).findFirst()
-          .orElse("psql ended");
+      List<String> lines = err.toString().lines().filter(l -> !l.isBlank()).toList();
+      return lines.stream().filter(l -> l.startsWith("FATAL:")).findFirst()
+          .or(() -> lines.stream().filter(l -> l.startsWith("ERROR:")).findFirst())
+          .or(() -> lines.stream().findFirst())
+          .orElse("psql ended (exit " + (psql.isAlive() ? "?" : psql.exitValue()) + ")")
+          .strip();
     }
-    throw new BeamsaveException("--postgres: " + Printable.text(said.strip()));
   }
 
   /** Ends the session (a backup not yet stopped is abandoned) and removes the late files. */

@@ -27,6 +27,8 @@ public final class PostgresSave {
   public static final String NOTE = "postgres";
   public static final String NOTE_CHECKPOINT = "postgres.checkpoint";
   public static final String NOTE_RECOVERY = "postgres.recovery";
+  /** The server's configuration file, where it was outside the data directory. */
+  public static final String NOTE_CONFIG = "postgres.config";
 
   /** Files of a running cluster that a copy of it must not carry (as pg_basebackup leaves). */
   public static final List<String> LEFT_OUT =
@@ -38,6 +40,7 @@ public final class PostgresSave {
   private final String version;
   private final int versionNum;
   private String checkpoint;
+  private String configOutside;
 
   private PostgresSave(String conninfo, String version, int versionNum) {
     this.conninfo = conninfo;
@@ -60,7 +63,8 @@ public final class PostgresSave {
 
   /**
    * Checks that {@code library} (a real path) is the data directory of the server CONNINFO
-   * reaches, with every tablespace and the WAL inside it.
+   * reaches, with no tablespace of its own and pg_wal a directory in it: what a copy restored
+   * anywhere holds whole.
    */
   public static PostgresSave check(String conninfo, Path library) {
     List<String[]> rows = query(conninfo, "SELECT current_setting('data_directory'),"
@@ -84,19 +88,74 @@ public final class PostgresSave {
     if (versionNum < 100000) {
       throw new BeamsaveException("--postgres: PostgreSQL " + row[1] + " is older than 10");
     }
+    // A tablespace or a pg_wal elsewhere is a symbolic link to an absolute path: a restored
+    // copy would follow it to the running cluster's files, and write into them.
     for (String[] t : query(conninfo, "SELECT spcname, pg_tablespace_location(oid) FROM"
         + " pg_tablespace WHERE spcname NOT IN ('pg_default', 'pg_global')")) {
-      outside(library, t[1], "tablespace " + t[0]);
+      throw new BeamsaveException("--postgres: tablespace " + Printable.text(t[0]) + " is at "
+          + Printable.text(t[1]) + ", where pg_tblspc links to: a restored copy would use the"
+          + " running cluster's files there; move what it holds to pg_default (ALTER TABLE ..."
+          + " SET TABLESPACE pg_default) or save with pg_basebackup -T");
     }
     Path wal = library.resolve("pg_wal");
     if (Files.isSymbolicLink(wal)) {
+      String to;
       try {
-        outside(library, wal.toRealPath().toString(), "pg_wal");
+        to = Files.readSymbolicLink(wal).toString();
       } catch (IOException e) {
-        throw BeamsaveException.io("--postgres: cannot resolve", wal, e);
+        throw BeamsaveException.io("--postgres: cannot read the link", wal, e);
       }
+      throw new BeamsaveException("--postgres: " + wal + " is a symbolic link to "
+          + Printable.text(to) + ": a restored copy would write its WAL there, into the"
+          + " running cluster's; beamsave saves a cluster whose pg_wal is a directory in it");
     }
-    return new PostgresSave(conninfo, row[1], versionNum);
+    PostgresSave p = new PostgresSave(conninfo, row[1], versionNum);
+    List<String[]> config = query(conninfo, "SELECT current_setting('config_file')");
+    if (!config.isEmpty() && !config.get(0)[0].isEmpty()
+        && !Path.of(config.get(0)[0]).toAbsolutePath().normalize().startsWith(dataDir)) {
+      p.configOutside = config.get(0)[0];
+    }
+    return p;
+  }
+
+  /**
+   * The server's configuration file, where it is outside the data directory (as Debian puts
+   * it), and so not in the image; null where it is inside.
+   */
+  public String configOutside() {
+    return configOutside;
+  }
+
+  /**
+   * Fails unless the server can hold a backup for this session's role: a WAL level that keeps
+   * what recovery needs, a free replication slot, a primary, and the right to use them.
+   */
+  public void checkBackupMode() {
+    List<String[]> rows = query(conninfo, "SELECT current_setting('wal_level'),"
+        + " current_setting('max_replication_slots')::int - (SELECT count(*) FROM"
+        + " pg_replication_slots), pg_is_in_recovery(), (SELECT rolsuper OR rolreplication FROM"
+        + " pg_roles WHERE rolname = current_user)");
+    if (rows.size() != 1 || rows.get(0).length != 4) {
+      throw new BeamsaveException("--postgres: the server did not say how it is set up");
+    }
+    String[] r = rows.get(0);
+    if (r[0].equals("minimal")) {
+      throw new BeamsaveException("--postgres: wal_level is minimal, which keeps no WAL for a"
+          + " backup; set wal_level = replica and restart the server, or use --snapshot");
+    }
+    if (r[2].equals("t")) {
+      throw new BeamsaveException("--postgres: the server is a standby; back it up from a"
+          + " snapshot (--snapshot btrfs) or back up its primary");
+    }
+    if (!r[3].equals("t")) {
+      throw new BeamsaveException("--postgres: the role " + "connected is neither superuser"
+          + " nor REPLICATION, which a backup's replication slot needs (ALTER ROLE ..."
+          + " REPLICATION)");
+    }
+    if (Long.parseLong(r[1]) <= 0) {
+      throw new BeamsaveException("--postgres: no replication slot is free (max_replication"
+          + "_slots); the backup holds one while it runs: raise it, or use --snapshot");
+    }
   }
 
   /** A checkpoint now: recovery from a snapshot taken next starts here. */
@@ -114,6 +173,9 @@ public final class PostgresSave {
       n.put(NOTE_CHECKPOINT, checkpoint);
     }
     n.put(NOTE_RECOVERY, "crash recovery from the WAL in the image, when PostgreSQL starts");
+    if (configOutside != null) {
+      n.put(NOTE_CONFIG, configOutside);
+    }
     return n;
   }
 
@@ -122,7 +184,12 @@ public final class PostgresSave {
     if (!notes.containsKey(NOTE)) {
       return null;
     }
-    String start = "pg_ctl -D " + Printable.text(target.toString()) + " start, as its owner";
+    String config = notes.get(NOTE_CONFIG);
+    String start = "pg_ctl -D " + Printable.text(target.toString())
+        + (config == null ? "" : " -o '-c config_file=" + Printable.text(config) + "'")
+        + " start, as its owner"
+        + (config == null ? "" : "; its configuration was " + Printable.text(config)
+            + ", outside the data directory and not in the image");
     String backup = notes.get(PostgresBackup.NOTE_BACKUP);
     if (backup != null) {
       return "a PostgreSQL " + Printable.text(notes.get(NOTE)) + " data directory, saved in"
@@ -134,20 +201,18 @@ public final class PostgresSave {
         + " instant from the WAL saved with it";
   }
 
-  private static void outside(Path library, String location, String what) {
-    if (location.isEmpty()) {
-      return;
-    }
-    Path real;
-    try {
-      real = Path.of(location).toRealPath();
-    } catch (IOException e) {
-      real = Path.of(location);
-    }
-    if (!real.startsWith(library)) {
-      throw new BeamsaveException("--postgres: " + what + " is at " + real + ", outside the"
-          + " data directory, and a snapshot of " + library + " does not hold it: the image"
-          + " would not recover");
+  /** What a cluster's image cannot be without, which no exclude may leave out. */
+  private static final List<String> NEEDED = List.of("PG_VERSION", "base", "global",
+      "global/pg_control", "pg_multixact", "pg_wal", "pg_xact");
+
+  /** Fails if {@code excludes} leave out something the cluster cannot start without. */
+  public static void checkExcludes(io.beamsave.transforms.select.Excludes excludes) {
+    for (String n : NEEDED) {
+      boolean dir = !n.equals("PG_VERSION") && !n.equals("global/pg_control");
+      if (excludes.excludes(io.beamsave.transforms.image.PathBytes.of(n), dir)) {
+        throw new BeamsaveException("--postgres: the excludes leave out " + n + ", without"
+            + " which the restored cluster does not start; exclude less");
+      }
     }
   }
 

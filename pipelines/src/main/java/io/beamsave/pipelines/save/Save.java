@@ -137,8 +137,10 @@ public final class Save {
       // The server is asked what the save would ask; nothing is started on it.
       SaveSpec.Library lib = save.libraries().values().iterator().next();
       PostgresSave postgres = PostgresSave.check(s.request.postgres(), lib.rootPath());
+      PostgresSave.checkExcludes(save.excludes());
       List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
       if (s.request.snapshot() == null) {
+        postgres.checkBackupMode();
         out.addAll(PostgresBackup.LEFT_OUT);
       }
       save = save.withExcludes(save.excludes().withOwn(out));
@@ -206,9 +208,11 @@ public final class Save {
           if (postgres == null) {
             return held;
           }
+          PostgresSave.checkExcludes(held.excludes());
           backup.set(PostgresBackup.start(postgres,
               held.libraries().values().iterator().next().rootPath(),
-              "beamsave " + ProcessHandle.current().pid() + " " + System.currentTimeMillis()));
+              "beamsave " + ProcessHandle.current().pid() + " " + System.currentTimeMillis(),
+              lateParent(held)));
           SaveSpec read = backupMode(held, backup.get());
           lateFiles.set(LateFiles.register(read, read.libraries().keySet().iterator().next(),
               backup.get()));
@@ -263,6 +267,7 @@ public final class Save {
 
   /** {@code save}'s one library as a PostgreSQL data directory read from its snapshot. */
   private SaveSpec postgres(SaveSpec save, PostgresSave postgres) {
+    PostgresSave.checkExcludes(save.excludes());
     SaveSpec.Library lib = save.libraries().values().iterator().next();
     Map<String, String> notes = new LinkedHashMap<>(lib.notes());
     notes.putAll(postgres.notes());
@@ -280,10 +285,6 @@ public final class Save {
    */
   private SaveSpec backupMode(SaveSpec save, PostgresBackup backup) {
     SaveSpec.Library lib = save.libraries().values().iterator().next();
-    if (save.excludes().excludes(PathBytes.of("pg_wal"), true)) {
-      throw new BeamsaveException("--postgres: the excludes leave out pg_wal, where the image"
-          + " keeps the WAL PostgreSQL recovers from; exclude what is in it, not the directory");
-    }
     Map<String, String> notes = new LinkedHashMap<>(lib.notes());
     notes.putAll(backup.notes());
     output.note().accept(lib.name() + ": a PostgreSQL " + notes.get(PostgresSave.NOTE)
@@ -292,10 +293,27 @@ public final class Save {
         + " image with its backup_label");
     List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
     out.addAll(PostgresBackup.LEFT_OUT);
+    out.addAll(backup.readLate());
     return save.withReadFrom(lib.name(), lib.readFrom(), notes)
         .withLateFiles(lib.name(), PostgresBackup.FROM)
         .withAllowChanging(true)
         .withExcludes(save.excludes().withOwn(out));
+  }
+
+  /**
+   * Where a backup's late files are made: in the run's staging where it is a directory (so
+   * that cleanup finds them after a kill), else in the temporary directory.
+   */
+  private static Path lateParent(SaveSpec spec) {
+    if (!Location.inStore(spec.staging())) {
+      Path staging = Path.of(spec.staging());
+      try {
+        return Files.createDirectories(staging);
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot make the staging", staging, e);
+      }
+    }
+    return Path.of(System.getProperty("java.io.tmpdir"));
   }
 
   /** Found out before the save, not after a good one. */

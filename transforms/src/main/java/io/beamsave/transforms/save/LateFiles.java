@@ -88,64 +88,57 @@ public final class LateFiles {
     Handed handed = source.collect();
     TreeMap<PathBytes, PathBytes> all = new TreeMap<>(PathOrder.PATHS);
     List<Entry> placed = new ArrayList<>();
-    List<ShardResult> shards = new ArrayList<>();
-    Map<Integer, byte[]> digests = new TreeMap<>();
+    // Each shard with the directory its pieces are read from, in shard order.
+    TreeMap<Integer, Map.Entry<Path, List<ShardTask.FileRange>>> tasks = new TreeMap<>();
     long raw = 0;
     int next = firstShard;
-    CompressShards.CompressShardFn fn = new CompressShards.CompressShardFn(spec, false);
-    fn.setup();
-    try {
-      for (From from : handed.from()) {
-        List<PathBytes> sorted = new ArrayList<>(from.paths());
-        sorted.sort(PathOrder.PATHS);
-        for (PathBytes p : sorted) {
-          if (p.length() == 0 || all.put(p, p) != null) {
-            throw new IllegalStateException(name + ": late file '" + p + "' is empty or twice");
-          }
-        }
-        Dir root = Dir.open(from.dir());
-        try (Beneath tree = new Beneath(root)) {
-          ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
-          TreeMap<Integer, List<ShardTask.FileRange>> pieces = new TreeMap<>();
-          for (PathBytes p : sorted) {
-            FileStat s = tree.dir(p.bytes(), Math.max(p.lastSlash(), 0)).stat(p.fileName());
-            Entry e = s.isRegularFile() ? WalkedEntry.of(s, p, null) : null;
-            if (e == null) {
-              throw new BeamsaveException(name + ": " + lib.lateFrom() + " handed over "
-                  + from.dir().resolve(p.toString()) + ", which is not a regular file");
-            }
-            List<Extent> extents = new ArrayList<>();
-            long offset = 0;
-            for (Extent x : layout.place(e).extents()) {
-              int shard = Math.addExact(next, x.shard());
-              extents.add(new Extent(shard, x.offset(), x.length(), null));
-              pieces.computeIfAbsent(shard, k -> new ArrayList<>())
-                  .add(ShardTask.FileRange.of(e, offset, x.length()));
-              offset += x.length();
-            }
-            raw += e.size();
-            placed.add(e.withExtents(extents));
-          }
-          next += layout.shardCount();
-          for (Map.Entry<Integer, List<ShardTask.FileRange>> t : pieces.entrySet()) {
-            ShardResult r = fn.compress(new ShardTask(name, t.getKey(), t.getValue()), tree,
-                jobName);
-            if (!r.changedPaths().isEmpty() || !r.unreadable().isEmpty()) {
-              PathBytes bad = !r.changedPaths().isEmpty() ? r.changedPaths().get(0)
-                  : r.unreadable().get(0).path();
-              throw new BeamsaveException(name + ": " + bad + ", handed over by "
-                  + lib.lateFrom() + ", " + (r.changedPaths().isEmpty() ? "could not be read"
-                  : "changed while it was being saved") + "; nothing was made: save again");
-            }
-            shards.add(r);
-            digests.put(t.getKey(), r.digests(spec, name));
-          }
-        } finally {
-          root.close();
+    for (From from : handed.from()) {
+      List<PathBytes> sorted = new ArrayList<>(from.paths());
+      sorted.sort(PathOrder.PATHS);
+      for (PathBytes p : sorted) {
+        if (p.length() == 0 || all.put(p, p) != null) {
+          throw new IllegalStateException(name + ": late file '" + p + "' is empty or twice");
         }
       }
-    } finally {
-      fn.teardown();
+      Dir root = Dir.open(from.dir());
+      try (Beneath tree = new Beneath(root)) {
+        ShardPlanner.Layout layout = new ShardPlanner.Layout(shardSize);
+        for (PathBytes p : sorted) {
+          FileStat s = tree.dir(p.bytes(), Math.max(p.lastSlash(), 0)).stat(p.fileName());
+          Entry e = s.isRegularFile() ? WalkedEntry.of(s, p, null) : null;
+          if (e == null) {
+            throw new BeamsaveException(name + ": " + lib.lateFrom() + " handed over "
+                + from.dir().resolve(p.toString()) + ", which is not a regular file");
+          }
+          List<Extent> extents = new ArrayList<>();
+          long offset = 0;
+          for (Extent x : layout.place(e).extents()) {
+            int shard = Math.addExact(next, x.shard());
+            extents.add(new Extent(shard, x.offset(), x.length(), null));
+            tasks.computeIfAbsent(shard, k -> Map.entry(from.dir(), new ArrayList<>()))
+                .getValue().add(ShardTask.FileRange.of(e, offset, x.length()));
+            offset += x.length();
+          }
+          raw += e.size();
+          placed.add(e.withExtents(extents));
+        }
+        next += layout.shardCount();
+      } finally {
+        root.close();
+      }
+    }
+    Map<Integer, ShardResult> results = compressAll(spec, name, tasks, jobName);
+    List<ShardResult> shards = new ArrayList<>(results.values());
+    Map<Integer, byte[]> digests = new TreeMap<>();
+    for (ShardResult r : shards) {
+      if (!r.changedPaths().isEmpty() || !r.unreadable().isEmpty()) {
+        PathBytes bad = !r.changedPaths().isEmpty() ? r.changedPaths().get(0)
+            : r.unreadable().get(0).path();
+        throw new BeamsaveException(name + ": " + bad + ", handed over by " + lib.lateFrom()
+            + ", " + (r.changedPaths().isEmpty() ? "could not be read"
+            : "changed while it was being saved") + "; nothing was made: save again");
+      }
+      digests.put(r.shard(), r.digests(spec, name));
     }
     int[] cursor = new int[next];
     List<Entry> entries = new ArrayList<>(placed.size());
@@ -160,5 +153,70 @@ public final class LateFiles {
     }
     entries.sort(PathOrder.ENTRIES);
     return new Compressed(entries, shards, handed.notes(), raw);
+  }
+
+  /**
+   * Compresses {@code tasks} (each shard's directory and pieces) on as many threads as there
+   * are processors, each with a compressor of its own: the late files may be many WAL
+   * segments, and the pipeline's workers are idle by now. Results by shard.
+   */
+  private static Map<Integer, ShardResult> compressAll(SaveSpec spec, String name,
+      TreeMap<Integer, Map.Entry<Path, List<ShardTask.FileRange>>> tasks, String jobName)
+      throws IOException {
+    int threads = Math.max(1, Math.min(tasks.size(), Runtime.getRuntime().availableProcessors()));
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
+          Thread t = new Thread(r, "late-files");
+          t.setDaemon(true);
+          return t;
+        });
+    List<CompressShards.CompressShardFn> made =
+        java.util.Collections.synchronizedList(new ArrayList<>());
+    ThreadLocal<CompressShards.CompressShardFn> fns = ThreadLocal.withInitial(() -> {
+      CompressShards.CompressShardFn fn = new CompressShards.CompressShardFn(spec, false);
+      fn.setup();
+      made.add(fn);
+      return fn;
+    });
+    try {
+      Map<Integer, java.util.concurrent.Future<ShardResult>> running = new TreeMap<>();
+      for (var t : tasks.entrySet()) {
+        running.put(t.getKey(), pool.submit(() -> {
+          Dir root = Dir.open(t.getValue().getKey());
+          try (Beneath tree = new Beneath(root)) {
+            return fns.get().compress(new ShardTask(name, t.getKey(), t.getValue().getValue()),
+                tree, jobName);
+          } finally {
+            root.close();
+          }
+        }));
+      }
+      Map<Integer, ShardResult> results = new TreeMap<>();
+      for (var r : running.entrySet()) {
+        try {
+          results.put(r.getKey(), r.getValue().get());
+        } catch (java.util.concurrent.ExecutionException e) {
+          if (e.getCause() instanceof IOException io) {
+            throw io;
+          }
+          if (e.getCause() instanceof RuntimeException re) {
+            throw re;
+          }
+          throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new java.io.InterruptedIOException("interrupted while adding the late files");
+        }
+      }
+      return results;
+    } finally {
+      pool.shutdownNow();
+      try {
+        pool.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      made.forEach(CompressShards.CompressShardFn::teardown);
+    }
   }
 }
