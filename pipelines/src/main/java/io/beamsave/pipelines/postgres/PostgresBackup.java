@@ -166,16 +166,12 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
   }
 
   private void begin(String label) {
-    List<String[]> rows = call("SELECT pg_is_in_recovery(), setting FROM pg_settings"
+    List<String[]> rows = call("SELECT setting FROM pg_settings"
         + " WHERE name = 'wal_segment_size'");
-    if (rows.size() != 1 || rows.get(0).length != 2) {
+    if (rows.size() != 1 || rows.get(0).length != 1) {
       throw new BeamsaveException("--postgres: the server did not say its WAL segment size");
     }
-    if (rows.get(0)[0].equals("t")) {
-      throw new BeamsaveException("--postgres: the server is a standby; back it up from a"
-          + " snapshot (--snapshot btrfs) or back up its primary");
-    }
-    segmentSize = Long.parseLong(rows.get(0)[1]);
+    segmentSize = Long.parseLong(rows.get(0)[0]);
     if (segmentSize <= 0 || Long.bitCount(segmentSize) != 1) {
       throw new BeamsaveException("--postgres: odd WAL segment size " + segmentSize);
     }
@@ -278,9 +274,8 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
       Files.createDirectories(to.getParent());
       Files.copy(from, to, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES,
           java.nio.file.LinkOption.NOFOLLOW_LINKS);
-      var attrs = Files.readAttributes(from, "unix:uid,gid",
-          java.nio.file.LinkOption.NOFOLLOW_LINKS);
-      owned(to, attrs);
+      owned(to, Files.readAttributes(from, "unix:uid,gid",
+          java.nio.file.LinkOption.NOFOLLOW_LINKS));
       made.add(p);
     }
     try (var history = Files.newDirectoryStream(library.resolve("pg_wal"))) {
