@@ -49,20 +49,8 @@ class PostgresIT {
     data = pg.resolve("data");
     sockets = Files.createDirectories(dir.resolve("sockets"));
     ok("chown", "postgres", sockets.toString());
-    asPostgres(bin.resolve("initdb"), "-D", data, "-A", "trust", "-U", "postgres");
-    int port = freePort();
-    conninfo = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
-    asPostgres(bin.resolve("pg_ctl"), "-D", data, "-o", "-p " + port + " -k " + sockets
-        + " -c listen_addresses=127.0.0.1", "-l", sockets.resolve("server.log"), "-w", "start");
-    ok(bin.resolve("pgbench").toString(), "-q", "-i", "-s", "4", "-h", "127.0.0.1", "-p",
-        Integer.toString(port), "-U", "postgres", "postgres");
-    load.add(new ProcessBuilder(bin.resolve("pgbench").toString(), "-c", "2", "-T", "900",
-        "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "postgres")
-        .redirectErrorStream(true).redirectOutput(dir.resolve("pgbench.log").toFile())
-        .start());
-    load.add(new ProcessBuilder("sh", "-c", "while :; do psql -X -q -d '" + conninfo
-        + "' -c checkpoint; sleep 0.1; done").redirectErrorStream(true)
-        .redirectOutput(dir.resolve("checkpoints.log").toFile()).start());
+    conninfo = SnapshotIT.startCluster(bin, data, sockets);
+    load.addAll(SnapshotIT.load(bin, conninfo, dir));
   }
 
   @AfterAll

@@ -302,22 +302,10 @@ class SnapshotIT {
     Path data = pg.resolve("data");
     Path sockets = Files.createDirectories(dir.resolve("pg-sockets"));
     ok("chown", "postgres", sockets.toString());
-    asPostgres(bin.resolve("initdb"), "-D", data, "-A", "trust", "-U", "postgres");
-    int port = freePort();
-    String conninfo = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
-    asPostgres(bin.resolve("pg_ctl"), "-D", data, "-o", "-p " + port + " -k " + sockets
-        + " -c listen_addresses=127.0.0.1", "-l", sockets.resolve("server.log"), "-w", "start");
+    String conninfo = startCluster(bin, data, sockets);
     List<Process> load = new ArrayList<>();
     try {
-      ok(bin.resolve("pgbench").toString(), "-q", "-i", "-s", "4", "-h", "127.0.0.1", "-p",
-          Integer.toString(port), "-U", "postgres", "postgres");
-      load.add(new ProcessBuilder(bin.resolve("pgbench").toString(), "-c", "2", "-T", "600",
-          "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "postgres")
-          .redirectErrorStream(true).redirectOutput(dir.resolve("pgbench.log").toFile())
-          .start());
-      load.add(new ProcessBuilder("sh", "-c", "while :; do psql -X -q -d '" + conninfo
-          + "' -c checkpoint; sleep 0.1; done").redirectErrorStream(true)
-          .redirectOutput(dir.resolve("checkpoints.log").toFile()).start());
+      load.addAll(load(bin, conninfo, dir));
       for (int round = 0; round < 3; round++) {
         long committed = Long.parseLong(sql(conninfo, "SELECT count(*) FROM pgbench_history"));
         Path image = dir.resolve("pg/run-" + round + ".bsave");
@@ -374,6 +362,35 @@ class SnapshotIT {
       return s.map(v -> v.resolve("bin")).filter(b -> Files.isExecutable(b.resolve("initdb")))
           .max(java.util.Comparator.comparing(Path::toString)).orElse(null);
     }
+  }
+
+  /**
+   * A new cluster in {@code data} (its parent owned by postgres), started on a free port of
+   * loopback with its sockets and log in {@code sockets}, holding pgbench's tables at scale 4;
+   * returns its conninfo.
+   */
+  static String startCluster(Path bin, Path data, Path sockets) throws Exception {
+    asPostgres(bin.resolve("initdb"), "-D", data, "-A", "trust", "-U", "postgres");
+    int port = freePort();
+    asPostgres(bin.resolve("pg_ctl"), "-D", data, "-o", "-p " + port + " -k " + sockets
+        + " -c listen_addresses=127.0.0.1", "-l", sockets.resolve("server.log"), "-w", "start");
+    String conninfo = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
+    ok(bin.resolve("pgbench").toString(), "-q", "-i", "-s", "4", conninfo);
+    return conninfo;
+  }
+
+  /**
+   * A steady load on the cluster at {@code conninfo}: pgbench with two clients, and a forced
+   * checkpoint every 100 ms; their output goes to {@code logs}.
+   */
+  static List<Process> load(Path bin, String conninfo, Path logs) throws IOException {
+    return List.of(
+        new ProcessBuilder(bin.resolve("pgbench").toString(), "-c", "2", "-T", "900",
+            conninfo).redirectErrorStream(true)
+            .redirectOutput(logs.resolve("pgbench.log").toFile()).start(),
+        new ProcessBuilder("sh", "-c", "while :; do psql -X -q -d '" + conninfo
+            + "' -c checkpoint; sleep 0.1; done").redirectErrorStream(true)
+            .redirectOutput(logs.resolve("checkpoints.log").toFile()).start());
   }
 
   static void asPostgres(Object... cmd) throws Exception {

@@ -49,6 +49,16 @@ public class SaveTransformsTest {
         .withLibrary("lib", root.toString(), new FileImageSink(Path.of(tmp.getRoot() + "/lib.bsave")));
   }
 
+  /** The save's transforms, as SavePipeline puts them together, on the test's pipeline. */
+  private PCollection<KV<String, String>> save(SaveSpec spec) {
+    return pipeline
+        .apply("List", ListLibrary.of(spec))
+        .apply("Plan", PlanShards.of(spec))
+        .apply(Reshuffle.viaRandomKey())
+        .apply("Compress", CompressShards.of(spec))
+        .apply("Assemble", AssembleImage.of(spec));
+  }
+
   @Test
   public void plansShardsOfTheConfiguredSize() throws Exception {
     SaveSpec spec = spec(library());
@@ -76,12 +86,7 @@ public class SaveTransformsTest {
     Path root = library();
     SaveSpec spec = spec(root);
     PCollection<KV<String, String>> images =
-        pipeline
-            .apply("List", ListLibrary.of(spec))
-            .apply("Plan", PlanShards.of(spec))
-            .apply(Reshuffle.viaRandomKey())
-            .apply("Compress", CompressShards.of(spec))
-            .apply("Assemble", AssembleImage.of(spec));
+        save(spec);
     PAssert.that(images).containsInAnyOrder(KV.of("lib", tmp.getRoot() + "/lib.bsave"));
     pipeline.run().waitUntilFinish();
 
@@ -107,12 +112,7 @@ public class SaveTransformsTest {
     Path root = library();
     SaveSpec spec = spec(root).withSpreadOver(3);
     assertThat(spec.shardSize(306_001)).isEqualTo(13 * 4096);
-    pipeline
-        .apply("List", ListLibrary.of(spec))
-        .apply("Plan", PlanShards.of(spec))
-        .apply(Reshuffle.viaRandomKey())
-        .apply("Compress", CompressShards.of(spec))
-        .apply("Assemble", AssembleImage.of(spec));
+    save(spec);
     pipeline.run().waitUntilFinish();
 
     Catalog c = ImageReader.readCatalog(tmp.getRoot().toPath().resolve("lib.bsave"));
@@ -148,12 +148,7 @@ public class SaveTransformsTest {
           new LateFiles.From(label, List.of(PathBytes.of("label")))),
           java.util.Map.of("late", "yes"));
     })) {
-      pipeline
-          .apply("List", ListLibrary.of(spec))
-          .apply("Plan", PlanShards.of(spec))
-          .apply(Reshuffle.viaRandomKey())
-          .apply("Compress", CompressShards.of(spec))
-          .apply("Assemble", AssembleImage.of(spec));
+      save(spec);
       pipeline.run().waitUntilFinish();
     }
     assertThat(collected[0]).isEqualTo(1);
@@ -183,12 +178,7 @@ public class SaveTransformsTest {
     try (AutoCloseable registered = LateFiles.register(spec, "lib", () ->
         new LateFiles.Handed(List.of(new LateFiles.From(late, List.of(PathBytes.of("gone/x")))),
             java.util.Map.of()))) {
-      pipeline
-          .apply("List", ListLibrary.of(spec))
-          .apply("Plan", PlanShards.of(spec))
-          .apply(Reshuffle.viaRandomKey())
-          .apply("Compress", CompressShards.of(spec))
-          .apply("Assemble", AssembleImage.of(spec));
+      save(spec);
       assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
           .rootCause().hasMessage("lib: the directory gone of gone/x, which is added at the"
               + " save's end, is not in the image (left out?)");
@@ -200,12 +190,7 @@ public class SaveTransformsTest {
   @Test
   public void lateFilesWithoutTheirSourceFailTheImageInOneLine() throws Exception {
     SaveSpec spec = spec(library()).withLateFiles("lib", "pg_backup_stop");
-    pipeline
-        .apply("List", ListLibrary.of(spec))
-        .apply("Plan", PlanShards.of(spec))
-        .apply(Reshuffle.viaRandomKey())
-        .apply("Compress", CompressShards.of(spec))
-        .apply("Assemble", AssembleImage.of(spec));
+    save(spec);
     assertThatThrownBy(() -> pipeline.run().waitUntilFinish())
         .hasRootCauseInstanceOf(BeamsaveException.class)
         .rootCause().hasMessageStartingWith("lib: pg_backup_stop hands its files over in the"
