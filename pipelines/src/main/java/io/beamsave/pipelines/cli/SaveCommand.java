@@ -190,8 +190,8 @@ final class SaveCommand implements Callable<Integer> {
       paramLabel = "CONNINFO",
       description = "The library is the data directory of the running PostgreSQL server"
           + " CONNINFO reaches (as psql takes it: 'host=/var/run/postgresql user=postgres', a"
-          + " postgresql:// URI); the save checks that every tablespace and the WAL are inside"
-          + " it and leaves out postmaster.pid. With --snapshot: a checkpoint, then the save"
+          + " postgresql:// URI); the save refuses a tablespace of its own and a pg_wal that is"
+          + " a link, and leaves out postmaster.pid. With --snapshot: a checkpoint, then the save"
           + " reads the snapshot, and PostgreSQL recovers from the WAL in it as after a crash."
           + " Without: backup mode (pg_backup_start, the files read as the server writes them,"
           + " pg_backup_stop), and the image gets the backup_label and the WAL up to the"

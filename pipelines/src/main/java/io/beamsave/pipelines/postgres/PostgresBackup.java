@@ -55,8 +55,12 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
       "global/pg_control", "pg_hba.conf", "pg_ident.conf", "postgresql.auto.conf",
       "postgresql.conf");
 
-  /** What the save leaves out of its walk, as it reads it at the end: {@link #LATE_READ}. */
-  public List<String> readLate() {
+  /**
+   * What the save leaves out of its walk, as it takes it at the end ({@link #LATE_READ}), but
+   * for what {@code excludes} leave out anyway.
+   */
+  public List<String> readLate(io.beamsave.transforms.select.Excludes excludes) {
+    lateRead.removeIf(p -> excludes.excludes(p, false));
     return lateRead.stream().map(p -> "/" + p).toList();
   }
 

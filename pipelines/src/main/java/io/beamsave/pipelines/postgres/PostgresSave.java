@@ -92,10 +92,13 @@ public final class PostgresSave {
     // copy would follow it to the running cluster's files, and write into them.
     for (String[] t : query(conninfo, "SELECT spcname, pg_tablespace_location(oid) FROM"
         + " pg_tablespace WHERE spcname NOT IN ('pg_default', 'pg_global')")) {
-      throw new BeamsaveException("--postgres: tablespace " + Printable.text(t[0]) + " is at "
-          + Printable.text(t[1]) + ", where pg_tblspc links to: a restored copy would use the"
-          + " running cluster's files there; move what it holds to pg_default (ALTER TABLE ..."
-          + " SET TABLESPACE pg_default) or save with pg_basebackup -T");
+      throw new BeamsaveException("--postgres: tablespace " + Printable.text(t[0])
+          + (t[1].startsWith("/") ? " is at " + Printable.text(t[1]) + ", where pg_tblspc"
+              + " links to: a restored copy would use the running cluster's files there"
+              : " is in place (" + Printable.text(t[1]) + "), which is for testing")
+          + "; beamsave saves no tablespace but the default ones: move what it holds to"
+          + " pg_default (ALTER TABLE ... SET TABLESPACE pg_default) or save with pg_basebackup"
+          + " -T");
     }
     Path wal = library.resolve("pg_wal");
     if (Files.isSymbolicLink(wal)) {
@@ -186,7 +189,8 @@ public final class PostgresSave {
     }
     String config = notes.get(NOTE_CONFIG);
     String start = "pg_ctl -D " + Printable.text(target.toString())
-        + (config == null ? "" : " -o '-c config_file=" + Printable.text(config) + "'")
+        + (config == null ? "" : " -o '-c config_file=" + Printable.text(config)
+            + " -c data_directory=" + Printable.text(target.toString()) + "'")
         + " start, as its owner"
         + (config == null ? "" : "; its configuration was " + Printable.text(config)
             + ", outside the data directory and not in the image");

@@ -293,7 +293,7 @@ public final class Save {
         + " image with its backup_label");
     List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
     out.addAll(PostgresBackup.LEFT_OUT);
-    out.addAll(backup.readLate());
+    out.addAll(backup.readLate(save.excludes()));
     return save.withReadFrom(lib.name(), lib.readFrom(), notes)
         .withLateFiles(lib.name(), PostgresBackup.FROM)
         .withAllowChanging(true)
