@@ -163,7 +163,7 @@ class InterruptsIT {
               + ": " + said).isEmpty();
         }
         Files.deleteIfExists(image);
-        io.beamsave.transforms.save.AssembleImage.deleteTree(image.resolveSibling("beamsave-ledger"));
+        io.beamsave.transforms.fs.Removal.tree(image.resolveSibling("beamsave-ledger"));
       }
     } finally {
       loading.set(false);

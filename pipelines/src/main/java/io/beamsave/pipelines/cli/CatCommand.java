@@ -2,6 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
@@ -18,11 +19,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code beamsave cat}: one file's bytes, to stdout. */
 @Command(
@@ -97,7 +98,7 @@ final class CatCommand implements Callable<Integer> {
       } catch (IOException | RuntimeException failed) {
         if (output != null) {
           // No partial file where a whole one is expected.
-          Files.deleteIfExists(output);
+          Removal.file(output);
         }
         if (failed instanceof WriteFailed w) {
           if (output == null && "Broken pipe".equals(w.getCause().getMessage())) {

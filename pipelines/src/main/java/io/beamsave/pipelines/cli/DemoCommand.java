@@ -10,7 +10,7 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.LocalS3Server;
 import io.beamsave.pipelines.verify.VerifyPipeline;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.save.AssembleImage;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -102,7 +102,7 @@ final class DemoCommand implements Callable<Integer> {
       first = first == null ? image : first;
     }
     Path restored = work.resolve("restored");
-    AssembleImage.deleteTree(restored);
+    Removal.tree(restored);
     String from = last.toString();
     S3Settings s3 = null;
     LocalS3Server server = null;
@@ -110,7 +110,7 @@ final class DemoCommand implements Callable<Integer> {
     try {
       if (!noS3) {
         Path root = work.resolve("s3");
-        AssembleImage.deleteTree(root);
+        Removal.tree(root);
         server = LocalS3Server.start(root, "demo");
         // The SDK's default chain reads these, as it would read the environment; S3Settings
         // carries no credentials, since it travels to workers. Put back when the demo ends.

@@ -4,6 +4,8 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.ImageLock;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageDownload;
@@ -74,7 +76,7 @@ final class DownloadCommand implements Callable<Integer> {
         io.beamsave.transforms.image.FileImageSource.open(file)) {
       io.beamsave.transforms.image.ImageReader.readEnds(src);
     } catch (IOException | RuntimeException e) {
-      Files.deleteIfExists(file);
+      Removal.file(file);
       throw new BeamsaveException(from + ": what was downloaded is not a beamsave image ("
           + e.getMessage() + "); nothing was kept");
     }
@@ -105,8 +107,7 @@ final class DownloadCommand implements Callable<Integer> {
       checkIsImage(uri, incoming);
     }
     if (incoming != target) {
-      Files.move(incoming, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      Rename.replacing(incoming, target);
     }
     spec.commandLine()
         .getOut()

@@ -4,7 +4,7 @@ import io.beamsave.pipelines.compare.Experiments;
 import io.beamsave.pipelines.compare.Measurement;
 import io.beamsave.pipelines.compare.Report;
 import io.beamsave.pipelines.compare.ReportHeader;
-import io.beamsave.transforms.save.AssembleImage;
+import io.beamsave.transforms.fs.Removal;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -56,7 +56,7 @@ final class ExperimentArgs {
         out.println("report: " + this.out.resolve("index.html"));
       }
     } finally {
-      AssembleImage.deleteTree(work);
+      Removal.tree(work);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.transforms.fs.Removal;
 import java.io.File;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -79,7 +80,7 @@ public final class ReleaseDocs {
     }
     try (Stream<Path> files = Files.list(dir)) {
       for (Path f : files.filter(f -> f.toString().endsWith(suffix)).toList()) {
-        Files.delete(f);
+        Removal.file(f);
       }
     }
   }

@@ -8,9 +8,9 @@ import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.run.StageMetrics;
-import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.store.ObjectUri;
@@ -79,7 +79,7 @@ public final class Experiments {
     for (String codec : codecs) {
       Saved s = save(codec, 0);
       restore(s, original);
-      Files.deleteIfExists(s.image);
+      Removal.file(s.image);
     }
     List<Measurement> rows = new ArrayList<>();
     for (int run = 1; run <= runs; run++) {
@@ -88,7 +88,7 @@ public final class Experiments {
         Restored r = restore(s, original);
         rows.add(Measurement.local(codec, run, s.seconds, s.raw, s.bytes, s.storedRaw, s.usage,
             r.seconds, r.usage));
-        Files.deleteIfExists(s.image);
+        Removal.file(s.image);
       }
     }
     return rows;
@@ -116,7 +116,7 @@ public final class Experiments {
       }
       return new Restored(seconds, usage);
     } finally {
-      AssembleImage.deleteTree(target);
+      Removal.tree(target);
     }
   }
 
@@ -204,7 +204,7 @@ public final class Experiments {
           rows.add(upload(store, s3, prefix, link, Strategy.COMPRESS_AT_SAVE, codec, run, saved,
               TransferCodec.NONE));
           if (saved != compressed.get(codec)) {
-            Files.deleteIfExists(saved.image);
+            Removal.file(saved.image);
           }
           TransferCodec inTransfer = transferForm(codec);
           if (inTransfer != null) {
@@ -216,9 +216,9 @@ public final class Experiments {
           }
         }
       }
-      Files.deleteIfExists(raw.image);
+      Removal.file(raw.image);
       for (Saved s : compressed.values()) {
-        Files.deleteIfExists(s.image);
+        Removal.file(s.image);
       }
     }
     return rows;
@@ -243,7 +243,7 @@ public final class Experiments {
       }
       Saved saved = save(Codecs.forLink(codec, link), 0);
       send(store, saved.image, warm, TransferCodec.NONE, 0);
-      Files.deleteIfExists(saved.image);
+      Removal.file(saved.image);
       TransferCodec inTransfer = transferForm(codec);
       if (inTransfer != null) {
         // As measured: the transfer codec compresses the raw image.
@@ -254,7 +254,7 @@ public final class Experiments {
       }
     }
     store.delete(warm.key());
-    Files.deleteIfExists(raw.image);
+    Removal.file(raw.image);
   }
 
   /** Saves with {@code codec} straight to the store, the upload running while shards compress. */

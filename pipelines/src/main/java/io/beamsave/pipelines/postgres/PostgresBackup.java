@@ -3,8 +3,8 @@ package io.beamsave.pipelines.postgres;
 import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.save.LateFiles;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -392,7 +392,7 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     }
     try {
       if (late != null) {
-        AssembleImage.deleteTree(late);
+        Removal.tree(late);
       }
     } catch (IOException | RuntimeException e) {
       System.err.println("beamsave: warning: cannot remove " + late + ": " + e.getMessage());

@@ -6,6 +6,8 @@ import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.crypt.Recipient;
 import io.beamsave.transforms.crypt.Stanza;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ImageWriter;
@@ -149,13 +151,12 @@ public final class Rekey {
           || !Objects.equals(now.fileKey(), before.fileKey())) {
         throw new BeamsaveException(image + " changed during the rekey; left as it is now");
       }
-      Files.move(copy, image, StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
+      Rename.replacing(copy, image);
       done = true;
       return before.size() - header.length;
     } finally {
       if (!done) {
-        Files.deleteIfExists(copy);
+        Removal.file(copy);
       }
     }
   }

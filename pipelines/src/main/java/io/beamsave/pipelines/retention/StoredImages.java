@@ -6,6 +6,9 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Walk;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
@@ -232,7 +235,7 @@ public final class StoredImages {
     } else {
       Path p = Path.of(image.uri());
       try {
-        Files.deleteIfExists(p);
+        Removal.file(p);
       } catch (IOException e) {
         throw BeamsaveException.io("cannot delete", p, e);
       }
@@ -265,37 +268,30 @@ public final class StoredImages {
     }
     List<Image> out = new ArrayList<>();
     try {
-      Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+      // Through handles: a directory swapped for a link while the walk is under way is not
+      // entered, so no image outside the location is listed (and then pruned).
+      Walk.tree(dir, new Walk.Visitor() {
         @Override
-        public java.nio.file.FileVisitResult preVisitDirectory(Path d,
-            java.nio.file.attribute.BasicFileAttributes a) {
-          return named(d) ? java.nio.file.FileVisitResult.CONTINUE
-              : java.nio.file.FileVisitResult.SKIP_SUBTREE;
+        public boolean enter(byte[] rel, FileStat s) {
+          return named(dir, rel) != null;
         }
 
         @Override
-        public java.nio.file.FileVisitResult visitFile(Path p,
-            java.nio.file.attribute.BasicFileAttributes a) throws IOException {
-          String name = p.getFileName().toString();
+        public void visit(byte[] rel, FileStat s) {
+          String name = new String(Walk.fileName(rel), java.nio.charset.StandardCharsets.ISO_8859_1);
           // A run's staging may hold an image being assembled for upload: not a stored image.
-          boolean staging = p.toString().contains("/.beamsave-staging-");
-          if (name.endsWith(ImageFormat.EXTENSION) && !staging && a.isRegularFile()
-              && named(p)) {
+          boolean staging = new String(rel, java.nio.charset.StandardCharsets.ISO_8859_1)
+              .contains(".beamsave-staging-");
+          if (!name.endsWith(ImageFormat.EXTENSION) || staging || !s.isRegularFile()) {
+            return;
+          }
+          Path p = named(dir, rel);
+          if (p != null) {
+            name = p.getFileName().toString();
             boolean busy = Files.exists(p.resolveSibling(name + ImageFormat.PARTIAL_SUFFIX));
-            out.add(image(p.toAbsolutePath().toString(), a.lastModifiedTime().toInstant(),
-                a.size(), busy));
+            out.add(image(p.toAbsolutePath().toString(),
+                Instant.ofEpochSecond(s.mtimeSeconds(), s.mtimeNanos()), s.size(), busy));
           }
-          return java.nio.file.FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public java.nio.file.FileVisitResult visitFileFailed(Path p, IOException e)
-            throws IOException {
-          if (e instanceof NoSuchFileException) {
-            // Removed while listing (another prune, or a save replacing it): not ours to judge.
-            return java.nio.file.FileVisitResult.CONTINUE;
-          }
-          throw e;
         }
       });
     } catch (NoSuchFileException gone) {
@@ -307,20 +303,20 @@ public final class StoredImages {
   }
 
   /**
-   * Whether {@code p}'s name survives as text: images are found again by their names, and one
-   * that is not UTF-8 would be listed and then not found (as damaged). Such a name is left out,
-   * with a warning naming it.
+   * {@code rel} beneath {@code dir} as a path, if its name survives as text: images are found
+   * again by their names, and one that is not UTF-8 would be listed and then not found (as
+   * damaged). Such a name is left out (null), with a warning naming it.
    */
-  private static boolean named(Path p) {
-    if (Path.of(p.toString()).equals(p)) {
-      return true;
+  private static Path named(Path dir, byte[] rel) {
+    String text = Walk.text(rel);
+    if (text != null) {
+      return dir.resolve(text);
     }
     // Its parent's name did survive, or the walk would not have come here.
-    System.err.println("beamsave: warning: leaving out '" + Printable.text(
-        p.getFileName().toString()) + "' in " + Printable.text(p.getParent().toString())
-        + ": its name is not UTF-8, and images are found by name; rename it to use what it"
-        + " holds");
-    return false;
+    System.err.println("beamsave: warning: leaving out '" + Printable.bytes(Walk.fileName(rel))
+        + "' in " + Printable.text(dir.toString()) + ": its name is not UTF-8, and images are found by"
+        + " name; rename it to use what it holds");
+    return null;
   }
 
   private static Image image(String uri, Instant modified, long bytes, boolean busy) {

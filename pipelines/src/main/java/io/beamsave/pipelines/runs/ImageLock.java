@@ -5,7 +5,7 @@ import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.save.AssembleImage;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.store.Location;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -14,7 +14,6 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -49,8 +48,13 @@ public final class ImageLock implements AutoCloseable {
 
   private final String run;
   private final List<Held> held;
-  /** The run's local staging directory, which the lock removes when it ends; or null. */
-  private Path staging;
+  /**
+   * The directory holding the run's local staging directory, and the staging's name there: the
+   * lock removes it through that handle when the run ends. Null: none.
+   */
+  private Dir stagingParent;
+
+  private byte[] stagingName;
 
   private ImageLock(String run, List<Held> held) {
     this.run = run;
@@ -84,10 +88,7 @@ public final class ImageLock implements AutoCloseable {
         held.add(take(file, what, image, stagingDir, run));
       }
       if (localStaging) {
-        Path dir = Path.of(staging);
-        Files.createDirectories(dir);
-        lock.staging = dir;
-        Files.writeString(dir.resolve(RUN_FILE), run);
+        lock.makeStaging(Path.of(staging).toAbsolutePath());
       }
       return lock;
     } catch (IOException e) {
@@ -96,6 +97,29 @@ public final class ImageLock implements AutoCloseable {
     } catch (RuntimeException e) {
       lock.close();
       throw e;
+    }
+  }
+
+  /**
+   * Makes the run's staging directory {@code dir}, which must not exist, owner-only, with the
+   * run's id in it; kept by its parent's handle, through which it is removed at the end.
+   */
+  private void makeStaging(Path dir) throws IOException {
+    Files.createDirectories(dir.getParent());
+    Dir parent = Dir.open(dir.getParent());
+    byte[] name = dir.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+    try {
+      parent.mkdir(name, 0700);
+    } catch (IOException | RuntimeException e) {
+      parent.close();
+      throw e;
+    }
+    stagingParent = parent;
+    stagingName = name;
+    try (Dir d = parent.openDir(name);
+        OpenFile f = d.create(RUN_FILE.getBytes(StandardCharsets.US_ASCII), 0600)) {
+      byte[] b = run.getBytes(StandardCharsets.US_ASCII);
+      f.write(0, b, 0, b.length);
     }
   }
 
@@ -245,10 +269,15 @@ public final class ImageLock implements AutoCloseable {
             removed.add(d.child(partial));
           }
         }
-        Path staging = stagingOf(p);
+        byte[] staging = stagingOf(d, p, notes);
         if (staging != null) {
-          AssembleImage.deleteTree(staging);
-          removed.add(staging.toString());
+          Removal r = Removal.within(d);
+          r.tree(d, staging, staging);
+          removed.add(d.child(staging));
+          if (!r.mountsLeft().isEmpty()) {
+            warn(notes, "left " + r.mountsLeft().get(0) + ", a mount point in a killed run's"
+                + " staging " + d.child(staging));
+          }
         }
         d.delete(name);
         if (notes != null && !removed.isEmpty()) {
@@ -267,11 +296,13 @@ public final class ImageLock implements AutoCloseable {
   }
 
   /**
-   * The staging directory a killed run's lock names, if it is one: a directory named as a
-   * run's staging is, holding that very run's id. A lock file says what it likes; only what is
-   * a dead run's own staging is removed on its word.
+   * The name, in the lock's own directory {@code d}, of the staging directory a killed run's
+   * lock names, if it is one: a directory beside the lock, named as a run's staging is, holding
+   * that very run's id. A lock file says what it likes (whoever may write beside images may
+   * write one): a staging directory it names anywhere else is left, with a warning, and only
+   * what is a dead run's own staging beside it is removed on its word.
    */
-  private static Path stagingOf(Properties p) throws IOException {
+  private static byte[] stagingOf(Dir d, Properties p, PrintWriter notes) throws IOException {
     String s = p.getProperty("staging", "");
     String run = p.getProperty("run", "");
     if (s.isEmpty() || run.isEmpty()) {
@@ -279,13 +310,48 @@ public final class ImageLock implements AutoCloseable {
     }
     Path dir = Path.of(s);
     String n = dir.getFileName() == null ? "" : dir.getFileName().toString();
-    if (!(n.startsWith(RunNames.STAGING_PREFIX) || n.startsWith(RunNames.RUN_PREFIX))
-        || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+    if (!(n.startsWith(RunNames.STAGING_PREFIX) || n.startsWith(RunNames.RUN_PREFIX))) {
       return null;
     }
-    Path id = dir.resolve(RUN_FILE);
-    return Files.isRegularFile(id, LinkOption.NOFOLLOW_LINKS)
-        && Files.readString(id).strip().equals(run) ? dir : null;
+    if (!dir.isAbsolute() || !isDirectory(d, dir.getParent())) {
+      warn(notes, "a killed run's lock in " + d.name() + " names staging " + dir + ", which is"
+          + " not beside it: left as it is (remove it once no save uses it)");
+      return null;
+    }
+    byte[] name = n.getBytes(StandardCharsets.UTF_8);
+    try (Dir staging = d.openDir(name);
+        OpenFile id = staging.openRead(RUN_FILE.getBytes(StandardCharsets.US_ASCII))) {
+      FileStat st = id.stat();
+      if (!st.isRegularFile() || st.size() > 256) {
+        return null;
+      }
+      byte[] b = new byte[(int) st.size()];
+      int got = id.read(0, b, 0, b.length);
+      return new String(b, 0, Math.max(got, 0), StandardCharsets.UTF_8).strip().equals(run)
+          ? name : null;
+    } catch (NoSuchFileException | io.beamsave.transforms.fs.SymlinkException
+        | java.nio.file.NotDirectoryException notStaging) {
+      return null;
+    }
+  }
+
+  /**
+   * Whether {@code path} is the directory {@code d} is, in any spelling. Only compared: what is
+   * removed is removed beneath {@code d}, whatever {@code path} leads to by then.
+   */
+  private static boolean isDirectory(Dir d, Path path) {
+    try (Dir named = Dir.open(path)) {
+      return named.stat().sameFile(d.stat());
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void warn(PrintWriter notes, String what) {
+    if (notes != null) {
+      notes.println("beamsave: warning: " + what);
+      notes.flush();
+    }
   }
 
   static Properties read(OpenFile f) throws IOException {
@@ -331,14 +397,23 @@ public final class ImageLock implements AutoCloseable {
   /** Removes the run's local staging, then the lock files, and releases them. Idempotent. */
   @Override
   public synchronized void close() {
-    if (staging != null) {
+    if (stagingParent != null) {
       try {
-        AssembleImage.deleteTree(staging);
+        Removal r = Removal.within(stagingParent);
+        r.tree(stagingParent, stagingName, stagingName);
+        if (!r.mountsLeft().isEmpty()) {
+          throw new IOException(r.mountsLeft().get(0) + " in it is a mount point, left");
+        }
       } catch (IOException e) {
-        System.err.println("beamsave: warning: cannot remove staging " + staging + ": "
-            + e.getMessage());
+        System.err.println("beamsave: warning: cannot remove staging "
+            + stagingParent.child(stagingName) + ": " + e.getMessage());
       }
-      staging = null;
+      try {
+        stagingParent.close();
+      } catch (IOException ignored) {
+        // Only read through.
+      }
+      stagingParent = null;
     }
     for (Held h : held) {
       try {

@@ -3,9 +3,12 @@ package io.beamsave.pipelines.runs;
 import io.beamsave.pipelines.snapshot.Snapshot;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.save.AssembleImage;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Walk;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -15,13 +18,10 @@ import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -67,9 +67,15 @@ public final class Leftovers {
 
   /**
    * One leftover: where it is, its size ({@code bytes}, -1 where unknown), when it was made,
-   * and, for an upload, its id.
+   * for an upload its id, and for a local directory the location it was found under ({@code
+   * under}), beneath which it is removed without following a link.
    */
-  public record Item(Kind kind, String location, long bytes, Instant made, String uploadId) {}
+  public record Item(
+      Kind kind, String location, long bytes, Instant made, String uploadId, Path under) {
+    public Item(Kind kind, String location, long bytes, Instant made, String uploadId) {
+      this(kind, location, bytes, made, uploadId, null);
+    }
+  }
 
   /** What was found: the leftovers, and what runs in progress hold (left alone). */
   public record Found(List<Item> leftovers, List<String> inProgress) {
@@ -166,40 +172,34 @@ public final class Leftovers {
       snapshotDirs.add(place);
     }
     try {
-      Files.walkFileTree(root, new SimpleFileVisitor<>() {
+      // Through handles: a directory swapped for a link while it is looked through is not
+      // entered, so nothing found lies outside the location.
+      Walk.tree(root, new Walk.Visitor() {
         @Override
-        public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
-          String n = d.getFileName() == null ? "" : d.getFileName().toString();
-          if (!d.equals(root) && n.startsWith(RunNames.STAGING_PREFIX)) {
-            stagingDirs.add(d);
-            return FileVisitResult.SKIP_SUBTREE;
-          }
-          if (n.equals(Snapshot.DIR)) {
-            snapshotDirs.add(d);
-            return FileVisitResult.SKIP_SUBTREE;
-          }
-          return n.equals("beamsave-ledger") ? FileVisitResult.SKIP_SUBTREE
-              : FileVisitResult.CONTINUE;
+        public boolean enter(byte[] rel, FileStat s) {
+          String n = Walk.text(Walk.fileName(rel));
+          return n != null && !n.startsWith(RunNames.STAGING_PREFIX) && !n.equals(Snapshot.DIR)
+              && !n.equals("beamsave-ledger");
         }
 
         @Override
-        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-          String n = f.getFileName().toString();
-          if (a.isRegularFile() && n.endsWith(ImageFormat.EXTENSION + ImageLock.SUFFIX)) {
-            locks.add(f);
-          } else if (a.isRegularFile()
+        public void visit(byte[] rel, FileStat s) {
+          String path = Walk.text(rel);
+          if (path == null) {
+            return; // No name beamsave gives.
+          }
+          Path p = root.resolve(path);
+          String n = p.getFileName().toString();
+          if (s.isDirectory() && n.startsWith(RunNames.STAGING_PREFIX)) {
+            stagingDirs.add(p);
+          } else if (s.isDirectory() && n.equals(Snapshot.DIR)) {
+            snapshotDirs.add(p);
+          } else if (s.isRegularFile() && n.endsWith(ImageFormat.EXTENSION + ImageLock.SUFFIX)) {
+            locks.add(p);
+          } else if (s.isRegularFile()
               && n.endsWith(ImageFormat.EXTENSION + ImageFormat.PARTIAL_SUFFIX)) {
-            partials.add(f);
+            partials.add(p);
           }
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
-          if (e instanceof NoSuchFileException) {
-            return FileVisitResult.CONTINUE;
-          }
-          throw e;
         }
       });
     } catch (IOException e) {
@@ -233,10 +233,12 @@ public final class Leftovers {
       }
     }
     for (Path dir : stagingDirs) {
-      if (liveStaging.contains(dir) || liveRuns.contains(runOf(dir))) {
+      String run = runOf(dir);
+      // Only beamsave's own: a staging directory holds the id of the run that made it.
+      if (run == null || liveStaging.contains(dir) || liveRuns.contains(run)) {
         continue;
       }
-      out.add(new Item(Kind.STAGING, dir.toString(), treeSize(dir), modified(dir), null));
+      out.add(new Item(Kind.STAGING, dir.toString(), treeSize(dir), modified(dir), null, root));
     }
     for (Path dir : snapshotDirs) {
       for (Snapshot.Leftover s : Snapshot.leftovers(dir)) {
@@ -289,15 +291,35 @@ public final class Leftovers {
             n.substring(0, n.length() - ImageFormat.PARTIAL_SUFFIX.length()) + ImageLock.SUFFIX),
             partial);
       }
-      case STAGING -> {
-        try {
-          AssembleImage.deleteTree(Path.of(item.location()));
-        } catch (IOException e) {
-          throw BeamsaveException.io("cannot remove", item.location(), e);
-        }
-      }
+      case STAGING -> removeStaging(Path.of(item.location()), item.under());
       case SNAPSHOT -> Snapshot.remove(new Snapshot.Leftover(Path.of(item.location()), null));
       default -> throw new IllegalStateException(item.kind().name());
+    }
+  }
+
+  /**
+   * Removes the staging directory {@code staging} found under {@code under}: the directories
+   * between are opened from {@code under}'s handle without following a link, so what was found
+   * and what is removed are the same directory, or nothing is removed.
+   */
+  private static void removeStaging(Path staging, Path under) {
+    Path rel = under.relativize(staging);
+    if (rel.getNameCount() == 0 || rel.startsWith("..")) {
+      throw new BeamsaveException("cannot remove " + staging + ": not under " + under);
+    }
+    byte[] name = rel.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+    byte[] parent = rel.getParent() == null ? new byte[0]
+        : rel.getParent().toString().getBytes(StandardCharsets.UTF_8);
+    try (Dir top = Dir.open(under); Beneath beneath = new Beneath(top)) {
+      Dir d = beneath.dir(parent, parent.length);
+      Removal r = Removal.within(d);
+      r.tree(d, name, name);
+      if (!r.mountsLeft().isEmpty()) {
+        throw new BeamsaveException("cannot remove " + staging + ": " + r.mountsLeft().get(0)
+            + " in it is a mount point, left as it is");
+      }
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot remove", staging, e);
     }
   }
 
@@ -313,13 +335,21 @@ public final class Leftovers {
         if (!f.tryLock()) {
           return; // A run began meanwhile: its own now.
         }
-        Files.deleteIfExists(victim);
+        deleteIfThere(d, victim.getFileName().toString().getBytes(StandardCharsets.UTF_8));
         if (made || victim.equals(lock)) {
-          Files.deleteIfExists(lock);
+          deleteIfThere(d, name);
         }
       }
     } catch (IOException e) {
       throw BeamsaveException.io("cannot remove", victim, e);
+    }
+  }
+
+  private static void deleteIfThere(Dir d, byte[] name) throws IOException {
+    try {
+      d.delete(name);
+    } catch (NoSuchFileException gone) {
+      // Removed meanwhile.
     }
   }
 
@@ -336,11 +366,20 @@ public final class Leftovers {
     }
   }
 
+  /** The run id in staging directory {@code staging}, read without following a link; or null. */
   private static String runOf(Path staging) {
-    try {
-      return Files.readString(staging.resolve(ImageLock.RUN_FILE)).strip();
+    try (Dir d = Dir.open(staging.getParent());
+        Dir dir = d.openDir(staging.getFileName().toString().getBytes(StandardCharsets.UTF_8));
+        OpenFile f = dir.openRead(ImageLock.RUN_FILE.getBytes(StandardCharsets.US_ASCII))) {
+      FileStat s = f.stat();
+      if (!s.isRegularFile() || s.size() > 256) {
+        return null;
+      }
+      byte[] b = new byte[(int) s.size()];
+      int n = f.read(0, b, 0, b.length);
+      return new String(b, 0, Math.max(n, 0), StandardCharsets.UTF_8).strip();
     } catch (IOException e) {
-      return "";
+      return null;
     }
   }
 
@@ -363,18 +402,7 @@ public final class Leftovers {
   private static long treeSize(Path dir) {
     long[] sum = {0};
     try {
-      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-          sum[0] += a.size();
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path f, IOException e) {
-          return FileVisitResult.CONTINUE;
-        }
-      });
+      Walk.tree(dir, (rel, s) -> sum[0] += s.isRegularFile() ? s.size() : 0);
     } catch (IOException e) {
       return -1;
     }

@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.save;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.save.ImageSummary;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -65,7 +66,7 @@ public final class SaveMetrics {
       try (OutputStream out = Files.newOutputStream(tmp)) {
         PrometheusTextFormatWriter.create().write(out, registry.scrape());
       }
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      Rename.replacing(tmp, file);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot write --metrics-file", file, e);
     }
@@ -97,7 +98,7 @@ public final class SaveMetrics {
         out.write(before);
         PrometheusTextFormatWriter.create().write(out, registry.scrape());
       }
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      Rename.replacing(tmp, file);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot write --metrics-file", file, e);
     }

@@ -5,6 +5,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.Notes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -185,7 +186,7 @@ public final class Snapshot implements AutoCloseable {
     removed = true;
     try {
       Btrfs.delete(root);
-      Files.deleteIfExists(lockFile);
+      Removal.file(lockFile);
       removeIfEmpty(root.getParent());
     } catch (IOException e) {
       throw BeamsaveException.io("cannot remove the snapshot", root, e);
@@ -201,7 +202,7 @@ public final class Snapshot implements AutoCloseable {
   /** The snapshot directory, once no snapshot is in it: a later save would take it in. */
   private static void removeIfEmpty(Path dir) {
     try {
-      Files.deleteIfExists(dir);
+      Removal.emptyDirectory(dir);
     } catch (IOException notEmpty) {
       // Another save's snapshot, or its lock: the last to finish removes the directory.
     }
@@ -268,7 +269,7 @@ public final class Snapshot implements AutoCloseable {
         return;
       }
       Btrfs.delete(leftover.snapshot());
-      Files.deleteIfExists(lockFile);
+      Removal.file(lockFile);
       removeIfEmpty(lockFile.getParent());
     } catch (IOException e) {
       throw BeamsaveException.io("cannot remove the snapshot", leftover.snapshot(), e);
@@ -328,7 +329,7 @@ public final class Snapshot implements AutoCloseable {
         if (lock != null) {
           lock.close();
         }
-        Files.deleteIfExists(lockFile);
+        Removal.file(lockFile);
       } catch (IOException suppressed) {
         e.addSuppressed(suppressed);
       }

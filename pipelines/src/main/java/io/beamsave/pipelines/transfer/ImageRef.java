@@ -2,6 +2,7 @@ package io.beamsave.pipelines.transfer;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
@@ -81,7 +82,7 @@ public final class ImageRef implements AutoCloseable {
       try {
         ImageDownload.download(Stores.bucketOf(uri, s3), uri, local, 4, null);
       } catch (RuntimeException e) {
-        Files.deleteIfExists(dir);
+        Removal.tree(dir);
         throw e;
       }
       return new ImageRef(image, local.toString(), s3, keys, local);
@@ -244,8 +245,8 @@ public final class ImageRef implements AutoCloseable {
   public void close() {
     if (temporary != null) {
       try {
-        Files.deleteIfExists(temporary);
-        Files.deleteIfExists(temporary.getParent());
+        Removal.file(temporary);
+        Removal.emptyDirectory(temporary.getParent());
       } catch (IOException ignored) {
         // A leftover temporary file is not worth failing a finished command for.
       }

@@ -111,7 +111,7 @@ public final class Dir extends Handle {
   public FileStat stat(byte[] name) throws IOException {
     byte[] buf = new byte[Posix.STATX_SIZE_BYTES];
     if (Posix.c().statx(fd(), checked(name), Posix.AT_SYMLINK_NOFOLLOW,
-        Posix.STATX_BASIC_STATS, buf) != 0) {
+        Posix.STATX_WANTED, buf) != 0) {
       throw fail(child(name));
     }
     return FileStat.fromStatx(buf);

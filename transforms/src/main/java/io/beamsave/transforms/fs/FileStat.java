@@ -6,7 +6,10 @@ import java.nio.ByteOrder;
 /**
  * What {@code statx} says of a file, to the nanosecond: its type and permission bits ({@code
  * st_mode}), owner, size, modification and status-change times, inode, device, link count,
- * 512-byte blocks allocated, and for a device node the device it is ({@code makedev}).
+ * 512-byte blocks allocated, for a device node the device it is ({@code makedev}), and the id of
+ * the mount it is reached through ({@code stx_mnt_id}, 0 where the kernel gives none: before
+ * Linux 5.8), and whether it is the root of that mount ({@code STATX_ATTR_MOUNT_ROOT}; false
+ * where the kernel does not say).
  */
 public record FileStat(
     int mode,
@@ -21,7 +24,9 @@ public record FileStat(
     long device,
     int links,
     long blocks,
-    long rdev) {
+    long rdev,
+    long mountId,
+    boolean mountRoot) {
 
   public boolean isFifo() {
     return (mode & Posix.S_IFMT) == Posix.S_IFIFO;
@@ -61,6 +66,16 @@ public record FileStat(
     return inode == other.inode && device == other.device;
   }
 
+  /**
+   * Whether this is on the same mount as {@code other}: the same mount id where the kernel gives
+   * them, which tells a bind mount of a file system from that file system itself, else the same
+   * device.
+   */
+  public boolean sameMount(FileStat other) {
+    return mountId != 0 && other.mountId != 0 ? mountId == other.mountId
+        : device == other.device;
+  }
+
   /** Reads {@code struct statx}, laid out the same on every 64-bit Linux architecture. */
   static FileStat fromStatx(byte[] raw) {
     ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.nativeOrder());
@@ -78,8 +93,10 @@ public record FileStat(
     long mtime = b.getLong(112);
     int mtimeNanos = b.getInt(120);
     long device = ((long) b.getInt(136) << 32) | Integer.toUnsignedLong(b.getInt(140));
+    long mountId = (b.getInt(0) & Posix.STATX_MNT_ID) != 0 ? b.getLong(144) : 0;
+    boolean mountRoot = (b.getLong(56) & b.getLong(8) & Posix.STATX_ATTR_MOUNT_ROOT) != 0;
     return new FileStat(mode, uid, gid, size, mtime, mtimeNanos, ctime, ctimeNanos, inode,
-        device, links, blocks, rdev);
+        device, links, blocks, rdev, mountId, mountRoot);
   }
 
   /** glibc's {@code makedev}: the encoding {@code mknod} takes. */

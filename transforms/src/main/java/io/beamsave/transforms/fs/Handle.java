@@ -39,7 +39,7 @@ public abstract class Handle implements AutoCloseable {
   public final FileStat stat() throws IOException {
     byte[] buf = new byte[Posix.STATX_SIZE_BYTES];
     if (Posix.c().statx(fd(), EMPTY, Posix.AT_EMPTY_PATH | Posix.AT_SYMLINK_NOFOLLOW,
-        Posix.STATX_BASIC_STATS, buf) != 0) {
+        Posix.STATX_WANTED, buf) != 0) {
       throw fail(null);
     }
     return FileStat.fromStatx(buf);

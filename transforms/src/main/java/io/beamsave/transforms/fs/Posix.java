@@ -157,6 +157,10 @@ final class Posix {
   static final int AT_EACCESS = 0x200;
   static final int AT_EMPTY_PATH = 0x1000;
   static final int STATX_BASIC_STATS = 0x7ff;
+  static final int STATX_MNT_ID = 0x1000;
+  static final long STATX_ATTR_MOUNT_ROOT = 0x2000;
+  /** What every stat asks for: the basic fields and the mount's id, which removals compare. */
+  static final int STATX_WANTED = STATX_BASIC_STATS | STATX_MNT_ID;
   static final int STATX_SIZE = 0x200;
   static final int STATX_SIZE_BYTES = 256;
   static final long UTIME_OMIT = (1L << 30) - 2;
@@ -276,6 +280,9 @@ final class Posix {
     }
     if (errno == Errno.EEXIST.intValue()) {
       return new FileAlreadyExistsException(file);
+    }
+    if (errno == Errno.ENOTEMPTY.intValue()) {
+      return new java.nio.file.DirectoryNotEmptyException(file);
     }
     if (errno == Errno.ELOOP.intValue()) {
       return new SymlinkException(file);

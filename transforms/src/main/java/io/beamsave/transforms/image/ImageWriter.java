@@ -3,6 +3,8 @@ package io.beamsave.transforms.image;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.run.RunState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -160,7 +162,7 @@ public final class ImageWriter implements AutoCloseable {
     Path partial = partialPath(target).toAbsolutePath().normalize();
     synchronized (appending(partial, run)) {
       state(partial, run).stop("the save was stopped", true, 0);
-      Files.deleteIfExists(partial);
+      Removal.file(partial);
     }
   }
 
@@ -277,8 +279,7 @@ public final class ImageWriter implements AutoCloseable {
         throw new IOException("the save was stopped");
       }
       closeBetweenAppends(monitor, run, channel);
-      Files.move(
-          partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Rename.replacing(partial, target);
     }
     done = true;
     return catalogOffset + tail.length;
@@ -391,6 +392,6 @@ public final class ImageWriter implements AutoCloseable {
       return;
     }
     channel.close();
-    Files.deleteIfExists(partial);
+    Removal.file(partial);
   }
 }

@@ -183,42 +183,4 @@ public final class AssembleImage
     results.forEach(r -> r.unreadable().forEach(u -> all.putIfAbsent(u.path(), u)));
     return new ArrayList<>(all.values());
   }
-
-  /**
-   * Removes a directory tree if it exists, without following links, and without failing when
-   * something in it is removed meanwhile (an interrupted run is cleaned up from two threads).
-   */
-  public static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
-      @Override
-      public java.nio.file.FileVisitResult visitFile(Path f,
-          java.nio.file.attribute.BasicFileAttributes a) throws IOException {
-        Files.deleteIfExists(f);
-        return java.nio.file.FileVisitResult.CONTINUE;
-      }
-
-      @Override
-      public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e)
-          throws IOException {
-        if (e instanceof java.nio.file.NoSuchFileException) {
-          return java.nio.file.FileVisitResult.CONTINUE;
-        }
-        throw e;
-      }
-
-      @Override
-      public java.nio.file.FileVisitResult postVisitDirectory(Path d, IOException e)
-          throws IOException {
-        if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) {
-          throw e;
-        }
-        Files.deleteIfExists(d);
-        return java.nio.file.FileVisitResult.CONTINUE;
-      }
-    });
-  }
-
 }

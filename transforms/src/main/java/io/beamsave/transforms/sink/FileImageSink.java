@@ -3,6 +3,7 @@ package io.beamsave.transforms.sink;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageWriter;
 import java.io.IOException;
@@ -65,7 +66,7 @@ public final class FileImageSink implements ImageSink {
   }
 
   private void removePartial() throws IOException {
-    Files.deleteIfExists(ImageWriter.partialPath(path()));
+    Removal.file(ImageWriter.partialPath(path()));
   }
 
   @Override

@@ -1,16 +1,16 @@
 package io.beamsave.transforms.store;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.fs.Walk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.SecureRandom;
@@ -150,9 +150,9 @@ public final class LocalStore implements Store {
           out.write(b);
         }
       }
-      Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Rename.replacing(tmp, f);
     } catch (IOException | RuntimeException e) {
-      Files.deleteIfExists(tmp);
+      Removal.file(tmp);
       throw e;
     }
   }
@@ -181,30 +181,22 @@ public final class LocalStore implements Store {
       return found;
     }
     try {
-      Files.walkFileTree(root, new SimpleFileVisitor<>() {
+      Walk.tree(root, new Walk.Visitor() {
         @Override
-        public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
-          String rel = relative(d, true);
+        public boolean enter(byte[] rel, FileStat s) {
+          String dir = Walk.text(rel);
           // Only directories on the way to the prefix, or under it, are worth entering.
-          return prefix.startsWith(rel) || rel.startsWith(prefix)
-              ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+          return dir != null && (prefix.startsWith(dir + "/") || (dir + "/").startsWith(prefix));
         }
 
         @Override
-        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-          String rel = relative(f, false);
-          if (rel.startsWith(prefix) && a.isRegularFile() && !isTemporary(f)) {
-            found.add(new Item(rel, a.size(), a.lastModifiedTime().toInstant()));
+        public void visit(byte[] rel, FileStat s) {
+          String key = Walk.text(rel);
+          if (key != null && s.isRegularFile() && key.startsWith(prefix)
+              && !isTemporary(Path.of(key))) {
+            found.add(new Item(key, s.size(),
+                java.time.Instant.ofEpochSecond(s.mtimeSeconds(), s.mtimeNanos())));
           }
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
-          if (e instanceof NoSuchFileException) {
-            return FileVisitResult.CONTINUE;
-          }
-          throw e;
         }
       });
     } catch (IOException e) {
@@ -214,25 +206,17 @@ public final class LocalStore implements Store {
     return found;
   }
 
-  private String relative(Path p, boolean directory) {
-    String rel = root.relativize(p).toString();
-    return directory && !rel.isEmpty() ? rel + "/" : rel;
-  }
-
   @Override
   public void delete(String key) {
     Path f = file(key);
     try {
-      Files.deleteIfExists(f);
+      Removal.file(f);
       // Directories left empty under the root go too, as keys imply them and nothing else.
       for (Path d = f.getParent(); d != null && d.startsWith(root) && !d.equals(root);
           d = d.getParent()) {
-        try (DirectoryStream<Path> s = Files.newDirectoryStream(d)) {
-          if (s.iterator().hasNext()) {
-            break;
-          }
+        if (!Removal.emptyDirectory(d)) {
+          break;
         }
-        Files.deleteIfExists(d);
       }
     } catch (NoSuchFileException | java.nio.file.DirectoryNotEmptyException gone) {
       // Removed or refilled meanwhile: nothing of this key is left either way.

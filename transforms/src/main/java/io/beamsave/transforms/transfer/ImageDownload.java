@@ -1,6 +1,8 @@
 package io.beamsave.transforms.transfer;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Store;
@@ -78,7 +80,7 @@ public final class ImageDownload {
       long raw = stored;
       if (!codec.isNone()) {
         raw = decode(codec, fetched, partial, from);
-        Files.delete(fetched);
+        Removal.file(fetched);
         String expected = head.metadata().get(ImageUpload.META_RAW_LENGTH);
         if (expected != null && Long.parseLong(expected) != raw) {
           throw new BeamsaveException(
@@ -88,7 +90,7 @@ public final class ImageDownload {
       try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.WRITE)) {
         ch.force(true);
       }
-      Files.move(partial, image, StandardCopyOption.ATOMIC_MOVE);
+      Rename.replacing(partial, image);
       return new Result(image, codec, stored, raw, (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot write", image, e);
@@ -157,7 +159,7 @@ public final class ImageDownload {
 
   private static void deleteQuietly(Path p) {
     try {
-      Files.deleteIfExists(p);
+      Removal.file(p);
     } catch (IOException ignored) {
       // Best effort; the error that matters is already on its way.
     }
