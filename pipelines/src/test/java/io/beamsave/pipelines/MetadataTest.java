@@ -109,6 +109,9 @@ class MetadataTest {
     return err.toString(StandardCharsets.UTF_8);
   }
 
+  // The restores below are of images of a library this test made: trusted (--trust-image), so
+  // that everything comes back; what an untrusted image is granted is RestoreGrantsTest's.
+
   @Test
   void everythingTheFilesystemHoldsComesBackInThisProcessAndInAPipeline() throws Exception {
     Path image = tmp.resolve("m.bsave");
@@ -126,7 +129,7 @@ class MetadataTest {
 
     for (String pipeline : List.of("never", "always")) {
       Path out = tmp.resolve("out-" + pipeline);
-      Cli r = Cli.ok("restore", image, "--target", out, "--pipeline", pipeline, "--quiet");
+      Cli r = Cli.ok("restore", "--trust-image", image, "--target", out, "--pipeline", pipeline, "--quiet");
       assertThat(r.err()).as("nothing was lost").doesNotContain("warning");
       assertThat(metadata(out)).as("restored " + pipeline).isEqualTo(before);
       assertThat(linkGroups(out)).isEqualTo(linkGroups(lib))
@@ -143,7 +146,7 @@ class MetadataTest {
     sh("mount -t ramfs beamsave-test '" + ramfs + "'");
     try {
       Path out = ramfs.resolve("out");
-      Cli r = Cli.ok("restore", image, "--target", out, "--quiet");
+      Cli r = Cli.ok("restore", "--trust-image", image, "--target", out, "--quiet");
       assertThat(r.err().lines()).contains(
           "beamsave: warning: could not restore ACLs of 2 entries (the target's filesystem does"
               + " not keep them; first: " + out.resolve("acl") + ")",
@@ -170,13 +173,13 @@ class MetadataTest {
     Catalog c = ImageReader.readCatalog(incremental);
     assertThat(c.depth()).isEqualTo(1);
     Path out = tmp.resolve("out");
-    Cli.ok("restore", incremental, "--target", out, "--quiet");
+    Cli.ok("restore", "--trust-image", incremental, "--target", out, "--quiet");
     assertThat(metadata(out)).isEqualTo(metadata(lib));
     assertThat(linkGroups(out)).contains("[./a, ./d/c]", "[./b2, ./f]");
     Path consolidated = tmp.resolve("cons.bsave");
     Cli.ok("consolidate", incremental, "--to", consolidated, "--quiet");
     Path again = tmp.resolve("again");
-    Cli.ok("restore", consolidated, "--target", again, "--quiet");
+    Cli.ok("restore", "--trust-image", consolidated, "--target", again, "--quiet");
     assertThat(metadata(again)).isEqualTo(metadata(lib));
   }
 
@@ -186,13 +189,13 @@ class MetadataTest {
     Path image = tmp.resolve("m.bsave");
     Cli.ok("save", "--library", lib, "--image", image, "--quiet");
     Path out = tmp.resolve("out");
-    Cli.ok("restore", image, "--target", out, "--include", "d/", "--quiet");
+    Cli.ok("restore", "--trust-image", image, "--target", out, "--include", "d/", "--quiet");
     assertThat(Files.readString(out.resolve("d/c"))).isEqualTo("hello\n");
     assertThat(Files.exists(out.resolve("a"))).isFalse();
     // The second link to the file left out is a link to the first, not a second copy.
     assertThat(linkGroups(out)).contains("[./d/c, ./d/e]");
     Path both = tmp.resolve("both");
-    Cli.ok("restore", image, "--target", both, "--include", "/a", "--include", "d/", "--quiet");
+    Cli.ok("restore", "--trust-image", image, "--target", both, "--include", "/a", "--include", "d/", "--quiet");
     assertThat(linkGroups(both)).contains("[./a, ./d/c, ./d/e]");
   }
 
@@ -208,7 +211,7 @@ class MetadataTest {
       Path image = tmp.resolve("many.bsave");
       Cli.ok("save", "--library", many, "--image", image, "--quiet");
       Path out = many.resolve("out");
-      Cli.ok("restore", image, "--target", out, "--quiet");
+      Cli.ok("restore", "--trust-image", image, "--target", out, "--quiet");
       assertThat(sh("getfattr -d '" + out + "/many' | grep -c user.a")).contains("1500");
     } finally {
       sh("umount '" + many + "'");
@@ -222,9 +225,9 @@ class MetadataTest {
     Cli.ok("save", "--library", lib, "--image", image, "--quiet");
     Path out = Files.createDirectories(tmp.resolve("acl-target"));
     sh("setfacl -d -m u:nobody:rwx '" + out + "'");
-    Cli.ok("restore", image, "--target", out.resolve("sub"), "--quiet");
+    Cli.ok("restore", "--trust-image", image, "--target", out.resolve("sub"), "--quiet");
     assertThat(metadata(out.resolve("sub"))).isEqualTo(metadata(lib));
-    Cli.ok("restore", image, "--target", out.resolve("sub"), "--overwrite", "--quiet");
+    Cli.ok("restore", "--trust-image", image, "--target", out.resolve("sub"), "--overwrite", "--quiet");
     assertThat(metadata(out.resolve("sub"))).isEqualTo(metadata(lib));
   }
 
@@ -270,7 +273,7 @@ class MetadataTest {
       sh("umount '" + small + "'");
     }
     Path out = tmp.resolve("out");
-    Cli r = Cli.run("restore", image, "--target", out, "--quiet");
+    Cli r = Cli.run("restore", "--restore-system-xattrs", image, "--target", out, "--quiet");
     assertThat(r.exit()).isEqualTo(1);
     assertThat(r.err().strip()).startsWith("beamsave: error: cannot restore " + out + "/p")
         .doesNotContain("Directory not empty").doesNotContain("\n");

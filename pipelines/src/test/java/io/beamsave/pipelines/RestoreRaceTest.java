@@ -152,7 +152,8 @@ class RestoreRaceTest {
           }
         }
       });
-      Cli restore = Cli.run("restore", image, "--target", target, "--delete", "--quiet");
+      Cli restore = Cli.run("restore", image, "--target", target, "--delete", "--overwrite",
+          "--quiet");
       done.set(true);
       swapper.join();
       swaps += swapped.get();
@@ -181,10 +182,11 @@ class RestoreRaceTest {
     Files.createDirectories(target.resolve("old/older"));
     Files.writeString(target.resolve("old/older/x"), "x");
     Files.writeString(target.resolve("zzz"), "z");
-    Cli dry = Cli.ok("restore", image, "--target", target, "--delete", "--dry-run");
+    Cli dry = Cli.ok("restore", image, "--target", target, "--delete", "--overwrite",
+        "--dry-run");
     assertThat(dry.out()).contains("would remove 4 entries the image does not hold, e.g. old");
     assertThat(target.resolve("zzz")).exists();
-    Cli done = Cli.ok("restore", image, "--target", target, "--delete");
+    Cli done = Cli.ok("restore", image, "--target", target, "--delete", "--overwrite");
     assertThat(done.out()).contains("removed 4 entries the image does not hold");
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(library))).isNull();
     Cli withInclude = Cli.run("restore", image, "--target", target, "--delete", "--include",

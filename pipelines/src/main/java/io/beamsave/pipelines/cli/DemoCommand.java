@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.save.SavePipeline;
@@ -124,8 +125,8 @@ final class DemoCommand implements Callable<Integer> {
       }
       try (ImageRef ref = ImageRef.of(from, s3, progress)) {
         RestorePipeline.Outcome r =
-            RestorePipeline.run(ref, restored, List.of(), false,
-                io.beamsave.pipelines.restore.ReadRun.PipelineUse.AUTO, pipeline::options, progress);
+            RestorePipeline.run(ref, RestoreRequest.of(restored), pipeline::options, progress,
+                RestorePipeline.QUIET);
         out.printf(
             Locale.ROOT, "restored %s: %d files into %s (%.2fs)%n", from, r.files(), restored,
             r.seconds());

@@ -1,20 +1,23 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.transfer.ImageRef;
-import java.io.PrintWriter;
-import io.beamsave.pipelines.restore.ReadRun;
 import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.restore.RestorePolicy;
+import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TargetMirror;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.transforms.image.PathBytes;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave restore}: an image back into a directory. */
 @Command(
@@ -30,8 +33,12 @@ import picocli.CommandLine.Option;
     description = {
       "Restore an image, or the entries matching --include, into a directory.",
       "Only the shards holding the chosen files are read; every block checksum and file digest"
-          + " is checked. Permissions and mtimes are restored, and owners when run as root."
-          + " Nothing is ever written outside --target."
+          + " is checked. Permissions and mtimes are restored, and owners (by number) when run"
+          + " as root. Nothing is ever written outside --target.",
+      "An image grants no privilege unless asked: set-id bits, file capabilities, devices and"
+          + " trusted./security. attributes are left out, and counted in a warning, unless their"
+          + " --restore-* flag or --trust-image is given (docs/security.md, \"What a restore"
+          + " grants\")."
     })
 final class RestoreCommand implements Callable<Integer> {
   @Mixin ImageArgs image;
@@ -66,79 +73,171 @@ final class RestoreCommand implements Callable<Integer> {
 
   @Option(
       names = "--numeric-owner",
-      description = "As root, give entries the owner and group numbers saved. Without it, an"
-          + " entry whose image names its owner (image format 9 on) goes to the user"
-          + " and group of those names on this host, where it has them, as tar does.")
+      hidden = true,
+      description = "Owners by the numbers saved: the default; kept for scripts that give it.")
   boolean numericOwner;
+
+  @Option(
+      names = "--owner-by-name",
+      description = "As root, give an entry whose image names its owner and group (image format"
+          + " 9 on) the user and group of those names on this host, where it has them, as tar"
+          + " does by default; never user or group 0 unless saved as 0. Without it, owners are"
+          + " the numbers saved: a name in an image, which whoever writes images chooses, does"
+          + " not choose who owns a file.")
+  boolean ownerByName;
+
+  @Option(
+      names = "--restore-setid",
+      description = "Restore the set-user-ID and set-group-ID bits of files, as root, where the"
+          + " owner (group) is restored as saved. Without it they are cleared and counted in a"
+          + " warning. As another user they are always cleared.")
+  boolean restoreSetid;
+
+  @Option(
+      names = "--restore-capabilities",
+      description = "Restore file capabilities (security.capability). Without it they are left"
+          + " out and counted in a warning.")
+  boolean restoreCapabilities;
+
+  @Option(
+      names = "--restore-devices",
+      description = "Make character and block devices (as root). Without it they are left out"
+          + " and counted in a warning; FIFOs are always made.")
+  boolean restoreDevices;
+
+  @Option(
+      names = "--restore-system-xattrs",
+      description = "Restore extended attributes in the trusted. and security. namespaces"
+          + " (SELinux labels, IMA), but the capability, which --restore-capabilities grants."
+          + " Without it they are left out and counted in a warning.")
+  boolean restoreSystemXattrs;
+
+  @Option(
+      names = "--trust-image",
+      description = "Grant the image everything it asks for: --restore-setid,"
+          + " --restore-capabilities, --restore-devices and --restore-system-xattrs, for a"
+          + " whole-system restore from an image you know to be yours. Says so when it runs.")
+  boolean trustImage;
 
   @Option(
       names = "--delete",
       description = "Make the target exactly the image's tree: after a restore that succeeded,"
           + " remove from the target what the image does not hold (a directory with all"
-          + " beneath it). Symbolic links are removed as links, never followed; nothing outside"
-          + " the target is touched. With --dry-run, says what would be removed. Not with"
-          + " --include.")
+          + " beneath it), working beneath the target the restore opened, never its path again."
+          + " Links are removed as links, never followed; nothing on another file system (a"
+          + " mount point) and nothing in a directory the save could not wholly list (d? in"
+          + " 'list') is removed, and both are reported. Refuses / and a mount root reached"
+          + " through a link. A target that holds anything needs --overwrite too. With"
+          + " --dry-run, lists what would be removed. Not with --include.")
   boolean delete;
+
+  @Option(
+      names = "--no-preserve-root",
+      description = "Let --delete work in / or in the root of a mounted file system that"
+          + " --target reaches through a link.")
+  boolean noPreserveRoot;
 
   @Option(
       names = "--dry-run",
       description = "Say what would be restored where (files, bytes, other entries, what would"
           + " be left out), after the checks a restore makes first (the target, the"
-          + " selection, the base images): reads only the catalog, writes nothing.")
+          + " selection, the base images), and with --delete what would be removed: reads"
+          + " only the catalog and the target, writes nothing.")
   boolean dryRun;
 
   @Mixin PipelineArgs pipeline;
 
   @Mixin ReadArgs read;
 
+  @Mixin JsonOutput json;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** What a dry run names of what --delete would remove, in text; --json names all. */
+  static final int NAMED = 20;
 
   @Override
   public Integer call() {
-    PrintWriter progress = pipeline.progress(spec.commandLine().getErr());
-    if (delete && includes != null && !includes.isEmpty()) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--delete makes the target"
-          + " the whole image's tree, which --include does not restore; drop one of them");
+    PrintWriter progress = pipeline.progress(spec.commandLine().getErr(), json);
+    RestoreRequest request;
+    try {
+      request = RestoreRequest.of(target).withIncludes(includes).withOverwrite(overwrite)
+          .withDelete(delete, noPreserveRoot).withPolicy(policy()).withUse(read.use(pipeline));
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
-    if (dryRun) {
-      RestorePipeline.Planned p;
-      TargetMirror.Removed gone = null;
-      try (ImageRef ref = image.open(progress)) {
-        p = RestorePipeline.dryRun(ref, target, includes, overwrite || delete);
-        if (delete) {
-          gone = TargetMirror.run(ref, target, false);
-        }
+    if (trustImage && !dryRun) {
+      json.note("trusting the image: set-id bits, file capabilities, devices and trusted. and"
+          + " security. attributes are restored as saved");
+    }
+    return dryRun ? dryRun(request, progress) : restore(request, progress);
+  }
+
+  private RestorePolicy policy() {
+    RestorePolicy p = trustImage ? RestorePolicy.trustImage() : RestorePolicy.SAFE;
+    p = restoreSetid ? p.with(RestorePolicy.Grant.SETID) : p;
+    p = restoreCapabilities ? p.with(RestorePolicy.Grant.CAPABILITIES) : p;
+    p = restoreDevices ? p.with(RestorePolicy.Grant.DEVICES) : p;
+    p = restoreSystemXattrs ? p.with(RestorePolicy.Grant.SYSTEM_XATTRS) : p;
+    return p.withOwnersByName(ownerByName);
+  }
+
+  private int dryRun(RestoreRequest request, PrintWriter progress) {
+    PrintWriter out = spec.commandLine().getOut();
+    RestorePipeline.Planned p;
+    TargetMirror.Removed gone = null;
+    Removals named = new Removals(true);
+    try (ImageRef ref = image.open(progress)) {
+      p = RestorePipeline.dryRun(ref, target, includes, overwrite);
+      if (delete) {
+        gone = TargetMirror.dryRun(ref, target, noPreserveRoot, named::told);
       }
-      PrintWriter out = spec.commandLine().getOut();
+    }
+    String where = io.beamsave.transforms.Printable.text(target.toString());
+    if (json.on()) {
+      Map<String, Object> m = JsonOutput.object("dryRun");
+      m.put("target", where);
+      m.put("files", p.files());
+      m.put("bytes", p.bytes());
+      m.put("otherEntries", p.others());
+      m.put("leftOut", p.leftOut());
+      m.put("targetExists", p.targetExists());
+      m.put("wouldRemove", gone == null ? null : gone.entries());
+      json.emit(m);
+    } else {
       out.printf(Locale.ROOT, "would restore %s (%s) and %s into %s%s%s%n",
           Sizes.count(p.files(), "file", "files"), Sizes.human(p.bytes()),
-          Sizes.count(p.others(), "other entry", "other entries"),
-          io.beamsave.transforms.Printable.text(target.toString()),
+          Sizes.count(p.others(), "other entry", "other entries"), where,
           p.targetExists() ? "" : " (created)",
           p.leftOut() == 0 ? "" : ", leaving out " + Sizes.count(p.leftOut(), "file", "files")
               + " the save could not read");
       if (gone != null) {
         out.println(removedLine("would remove", gone));
+        if (gone.entries() > NAMED) {
+          out.println("  ... and " + (gone.entries() - NAMED) + " more (--json lists every"
+              + " one)");
+        }
       }
       out.println("dry run: nothing was written");
-      return 0;
     }
+    if (gone != null) {
+      removalWarnings(gone);
+    }
+    return 0;
+  }
+
+  private int restore(RestoreRequest request, PrintWriter progress) {
     RestorePipeline.Outcome o;
-    String removed = null;
-    String next = null;
+    String next;
     try (ImageRef ref = image.open(progress)) {
-      ReadRun.PipelineUse use = read.use(pipeline);
       if (RestorePipeline.literalPaths(includes) == null && includes != null
-          && !includes.isEmpty() && !use.here(0)) {
+          && !includes.isEmpty() && !request.use().here(0)) {
         // A pipeline's patterns are matched against the whole catalog: read it while Beam
         // starts. Otherwise a selection is read page by page, here first.
         ref.readCatalogAhead();
       }
-      o = RestorePipeline.run(ref, target, includes, overwrite || delete, numericOwner, use,
-          pipeline::options, progress);
-      if (delete) {
-        removed = removedLine("removed", TargetMirror.run(ref, target, true));
-      }
+      o = RestorePipeline.run(ref, request, pipeline::options, progress,
+          new Removals(false).listener());
       next = io.beamsave.pipelines.postgres.PostgresSave.nextStep(
           ref.head().catalog().notes(), o.target());
     }
@@ -149,26 +248,82 @@ final class RestoreCommand implements Callable<Integer> {
         w = w.replaceAll(" \\(marked f! in 'list'\\):.*", ", as PostgreSQL wrote them (marked"
             + " f! in 'list'): its recovery from the WAL in the image, when it starts, mends them");
       }
-      spec.commandLine().getErr().println("beamsave: warning: " + w);
+      json.warning(w);
     }
-    spec.commandLine()
-        .getOut()
-        .println(
-            String.format(
-                Locale.ROOT,
-                "restored %s (%s) and %s into %s in %.2fs",
-                Sizes.count(o.files(), "file", "files"),
-                Sizes.human(o.bytes()),
-                Sizes.count(o.entries() - o.files(), "other entry", "other entries"),
-                io.beamsave.transforms.Printable.text(o.target().toString()),
-                o.seconds()));
-    if (removed != null) {
-      spec.commandLine().getOut().println(removed);
+    String where = io.beamsave.transforms.Printable.text(o.target().toString());
+    if (json.on()) {
+      Map<String, Object> m = JsonOutput.object("restored");
+      m.put("target", where);
+      m.put("files", o.files());
+      m.put("bytes", o.bytes());
+      m.put("otherEntries", o.entries() - o.files());
+      m.put("seconds", o.seconds());
+      m.put("removed", o.removed() == null ? null : o.removed().entries());
+      json.emit(m);
+    } else {
+      PrintWriter out = spec.commandLine().getOut();
+      out.println(String.format(Locale.ROOT, "restored %s (%s) and %s into %s in %.2fs",
+          Sizes.count(o.files(), "file", "files"), Sizes.human(o.bytes()),
+          Sizes.count(o.entries() - o.files(), "other entry", "other entries"), where,
+          o.seconds()));
+      if (o.removed() != null) {
+        out.println(removedLine("removed", o.removed()));
+      }
+      if (next != null && (includes == null || includes.isEmpty())) {
+        out.println("next: " + next);
+      }
     }
-    if (next != null && (includes == null || includes.isEmpty())) {
-      spec.commandLine().getOut().println("next: " + next);
+    if (o.removed() != null) {
+      removalWarnings(o.removed());
     }
     return 0;
+  }
+
+  /**
+   * What --delete removes, told as it goes: each entry as a JSON line with --json; in a dry
+   * run's text, the first {@link #NAMED}.
+   */
+  private final class Removals {
+    private final boolean dryRun;
+    private long n;
+
+    Removals(boolean dryRun) {
+      this.dryRun = dryRun;
+    }
+
+    void told(PathBytes p) {
+      n++;
+      if (json.on()) {
+        Map<String, Object> m = JsonOutput.object("removal");
+        ListCommand.putName(m, "path", p.bytes());
+        m.put("dryRun", dryRun);
+        json.emitBuffered(m);
+      } else if (dryRun && n <= NAMED) {
+        spec.commandLine().getOut().println("would remove " + p);
+      }
+    }
+
+    RestorePipeline.Listener listener() {
+      return new RestorePipeline.Listener() {
+        @Override
+        public void removing(PathBytes path) {
+          told(path);
+        }
+      };
+    }
+  }
+
+  private void removalWarnings(TargetMirror.Removed r) {
+    if (!r.mountsLeft().isEmpty()) {
+      json.warning("--delete left " + Sizes.count(r.mountsLeft().size(), "mount point",
+          "mount points") + " as " + (r.mountsLeft().size() == 1 ? "it is" : "they are")
+          + " (it stays on the target's file system): " + r.mountsLeft().get(0));
+    }
+    if (r.kept() > 0) {
+      json.warning("--delete kept " + Sizes.count(r.kept(), "entry", "entries") + " in"
+          + " directories the save could not wholly list (marked d? in 'list'), which the image"
+          + " may lack only because the save could not read them, e.g. " + r.firstKept());
+    }
   }
 
   private static String removedLine(String verb, TargetMirror.Removed r) {

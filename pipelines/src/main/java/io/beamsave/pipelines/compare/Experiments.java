@@ -1,6 +1,8 @@
 package io.beamsave.pipelines.compare;
 
 import io.beamsave.pipelines.restore.RestorePipeline;
+import io.beamsave.pipelines.restore.RestorePolicy;
+import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.save.SavePipeline;
@@ -8,8 +10,8 @@ import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.codec.Codecs;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.SaveSpec;
@@ -104,8 +106,10 @@ public final class Experiments {
       ProcessUsage before = ProcessUsage.now();
       long start = System.nanoTime();
       try (ImageRef ref = ImageRef.of(saved.image.toString(), null, null)) {
-        RestorePipeline.run(ref, target, List.of(), false,
-            io.beamsave.pipelines.restore.ReadRun.PipelineUse.ALWAYS, () -> options, null);
+        // The image this run just saved, checked against its library: trusted as it is.
+        RestorePipeline.run(ref, RestoreRequest.of(target).withPolicy(RestorePolicy.trustImage())
+            .withUse(io.beamsave.pipelines.restore.ReadRun.PipelineUse.ALWAYS), () -> options,
+            null, RestorePipeline.QUIET);
       }
       double seconds = (System.nanoTime() - start) / 1e9;
       ProcessUsage usage = ProcessUsage.now().since(before);

@@ -67,21 +67,21 @@ final class BatchedRestore {
     this.here = here;
   }
 
-  /** Restores all of {@code image}, whose catalog's head is {@code head}, into {@code target}. */
-  static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
-      boolean overwrite, Owners owners, PrintWriter progress) {
-    return run(image, head, target, overwrite, owners, progress, Limits.DEFAULT, null,
-        bytes -> true);
+  /** Restores all of {@code image}, whose catalog's head is {@code head}, as asked. */
+  static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, RestoreRequest request,
+      PrintWriter progress, RestorePipeline.Listener listener) {
+    return run(image, head, request, progress, listener, Limits.DEFAULT, bytes -> true);
   }
 
   /**
-   * Restores the entries of {@code image} that {@code includes} select (all of them without)
-   * into {@code target}, in batches of {@code limits}; or, when the files selected hold more
-   * bytes than {@code here} takes, touches nothing and returns null: a pipeline's work.
+   * Restores the entries of {@code image} that the request's includes select (all of them
+   * without) into its target, in batches of {@code limits}; or, when the files selected hold
+   * more bytes than {@code here} takes, touches nothing and returns null: a pipeline's work.
    */
-  static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, Path target,
-      boolean overwrite, Owners owners, PrintWriter progress, Limits limits,
-      List<String> includes, LongPredicate here) {
+  static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, RestoreRequest request,
+      PrintWriter progress, RestorePipeline.Listener listener, Limits limits, LongPredicate here) {
+    Path target = request.target();
+    List<String> includes = request.includes();
     long start = System.nanoTime();
     // Before the target is touched: a missing or replaced base fails the restore up front...
     ImageChain chain = ImageChain.resolveHeads(image.member(head.catalog()), image.s3(),
@@ -89,10 +89,11 @@ final class BatchedRestore {
     // And a selection whose extents overlap, or reference what a base does not hold: one pass
     // over the pages that can hold it, which also finds how much it is. A selection that fits
     // in a batch is kept from this pass; a larger one is read again as it is restored.
-    Selected selected = new Selected(image, head, includes, owners);
+    Selected selected = new Selected(image, head, includes);
     List<Entry> held = new ArrayList<>();
     long[] count = new long[3];
-    selected.forEach(e -> {
+    Withheld first = request.policy().start();
+    selected.forEach(first, e -> {
       chain.check(List.of(e));
       count[0]++;
       count[1] += e.isFile() ? e.size() : 0;
@@ -110,12 +111,15 @@ final class BatchedRestore {
       return null;
     }
     boolean kept = count[0] <= limits.entries() && count[2] <= limits.bytes();
+    // What the policy withholds is counted on the pass whose entries are restored.
+    Withheld withheld = kept ? first : request.policy().start();
     if (!kept) {
       held.clear(); // The first batch's worth: read again with the rest.
     }
     BatchedRestore r;
     List<String> warnings = new ArrayList<>();
-    try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
+    TargetMirror.Removed removed = null;
+    try (TargetTree tree = TargetTree.prepare(request, image.display(), progress)) {
       ReadShards read = ReadShards.restoreTo(tree.target(), image.s3())
           .withKeys(chain.keys()).withTags(chain.tags());
       try (ReadRun.Here reading = new ReadRun.Here(RestorePipeline.progress("restored",
@@ -126,11 +130,11 @@ final class BatchedRestore {
           if (kept) {
             held.forEach(r::add);
           } else {
-            selected.forEach(r::add);
+            selected.forEach(withheld, r::add);
           }
           // The library root's metadata goes to the target in a whole restore; a selection
           // leaves the target as it was.
-          r.finish(whole ? owners.map(head.catalog().root()) : null);
+          r.finish(whole ? withheld.apply(head.catalog().root()) : null);
           finished = true;
         } finally {
           if (!finished) {
@@ -138,17 +142,21 @@ final class BatchedRestore {
           }
         }
       }
+      if (request.delete()) {
+        removed = tree.mirror(image, listener::removing);
+      }
       String clamped = tree.clampedTimes(r.clampedByWorkers);
       if (clamped != null) {
         warnings.add(clamped);
       }
       r.skipped.warnings(warnings);
+      withheld.warnings(warnings);
       tree.lostMetadata(warnings);
     } catch (IOException e) {
       throw BeamsaveException.io("cannot close restore target", target, e);
     }
     return new RestorePipeline.Outcome(target, r.files, r.entries, r.bytes,
-        (System.nanoTime() - start) / 1e9, warnings);
+        (System.nanoTime() - start) / 1e9, warnings, removed);
   }
 
   /**
@@ -158,16 +166,14 @@ final class BatchedRestore {
   private static final class Selected {
     private final ImageRef image;
     private final List<String> includes;
-    private final Owners owners;
     private final java.util.function.Function<PathBytes, Entry> lookup;
     private final List<PathBytes> under;
     /** The directories above those walked, in path order. */
     private final List<Entry> above;
 
-    Selected(ImageRef image, CatalogHead head, List<String> includes, Owners owners) {
+    Selected(ImageRef image, CatalogHead head, List<String> includes) {
       this.image = image;
       this.includes = includes;
-      this.owners = owners;
       this.lookup = p -> {
         List<Entry> found = image.find(List.of(p), head);
         return found.isEmpty() ? null : found.get(0);
@@ -182,11 +188,16 @@ final class BatchedRestore {
       this.above = dirs.isEmpty() ? List.of() : image.find(List.copyOf(dirs), head);
     }
 
-    void forEach(Consumer<Entry> out) {
+    /** Each entry selected, as {@code withheld} lets it be restored (none it leaves out). */
+    void forEach(Withheld withheld, Consumer<Entry> out) {
       // Each pass meets the links afresh: their stand-ins are the same each time.
       LinksOut links = new LinksOut(includes, lookup);
-      Selection.Stream stream =
-          new Selection.Stream(includes, e -> out.accept(owners.map(links.resolve(e))));
+      Selection.Stream stream = new Selection.Stream(includes, e -> {
+        Entry restored = withheld.apply(links.resolve(e));
+        if (restored != null) {
+          out.accept(restored);
+        }
+      });
       Iterator<Entry> a = above.iterator();
       Entry[] next = {a.hasNext() ? a.next() : null};
       image.walk(under, e -> {

@@ -48,9 +48,12 @@ public final class RestorePipeline {
         verb, StageMetrics.BYTES_CHECKED, null, bytes, READ_STEP, null, shards, null);
   }
 
-  /** What a restore did; {@code warnings} say what did not come back exactly, and why. */
-  public record Outcome(
-      Path target, long files, long entries, long bytes, double seconds, List<String> warnings) {}
+  /**
+   * What a restore did; {@code warnings} say what did not come back exactly, and why; {@code
+   * removed}, with {@code --delete}, what was removed (else null).
+   */
+  public record Outcome(Path target, long files, long entries, long bytes, double seconds,
+      List<String> warnings, TargetMirror.Removed removed) {}
 
   /**
    * The paths {@code includes} name when every one is an anchored path without wildcards
@@ -196,43 +199,39 @@ public final class RestorePipeline {
         .apply(READ_STEP, read);
   }
 
-  public static Outcome run(
-      ImageRef image,
-      Path target,
-      List<String> includes,
-      boolean overwrite,
-      ReadRun.PipelineUse use,
-      Supplier<PipelineOptions> options,
-      PrintWriter progress) {
-    return run(image, target, includes, overwrite, false, use, options, progress);
+  /** What a restore tells as it goes, beyond its progress. */
+  public interface Listener {
+    /** {@code --delete} removed {@code path} (relative to the target), a directory last. */
+    default void removing(PathBytes path) {}
   }
 
+  /** Tells nothing. */
+  public static final Listener QUIET = new Listener() {};
+
   /**
-   * Like the others, with {@code numericOwner}: as root, give entries the owner and group
-   * numbers saved, not those their saved names have on this host.
+   * Restores {@code image} as {@code request} says: the catalog read, the target prepared, the
+   * chosen files' shards read in parallel (here, or in a pipeline made with {@code options}),
+   * everything placed with its metadata as {@link RestorePolicy} allows, and with {@code
+   * --delete} what the image lacks removed, beneath the target's handle.
    */
-  public static Outcome run(
-      ImageRef image,
-      Path target,
-      List<String> includes,
-      boolean overwrite,
-      boolean numericOwner,
-      ReadRun.PipelineUse use,
-      Supplier<PipelineOptions> options,
-      PrintWriter progress) {
+  public static Outcome run(ImageRef image, RestoreRequest request,
+      Supplier<PipelineOptions> options, PrintWriter progress, Listener listener) {
     long start = System.nanoTime();
-    Owners owners = Owners.of(numericOwner);
+    Path target = request.target();
+    List<String> includes = request.includes();
+    ReadRun.PipelineUse use = request.use();
+    Withheld withheld = request.policy().start();
     List<PathBytes> literal = literalPaths(includes);
-    if (includes == null || includes.isEmpty()) {
+    if (request.whole()) {
       CatalogHead head = image.head();
       if (use.here(head.totals().rawBytes())) {
-        return BatchedRestore.run(image, head, target, overwrite, owners, progress);
+        return BatchedRestore.run(image, head, request, progress, listener);
       }
     } else if (use.here(0)) {
       // A selection is read page by page to learn how much it holds; a small one is restored
       // here as it was read, a larger one goes to a pipeline.
-      Outcome here = BatchedRestore.run(image, image.head(), target, overwrite, owners,
-          progress, BatchedRestore.Limits.DEFAULT, includes, use::here);
+      Outcome here = BatchedRestore.run(image, image.head(), request, progress, listener,
+          BatchedRestore.Limits.DEFAULT, use::here);
       if (here != null) {
         return here;
       }
@@ -263,8 +262,8 @@ public final class RestorePipeline {
     CatalogHead head = image.head();
     LinksOut links = new LinksOut(includes, p -> first(image.find(List.of(p), head)));
     for (Entry e : Selection.select(candidates, includes)) {
-      e = owners.map(links.resolve(e));
-      if (skipped.restores(e)) {
+      e = withheld.apply(links.resolve(e));
+      if (e != null && skipped.restores(e)) {
         chosen.add(e);
       }
     }
@@ -279,7 +278,8 @@ public final class RestorePipeline {
     ImageChain chain = ImageChain.resolve(image.member(catalog), files, image.s3(),
         image.keys(), image.baseLocations());
     List<String> warnings = new ArrayList<>();
-    try (TargetTree tree = TargetTree.prepare(target, image.display(), overwrite, progress)) {
+    TargetMirror.Removed removed = null;
+    try (TargetTree tree = TargetTree.prepare(request, image.display(), progress)) {
       boolean finished = false;
       boolean workersRan = false;
       try {
@@ -293,8 +293,12 @@ public final class RestorePipeline {
         // The library root's metadata goes to the target in a whole restore; one of chosen
         // entries leaves the target as it was.
         boolean whole = includes == null || includes.isEmpty();
-        tree.finish(chosen, ids, whole ? owners.map(catalog.root()) : null);
+        tree.finish(chosen, ids, whole ? withheld.apply(catalog.root()) : null);
         finished = true;
+        if (request.delete()) {
+          removed = tree.mirror(image, listener::removing);
+        }
+        withheld.warnings(warnings);
         tree.lostMetadata(warnings);
         String clamped = tree.clampedTimes(clampedByWorkers, chosen);
         if (clamped != null) {
@@ -309,7 +313,7 @@ public final class RestorePipeline {
     } catch (IOException e) {
       throw BeamsaveException.io("cannot close restore target", target, e);
     }
-    return new Outcome(
-        target, files.size(), chosen.size(), bytes, (System.nanoTime() - start) / 1e9, warnings);
+    return new Outcome(target, files.size(), chosen.size(), bytes,
+        (System.nanoTime() - start) / 1e9, warnings, removed);
   }
 }

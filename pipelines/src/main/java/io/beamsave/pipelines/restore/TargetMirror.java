@@ -4,6 +4,7 @@ import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
+import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.SymlinkException;
 import io.beamsave.transforms.image.CatalogCursor;
 import io.beamsave.transforms.image.CatalogHead;
@@ -16,72 +17,135 @@ import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.read.ImageSources;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * {@code restore --delete}: removes from the target what the image does not hold, so that the
- * target ends up the image's tree. The target is walked through directory handles opened
- * without following links, side by side with the catalog (both in {@link PathOrder}, a page of
- * entries held at a time): a name the image lacks is removed, a directory with all beneath it;
- * a symbolic link is removed as a link, never followed, and a directory swapped for a link
- * while it is being emptied is removed as the link. Nothing outside the target is touched.
+ * target ends up the image's tree. It works beneath the handle of the target that the restore
+ * itself resolved, opened and wrote (never the target's path again, which whoever owns a
+ * directory on it could have pointed elsewhere since), walking it side by side with the catalog
+ * (both in {@link PathOrder}, a page of entries held at a time), and removes through {@link
+ * Removal}: links as links, nothing on another mount. It never removes beneath a directory the
+ * save could not wholly list ({@code d?}: what the image lacks there may be what the save could
+ * not read), and a mount point the image records as a directory is left as it is: both are
+ * told. Not thread-safe: the driver's, once the restore is done.
  */
 public final class TargetMirror {
-  /** Attempts at one name that keeps changing under the removal. */
-  private static final int ATTEMPTS = 5;
-
   private final boolean remove;
+  private final Consumer<PathBytes> told;
+  private Removal removal;
   private long removed;
   private PathBytes first;
+  private final List<String> mountsLeft = new ArrayList<>();
+  private long kept;
+  private PathBytes firstKept;
   private CatalogCursor cursor;
   private Entry next;
 
-  private TargetMirror(boolean remove) {
+  private TargetMirror(boolean remove, Consumer<PathBytes> told) {
     this.remove = remove;
+    this.told = told;
   }
 
-  /** What was (or, in a dry run, would be) removed: entries, the first of them. */
-  public record Removed(long entries, PathBytes first) {}
+  /**
+   * What was (or, in a dry run, would be) removed: entries and the first of them; the mount
+   * points left as they are; what was kept beneath directories the save could not wholly list.
+   */
+  public record Removed(long entries, PathBytes first, List<String> mountsLeft, long kept,
+      PathBytes firstKept) {}
 
   /**
-   * Removes from {@code target} every entry {@code image}'s tree lacks; with {@code remove}
-   * false only counts them.
+   * Refuses a {@code --delete} that could empty more than a restore's tree: into {@code /}, or
+   * into the root of a mounted file system reached through a link ({@code given} does not name
+   * {@code real}, where the links led): a link someone re-pointed, or a typo, must not empty a
+   * file system. {@code noPreserveRoot}: the operator asked for it in so many words.
    */
-  public static Removed run(ImageRef image, Path target, boolean remove) {
-    TargetMirror m = new TargetMirror(remove);
+  static void refuseUnsafe(Path given, Path real, FileStat top, boolean noPreserveRoot) {
+    if (noPreserveRoot) {
+      return;
+    }
+    if (real.getParent() == null) {
+      throw new BeamsaveException("refusing --delete into " + given + ": it would remove from"
+          + " the whole system what the image does not hold; add --no-preserve-root if that is"
+          + " what you mean");
+    }
+    if (top.mountRoot() && !given.toAbsolutePath().normalize().equals(real)) {
+      throw new BeamsaveException("refusing --delete into " + given + ": it leads through a"
+          + " link to " + real + ", the root of a mounted file system; name " + real
+          + " itself, or add --no-preserve-root");
+    }
+  }
+
+  /**
+   * Removes from the target whose handle is {@code root} every entry {@code image}'s tree lacks;
+   * {@code told} hears of each as it goes.
+   */
+  static Removed run(ImageRef image, Dir root, Consumer<PathBytes> told) {
+    return new TargetMirror(true, told).walkTop(image, root);
+  }
+
+  /**
+   * What {@link #run} would remove from {@code target} ({@code --dry-run}): nothing is removed,
+   * and the refusals a restore makes first are made. {@code told} hears of each entry.
+   */
+  public static Removed dryRun(ImageRef image, Path target, boolean noPreserveRoot,
+      Consumer<PathBytes> told) {
+    try (Dir top = Dir.open(target)) {
+      refuseUnsafe(target, target.toRealPath(), top.stat(), noPreserveRoot);
+      return new TargetMirror(false, told).walkTop(image, top);
+    } catch (NoSuchFileException nothingYet) {
+      return new Removed(0, null, List.of(), 0, null);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read restore target", target, e);
+    }
+  }
+
+  private Removed walkTop(ImageRef image, Dir top) {
     try (ImageSource src = ImageSources.open(image.location(), image.s3())) {
       CatalogHead head = ImageReader.readHead(src, image.keys(), false);
-      m.cursor = new CatalogCursor(src, head);
-      m.next = m.cursor.next();
-      boolean changed = false;
-      try (Dir top = Dir.open(target)) {
-        changed = m.walk(top, PathBytes.of(new byte[0]));
-      } catch (NoSuchFileException nothingYet) {
-        // A dry run into a target that does not exist removes nothing.
+      cursor = new CatalogCursor(src, head);
+      next = cursor.next();
+      removal = Removal.within(top).listening(this::removing);
+      if (!remove) {
+        removal = removal.dryRun();
       }
       Entry root = head.catalog().root();
-      Path parent = target.toAbsolutePath().getParent();
-      if (changed && remove && root != null && parent != null) {
+      boolean changed = walk(top, PathBytes.of(new byte[0]), root == null || !root.unreadable());
+      mountsLeft.addAll(removal.mountsLeft());
+      if (changed && remove && root != null) {
         // Removing names changed the top's mtime, which the restore had set as saved.
-        try (Dir up = Dir.open(parent)) {
-          up.setLinkModified(Dir.bytesOf(target.toAbsolutePath().getFileName()),
-              root.mtimeSeconds(), root.mtimeNanos());
-        }
+        top.setModified(root.mtimeSeconds(), root.mtimeNanos());
       }
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }
-    return new Removed(m.removed, m.first);
+    return new Removed(removed, first, List.copyOf(mountsLeft), kept, firstKept);
   }
 
-  /** Walks {@code dir}; whether anything directly in it was removed (its mtime changed). */
-  private boolean walk(Dir dir, PathBytes rel) throws IOException {
+  private void removing(byte[] path, boolean directory) {
+    PathBytes p = PathBytes.of(path);
+    if (removed++ == 0) {
+      first = p;
+    }
+    if (told != null) {
+      told.accept(p);
+    }
+  }
+
+  /**
+   * Walks {@code dir} at {@code rel}, which the save listed {@code wholly} or not; whether
+   * anything directly in it was removed (its mtime changed).
+   */
+  private boolean walk(Dir dir, PathBytes rel, boolean wholly) throws IOException {
     boolean changed = false;
     List<byte[]> names = new ArrayList<>(dir.list());
     names.sort(Arrays::compareUnsigned);
+    FileStat here = dir.stat();
     for (byte[] name : names) {
       PathBytes p = rel.child(name);
       while (next != null && PathOrder.compare(next.path(), p) < 0) {
@@ -89,23 +153,38 @@ public final class TargetMirror {
       }
       boolean held = next != null && next.path().equals(p);
       if (!held) {
-        changed |= clear(dir, name, p);
+        if (!wholly) {
+          if (kept++ == 0) {
+            firstKept = p;
+          }
+        } else {
+          changed |= removal.tree(dir, name, p.bytes());
+        }
         continue;
       }
       Entry e = next;
-      boolean imageDir = e.type() == EntryType.DIRECTORY;
       next = cursor.next();
-      if (!imageDir) {
+      if (e.type() != EntryType.DIRECTORY) {
         continue;
       }
       FileStat s = stat(dir, name);
       if (s == null || !s.isDirectory()) {
         continue;
       }
+      if (!s.sameMount(here)) {
+        // A mount point the save recorded as a directory (save -x): what is mounted there is
+        // another file system's, never the image's to remove.
+        mountsLeft.add(dir.child(name));
+        continue;
+      }
       boolean inside = false;
       try (Dir sub = dir.openDir(name)) {
-        inside = walk(sub, p);
-      } catch (SymlinkException | NoSuchFileException swapped) {
+        if (!sub.stat().sameMount(here)) {
+          mountsLeft.add(dir.child(name));
+          continue;
+        }
+        inside = walk(sub, p, !e.unreadable());
+      } catch (SymlinkException | NoSuchFileException | NotDirectoryException swapped) {
         // Replaced while we looked: not a directory of the image's any more; left as found.
       }
       if (inside && remove) {
@@ -120,49 +199,6 @@ public final class TargetMirror {
       return dir.stat(name);
     } catch (NoSuchFileException gone) {
       return null;
-    }
-  }
-
-  /**
-   * Removes {@code name} (a directory with all beneath it), or counts it in a dry run; whether
-   * there was anything to remove.
-   */
-  private boolean clear(Dir dir, byte[] name, PathBytes p) throws IOException {
-    for (int attempt = 1; ; attempt++) {
-      FileStat s = stat(dir, name);
-      if (s == null) {
-        return false;
-      }
-      try {
-        if (s.isDirectory()) {
-          try (Dir sub = dir.openDir(name)) {
-            for (byte[] c : sub.list()) {
-              clear(sub, c, p.child(c));
-            }
-          }
-          if (remove) {
-            dir.deleteDirectory(name);
-          }
-        } else if (remove) {
-          dir.delete(name);
-        }
-        if (removed++ == 0) {
-          first = p;
-        }
-        return true;
-      } catch (SymlinkException | NoSuchFileException changed) {
-        // Swapped for a link, or gone, while it was emptied: looked at again.
-      } catch (IOException e) {
-        if (stat(dir, name) == null) {
-          return true;
-        }
-        if (attempt >= ATTEMPTS) {
-          throw BeamsaveException.io("cannot remove", dir.child(name), e);
-        }
-      }
-      if (attempt >= ATTEMPTS) {
-        throw new BeamsaveException("cannot remove " + dir.child(name) + ": it keeps changing");
-      }
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.restore;
 
+import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
@@ -64,17 +65,25 @@ final class TargetTree implements AutoCloseable {
    * Resolves and opens the target, completes or refuses an unfinished restore found there,
    * checks it is empty unless {@code overwrite}, and leaves this restore's marker.
    */
-  static TargetTree prepare(Path target, String image, boolean overwrite, PrintWriter notes) {
+  static TargetTree prepare(RestoreRequest request, String image, PrintWriter notes) {
+    Path target = request.target();
+    boolean overwrite = request.overwrite();
     Path real = resolve(target);
     Dir root = open(target, real);
     TargetTree t;
     try {
       FileStat s = root.stat();
+      if (request.delete()) {
+        TargetMirror.refuseUnsafe(target, real, s, request.noPreserveRoot());
+      }
       t = new TargetTree(target, root, new RestoreTarget(real.toUri().toString(), s.device(),
           s.inode(), token(), overwrite || hasDefaultAcl(root)), overwrite);
     } catch (IOException e) {
       closeQuietly(root);
       throw BeamsaveException.io("cannot open restore target", target, e);
+    } catch (RuntimeException e) {
+      closeQuietly(root);
+      throw e;
     }
     try {
       t.markers.clearUnfinished(notes);
@@ -261,6 +270,14 @@ final class TargetTree implements AutoCloseable {
   /** Ends a restore in batches: the top's metadata ({@code top}, null to leave it), the marker. */
   void done(Entry top) {
     finish.done(top);
+  }
+
+  /**
+   * {@code --delete}, once the tree is finished: removes what {@code image} lacks beneath the
+   * handle this restore opened and wrote through, never the target's path again.
+   */
+  TargetMirror.Removed mirror(ImageRef image, java.util.function.Consumer<PathBytes> told) {
+    return TargetMirror.run(image, root, told);
   }
 
   /** See {@link TargetFinish#findClamped}. */

@@ -62,16 +62,16 @@ class BatchedRestoreTest {
   private static RestorePipeline.Outcome restore(Path image, Path target) {
     try (ImageRef ref = ImageRef.of(image.toString(), S3Settings.resolve(null, null, null),
         new PrintWriter(new StringWriter()))) {
-      return BatchedRestore.run(ref, ref.head(), target, false, Owners.NUMERIC, null, TINY, null,
-          b -> true);
+      return BatchedRestore.run(ref, ref.head(), RestoreRequest.of(target), null,
+          RestorePipeline.QUIET, TINY, b -> true);
     }
   }
 
   private static RestorePipeline.Outcome restore(Path image, Path target, List<String> includes) {
     try (ImageRef ref = ImageRef.of(image.toString(), S3Settings.resolve(null, null, null),
         new PrintWriter(new StringWriter()))) {
-      return BatchedRestore.run(ref, ref.head(), target, false, Owners.NUMERIC, null, TINY,
-          includes, b -> true);
+      return BatchedRestore.run(ref, ref.head(), RestoreRequest.of(target).withIncludes(includes),
+          null, RestorePipeline.QUIET, TINY, b -> true);
     }
   }
 

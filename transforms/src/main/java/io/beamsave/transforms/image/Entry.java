@@ -76,6 +76,11 @@ public record Entry(
         ctimeNanos, inode, size, linkTarget, extents, newMeta);
   }
 
+  public Entry withMode(int newMode) {
+    return new Entry(path, type, flags, newMode, uid, gid, mtimeSeconds, mtimeNanos,
+        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta);
+  }
+
   public Entry withOwner(int newUid, int newGid) {
     return new Entry(path, type, flags, mode, newUid, newGid, mtimeSeconds, mtimeNanos,
         ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta);
