@@ -195,6 +195,94 @@ class PostgresIT {
     assertThat(sessionsAndSlots()).isEqualTo("0|0");
   }
 
+  /**
+   * A password in CONNINFO, as key=value or in a URI, reaches psql in its environment only:
+   * while the saves run no process's command line holds it, and nothing beamsave prints, notes
+   * or records does; the server really asks for it (a save without it fails); the image
+   * restores and recovers. Given on beamsave's own command line, it is warned of.
+   */
+  @Test
+  void aPasswordInConninfoIsOnNoCommandLineButTheOneItWasGivenOn() throws Exception {
+    String token = "Pw7-Zebra-Quokka";
+    String password = "it's a " + token + " \\p@ss/w%rd=&?";
+    String port = conninfo.replaceAll(".*port=([0-9]+).*", "$1");
+    sql(conninfo, "CREATE ROLE saver LOGIN SUPERUSER PASSWORD '" + password.replace("'", "''")
+        + "'");
+    Path hba = data.resolve("pg_hba.conf");
+    String hbaWas = Files.readString(hba);
+    Files.writeString(hba, "host all saver 127.0.0.1/32 scram-sha-256\n" + hbaWas);
+    sql(conninfo, "SELECT pg_reload_conf()");
+    try {
+      String saver = conninfo.replace("user=postgres", "user=saver");
+      Cli without = Cli.run("save", "--library", data, "--image", dir.resolve("nopw.bsave"),
+          "--postgres", saver);
+      assertThat(without.exit()).isEqualTo(1);
+      assertThat(without.err().strip()).startsWith("beamsave: error: --postgres: ")
+          .contains("no password supplied").doesNotContain("\n");
+      String pairs = saver + " password='" + password.replace("\\", "\\\\")
+          .replace("'", "\\'") + "'";
+      // A wrong password in the user info, the right one in the query, which libpq takes.
+      String uri = "postgresql://saver:" + percent("wrong " + token) + "@127.0.0.1:" + port
+          + "/postgres?sslmode=disable&password=" + percent(password);
+      Path images = Files.createDirectories(dir.resolve("with-password"));
+      long committed = Long.parseLong(sql(conninfo, "SELECT count(*) FROM pgbench_history"));
+      List<String> printed = new ArrayList<>();
+      CommandLineWatch watch = CommandLineWatch.start();
+      try (watch) {
+        for (String given : List.of(pairs, uri)) {
+          Cli save = Cli.ok("save", "--library", data, "--image", images.resolve(
+              (given.equals(uri) ? "uri" : "pairs") + ".bsave"), "--postgres", given, "--codec",
+              "lz4", "--verbose");
+          printed.addAll(List.of(save.out(), save.err()));
+        }
+      }
+      assertThat(watch.passes()).isPositive();
+      assertThat(watch.seen()).as("the backup's session, seen while it ran")
+          .anyMatch(l -> l.contains("psql -X -q -w ") && l.contains(saver))
+          .anyMatch(l -> l.contains("psql -X -q -w ") && l.contains("postgresql://saver@127.0.0.1:"
+              + port + "/postgres?sslmode=disable "))
+          .noneMatch(l -> l.contains(token));
+      Path target = dir.resolve("restored-password");
+      Cli restored = Cli.ok("restore", images.resolve("pairs.bsave"), "--target", target);
+      Cli list = Cli.ok("list", images.resolve("uri.bsave"), "--json");
+      printed.addAll(List.of(restored.out(), restored.err(), list.out(), list.err()));
+      assertThat(restored.out()).contains("next: a PostgreSQL 15");
+      recoversConsistent(target, "saved with a password", committed);
+      try (var files = Files.walk(images)) {
+        for (Path f : files.filter(f -> f.toString().contains("ledger")
+            && Files.isRegularFile(f)).toList()) {
+          printed.add(Files.readString(f));
+        }
+      }
+      assertThat(printed).hasSizeGreaterThan(8).noneMatch(t -> t.contains(token));
+      Path err = images.resolve("err.txt");
+      Process own = LauncherIT.start(Map.of(), List.of(), images.resolve("out.txt"), err,
+          "save", "--library", data, "--image", images.resolve("dry.bsave"), "--postgres",
+          pairs, "--dry-run");
+      assertThat(own.waitFor(5, TimeUnit.MINUTES)).isTrue();
+      assertThat(own.exitValue()).as(Files.readString(err)).isZero();
+      assertThat(Files.readString(err)).contains("warning: --postgres: CONNINFO's password is"
+          + " on beamsave's command line").doesNotContain(token);
+    } finally {
+      Files.writeString(hba, hbaWas);
+      sql(conninfo, "SELECT pg_reload_conf()");
+      sql(conninfo, "DROP ROLE saver");
+    }
+  }
+
+  /** {@code s} percent-encoded as a URI's part: every byte but letters, digits and -._~. */
+  private static String percent(String s) {
+    StringBuilder b = new StringBuilder();
+    for (byte c : s.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+      if (Character.isLetterOrDigit(c) || "-._~".indexOf(c) >= 0) {
+        b.append((char) c);
+      } else {
+        b.append(String.format("%%%02X", c & 0xff));
+      }
+    }
+    return b.toString();
+  }
+
   /** PostgreSQL started on {@code target} completes the backup's recovery, and is sound. */
   static void recoversConsistent(Path target, String as, long committed) throws Exception {
     int port = freePort();

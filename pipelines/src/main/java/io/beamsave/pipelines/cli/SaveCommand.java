@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.postgres.Conninfo;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.pipelines.save.Hooks;
@@ -196,7 +197,9 @@ final class SaveCommand implements Callable<Integer> {
           + " Without: backup mode (pg_backup_start, the files read as the server writes them,"
           + " pg_backup_stop), and the image gets the backup_label and the WAL up to the"
           + " backup's end; this needs the workers in this JVM. Either way PostgreSQL started on"
-          + " the restored directory is consistent with no other step. Needs psql.")
+          + " the restored directory is consistent with no other step. Needs psql, which gets a"
+          + " password in CONNINFO in its environment, never on its command line; beamsave's"
+          + " own command line shows it, so prefer ~/.pgpass or $PGPASSWORD.")
   String postgres;
 
   @Mixin SelectArgs select;
@@ -338,6 +341,7 @@ final class SaveCommand implements Callable<Integer> {
   private SaveRequest request() {
     long block;
     Snapshot.Kind snapshotKind;
+    Conninfo conninfo;
     try {
       // What the command line says wrong is a usage error (exit 2), found before any work.
       io.beamsave.transforms.codec.Codecs.parse(codec);
@@ -351,6 +355,7 @@ final class SaveCommand implements Callable<Integer> {
       }
       snapshotKind = snapshot == null ? null
           : Snapshot.Kind.parse(snapshot);
+      conninfo = postgres == null ? null : Conninfo.parse(postgres);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -359,7 +364,7 @@ final class SaveCommand implements Callable<Integer> {
           shardSize == null ? null : Sizes.parse(shardSize), block, linkMbps,
           select.selection(), allowChanging, skipUnreadable, incremental.base,
           incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
-          s3.settings(), reportJson, metricsFile, snapshotKind, postgres, tags);
+          s3.settings(), reportJson, metricsFile, snapshotKind, conninfo, tags);
     } catch (IllegalArgumentException e) {
       throw new BeamsaveException(e.getMessage());
     }

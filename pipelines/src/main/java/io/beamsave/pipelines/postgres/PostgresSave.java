@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The PostgreSQL side of {@code save --postgres CONNINFO}, and all of it with {@code --snapshot}
@@ -20,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * snapshot replays little; the image then notes the server and the checkpoint. A snapshot holds
  * the data files and the WAL at one instant, as a crash would leave them, and PostgreSQL
  * recovers from that on start: no backup mode is needed. It talks to the server with {@code
- * psql}, so CONNINFO is anything libpq takes (a Unix socket, {@code .pgpass}, a URI).
+ * psql}, so CONNINFO is anything libpq takes (a Unix socket, {@code .pgpass}, a URI); a password
+ * in it reaches psql in its environment, never on its command line ({@link #psql}).
  */
 public final class PostgresSave {
   /** What the image notes of the server. */
@@ -36,19 +38,19 @@ public final class PostgresSave {
 
   private static final long PSQL_SECONDS = 600;
 
-  private final String conninfo;
+  private final Conninfo conninfo;
   private final String version;
   private final int versionNum;
   private String checkpoint;
   private String configOutside;
 
-  private PostgresSave(String conninfo, String version, int versionNum) {
+  private PostgresSave(Conninfo conninfo, String version, int versionNum) {
     this.conninfo = conninfo;
     this.version = version;
     this.versionNum = versionNum;
   }
 
-  String conninfo() {
+  Conninfo conninfo() {
     return conninfo;
   }
 
@@ -64,9 +66,15 @@ public final class PostgresSave {
   /**
    * Checks that {@code library} (a real path) is the data directory of the server CONNINFO
    * reaches, with no tablespace of its own and pg_wal a directory in it: what a copy restored
-   * anywhere holds whole.
+   * anywhere holds whole. Warns, on {@code warning}, where CONNINFO's password is on this
+   * process's own command line.
    */
-  public static PostgresSave check(String conninfo, Path library) {
+  public static PostgresSave check(Conninfo conninfo, Path library, Consumer<String> warning) {
+    if (conninfo.passwordIn(ownCommandLine())) {
+      warning.accept("--postgres: CONNINFO's password is on beamsave's command line, which"
+          + " every local user can read while the save runs; give it in ~/.pgpass, $PGPASSFILE"
+          + " or $PGPASSWORD instead (psql reads them)");
+    }
     List<String[]> rows = query(conninfo, "SELECT current_setting('data_directory'),"
         + " current_setting('server_version'), current_setting('server_version_num')");
     if (rows.isEmpty() || rows.get(0).length != 3) {
@@ -222,18 +230,39 @@ public final class PostgresSave {
 
   /**
    * psql for CONNINFO, unaligned, rows without headers, fields split at the unit separator,
-   * stopping at the first error.
+   * stopping at the first error, and never asking for a password on the terminal.
    */
-  static ProcessBuilder psql(String conninfo) {
-    ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(List.of("psql", "-X", "-q", "-A",
-        "-t", "-F", "\u001f", "-v", "ON_ERROR_STOP=1", "-d", conninfo)));
+  static ProcessBuilder psql(Conninfo conninfo) {
+    ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(List.of("psql", "-X", "-q", "-w",
+        "-A", "-t", "-F", "\u001f", "-v", "ON_ERROR_STOP=1")));
+    if (conninfo.withoutPassword() != null) {
+      pb.command().addAll(List.of("-d", conninfo.withoutPassword()));
+    }
+    if (conninfo.password() != null) {
+      // Any local user reads a process's arguments (/proc/PID/cmdline), for as long as it runs;
+      // its environment only its own user and root can read, who can read this JVM's memory,
+      // password included, already. A password file (PGPASSFILE) would be no safer, and would
+      // outlive a save killed with SIGKILL on disk. libpq takes PGPASSWORD exactly as it takes
+      // password= (which wins over it, and over any passfile), so the user's own ~/.pgpass,
+      // PGPASSFILE or passfile= apply as before wherever CONNINFO has no password.
+      pb.environment().put("PGPASSWORD", conninfo.password());
+    }
     pb.environment().put("PGCONNECT_TIMEOUT", "10");
     pb.environment().putIfAbsent("PGAPPNAME", "beamsave");
     return pb;
   }
 
+  /** This process's arguments, as any local user reads them; empty where they cannot be. */
+  private static byte[] ownCommandLine() {
+    try {
+      return Files.readAllBytes(Path.of("/proc/self/cmdline"));
+    } catch (IOException | RuntimeException noProc) {
+      return new byte[0];
+    }
+  }
+
   /** Rows of {@code sql}, fields split at the unit separator. */
-  static List<String[]> query(String conninfo, String sql) {
+  static List<String[]> query(Conninfo conninfo, String sql) {
     ProcessBuilder pb = psql(conninfo);
     pb.command().addAll(List.of("-c", sql));
     try {

@@ -136,7 +136,8 @@ public final class Save {
     if (s.request.postgres() != null) {
       // The server is asked what the save would ask; nothing is started on it.
       SaveSpec.Library lib = save.libraries().values().iterator().next();
-      PostgresSave postgres = PostgresSave.check(s.request.postgres(), lib.rootPath());
+      PostgresSave postgres = PostgresSave.check(s.request.postgres(), lib.rootPath(),
+          output.warning());
       PostgresSave.checkExcludes(save.excludes());
       List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
       if (s.request.snapshot() == null) {
@@ -190,7 +191,7 @@ public final class Save {
     SavePipeline.Outcome outcome;
     PostgresSave postgres = request.postgres() == null ? null
         : PostgresSave.check(request.postgres(),
-            save.libraries().values().iterator().next().rootPath());
+            save.libraries().values().iterator().next().rootPath(), output.warning());
     if (postgres != null && request.snapshot() == null && workers == Workers.FLINK_CLUSTER) {
       throw new BeamsaveException("--postgres without --snapshot holds PostgreSQL's backup mode"
           + " in this JVM, and the workers run elsewhere: give --snapshot btrfs (with the"

@@ -32,8 +32,8 @@ import java.util.List;
  * @param metricsFile where the run's figures go in Prometheus' text format, or null
  * @param snapshot the file-system snapshot each library is read from, or null to read it live
  * @param tags what each image is tagged with ({@code save --tag}), for images and prune
- * @param postgres with a snapshot: the conninfo of the PostgreSQL server whose data directory
- *     the library is, or null
+ * @param postgres the conninfo of the PostgreSQL server whose data directory the library is,
+ *     or null
  */
 public record SaveRequest(
     List<Path> libraries,
@@ -55,7 +55,7 @@ public record SaveRequest(
     Path reportJson,
     Path metricsFile,
     io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot,
-    String postgres,
+    io.beamsave.pipelines.postgres.Conninfo postgres,
     List<String> tags) {
 
   /**
