@@ -35,7 +35,7 @@ import java.util.Properties;
  * <p>A whole-image upload keeps its claim at {@code KEY.beamsave-upload}, where {@code upload
  * --resume} finds it and its resume fields ({@link #with}); every other upload at a name of its
  * own, {@code KEY.beamsave-upload-} and 16 hex digits of the SHA-256 of its id ({@link
- * #nameFor}), so that two uploads to one key never share a claim. Not thread-safe; cheap.
+ * #nameFor}), so that two uploads to one key never share a claim. Immutable, and cheap.
  */
 public final class UploadClaim {
   /** What a claim's name ends in, or has before its upload's digest. */
