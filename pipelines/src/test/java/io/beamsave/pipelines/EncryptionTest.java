@@ -287,6 +287,12 @@ class EncryptionTest {
       Cli unknown = Cli.run(s3("rekey", where, "--key-file", keyFile, "--remove", "password"));
       assertThat(unknown.exit()).isEqualTo(1);
       assertThat(unknown.err()).contains("has no such recipient");
+      if (where.toString().startsWith("s3://")) {
+        // The save's upload and the rekeys' are complete, and no claim of theirs is left.
+        String at = where.toString().substring(0, where.toString().lastIndexOf('/'));
+        assertThat(Cli.ok(s3("cleanup", "--at", at)).out())
+            .contains("nothing left by failed or killed runs");
+      }
     }
   }
 

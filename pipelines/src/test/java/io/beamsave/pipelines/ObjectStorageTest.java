@@ -7,6 +7,8 @@ import io.beamsave.testing.FaultProxy;
 import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.testing.TestS3;
+import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
@@ -14,6 +16,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.junit.jupiter.api.BeforeAll;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.CompletedPart;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.AfterParameterizedClassInvocation;
@@ -284,6 +295,23 @@ class ObjectStorageTest {
   }
 
   /**
+   * What a save killed after sending its first shard leaves in the store: the image's upload,
+   * holding one part, and the claim beside its key that names it (made by the save's own sink,
+   * which a killed process never finishes nor discards).
+   */
+  static String killedSave(String image) throws java.io.IOException {
+    StoreImageSink sink = new StoreImageSink(ObjectUri.parse(image, false),
+        ObjectUri.parse(image + "-staging/", true), server.settings(), 0, 1);
+    ImageSink prepared = sink.prepare();
+    byte[] shard = new byte[6 << 20];
+    new java.util.Random(7).nextBytes(shard);
+    prepared.writeShard(0, shard, shard.length);
+    String key = ObjectUri.parse(image, false).key();
+    S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+    return store.uploadsInProgress(key).get(0);
+  }
+
+  /**
    * What a killed save leaves in the store (an unfinished upload beside a finished image) is
    * listed by cleanup, removed with --yes, and the finished image is left whole.
    */
@@ -292,12 +320,7 @@ class ObjectStorageTest {
     int port = server.port();
     ok(port, "upload", "--from", image, "--to", "s3://backups/tidy/payroll.bsave", "--quiet");
     S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
-    String id = store.createMultipart("tidy/killed.bsave", "application/octet-stream",
-        java.util.Map.of());
-    byte[] part = new byte[5 << 20];
-    new java.util.Random(7).nextBytes(part);
-    store.uploadPart("tidy/killed.bsave", id, 1, part, part.length,
-        io.beamsave.transforms.store.Md5.of(part, 0, part.length));
+    killedSave("s3://backups/tidy/killed.bsave");
     assertThat(store.uploads("tidy/")).extracting(Store.Upload::key)
         .containsExactly("tidy/killed.bsave");
 
@@ -311,5 +334,97 @@ class ObjectStorageTest {
     ok(port, "verify", "s3://backups/tidy/payroll.bsave", "--quiet");
     assertThat(ok(port, "cleanup", "--at", "s3://backups/tidy").out())
         .contains("nothing left by failed or killed runs");
+  }
+
+  /**
+   * Cleanup aborts only the uploads beamsave began: another application's uploads (begun with
+   * the AWS SDK, no beamsave metadata, one of them to a key ending in .bsave) beside which a
+   * writer put objects by an upload state's name, a 2-byte one and one naming an upload that
+   * does not exist, survive it and can still be completed; the uploads a killed save and a
+   * killed upload left beside them are aborted.
+   */
+  @Test
+  void cleanupAbortsOnlyWhatBeamsaveBeganWhateverLiesBesideAnotherApplicationsUpload()
+      throws Exception {
+    int port = server.port();
+    S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
+    byte[] report = "id,total\n1,42\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    try (S3Client other = otherApplication()) {
+      String csv = begin(other, "shared/report.csv", report);
+      String bsave = begin(other, "shared/theirs.bsave", report);
+      byte[] forged = "hi".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      store.put("shared/report.csv.beamsave-upload", forged, forged.length, "text/plain");
+      byte[] guessed = "uploadId=guessed\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      store.put("shared/theirs.bsave.beamsave-upload", guessed, guessed.length, "text/plain");
+
+      killedSave("s3://backups/shared/killed.bsave");
+      // A killed upload's state, as every version writes it: the upload's id first of all.
+      String interrupted = store.createMultipart("shared/interrupted.bsave",
+          "application/octet-stream", java.util.Map.of());
+      byte[] state = ("uploadId=" + interrupted + "\ncodec=none\n")
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      store.put("shared/interrupted.bsave.beamsave-upload", state, state.length, "text/plain");
+      assertThat(store.uploads("shared/")).hasSize(4);
+
+      Cli dry = ok(port, "cleanup", "--at", "s3://backups/shared");
+      assertThat(dry.out().lines().filter(l -> l.contains("unfinished upload")))
+          .as(dry.out())
+          .noneMatch(l -> l.startsWith("remove") && (l.contains("report") || l.contains("theirs")))
+          .anyMatch(l -> l.startsWith("remove") && l.contains("shared/killed.bsave"))
+          .anyMatch(l -> l.startsWith("remove") && l.endsWith("shared/interrupted.bsave"))
+          .anyMatch(l -> l.startsWith("keep") && l.contains("shared/report.csv (not"
+              + " beamsave's: no upload state beamsave wrote names it)"))
+          .anyMatch(l -> l.startsWith("keep") && l.contains("shared/theirs.bsave (not"
+              + " beamsave's"));
+      assertThat(dry.out()).contains("s3://backups/shared/report.csv.beamsave-upload (not"
+          + " beamsave's: not an upload state beamsave wrote)");
+
+      Cli clean = ok(port, "cleanup", "--at", "s3://backups/shared", "--yes");
+      // Both uploads and their states, and the state naming an upload that is not there.
+      assertThat(clean.out()).contains("removed 5 leftovers")
+          .contains("removed  upload state             17 B  s3://backups/shared/theirs.bsave"
+              + ".beamsave-upload\n");
+      assertThat(store.uploads("shared/")).extracting(Store.Upload::uploadId)
+          .containsExactlyInAnyOrder(csv, bsave);
+      assertThat(store.get("shared/report.csv.beamsave-upload")).isEqualTo(forged);
+      assertThat(store.list("shared/")).extracting(Store.Item::key)
+          .containsExactly("shared/report.csv.beamsave-upload");
+
+      // Both of the other application's uploads are whole: it completes them.
+      for (String[] up : new String[][] {{"shared/report.csv", csv}, {"shared/theirs.bsave",
+          bsave}}) {
+        other.completeMultipartUpload(r -> r.bucket(BUCKET).key(up[0]).uploadId(up[1])
+            .multipartUpload(m -> m.parts(other.listParts(l -> l.bucket(BUCKET).key(up[0])
+                .uploadId(up[1])).parts().stream().map(pt -> CompletedPart.builder()
+                    .partNumber(pt.partNumber()).eTag(pt.eTag()).build()).toList())));
+        assertThat(store.get(up[0])).as(up[0]).isEqualTo(report);
+      }
+    }
+    assertThat(store.uploads("shared/")).isEmpty();
+    store.delete("shared/report.csv");
+    store.delete("shared/theirs.bsave");
+    store.delete("shared/report.csv.beamsave-upload");
+  }
+
+  /** Another application's client: the AWS SDK as it comes, nothing of beamsave's. */
+  static S3Client otherApplication() {
+    return S3Client.builder()
+        .endpointOverride(java.net.URI.create(server.endpoint()))
+        .forcePathStyle(true)
+        .region(Region.US_EAST_1)
+        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+            S3TestServer.ACCESS_KEY, S3TestServer.SECRET_KEY)))
+        .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+        .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+        .httpClient(Apache5HttpClient.create())
+        .build();
+  }
+
+  /** Begins {@code key}'s upload with {@code part} as its only part; returns its id. */
+  static String begin(S3Client client, String key, byte[] part) {
+    String id = client.createMultipartUpload(r -> r.bucket(BUCKET).key(key)).uploadId();
+    client.uploadPart(r -> r.bucket(BUCKET).key(key).uploadId(id).partNumber(1),
+        RequestBody.fromBytes(part));
+    return id;
   }
 }

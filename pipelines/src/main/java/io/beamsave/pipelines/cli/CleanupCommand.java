@@ -19,11 +19,15 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     description = {
       "List, and with --yes remove, what runs that failed or were killed left under a"
-          + " directory or s3:// prefix, at any depth: unfinished multipart uploads of images"
-          + " (billed by the store until removed), staged shards, upload state that has lost"
-          + " its upload, partial images (.partial), staging directories, locks and leases"
-          + " no run holds, and the btrfs snapshots of saves that were killed (in"
-          + " .beamsave-snapshots under DIR, or where a save --snapshot of DIR makes them).",
+          + " directory or s3:// prefix, at any depth: unfinished multipart uploads that"
+          + " beamsave began (billed by the store until removed), staged shards, upload state,"
+          + " partial images (.partial), staging directories, locks and leases no run holds,"
+          + " and the btrfs snapshots of saves that were killed (in .beamsave-snapshots under"
+          + " DIR, or where a save --snapshot of DIR makes them).",
+      "An unfinished upload is beamsave's only where the upload state beamsave left beside"
+          + " its key (KEY.beamsave-upload...) names the upload's id; any other upload, and an"
+          + " object by such a name that is no upload state of beamsave's, is listed as not"
+          + " beamsave's and never touched.",
       "Never touches a complete image, nor the work of a run in progress: a save,"
           + " consolidate, upload, download or rekey holds a lock beside a local image and"
           + " leaves a lease beside the images it reads or writes in object storage, renewed"
@@ -79,6 +83,19 @@ final class CleanupCommand implements Callable<Integer> {
             item.bytes() < 0 ? "-" : Sizes.human(item.bytes()), Printable.text(item.location()));
       }
     }
+    for (Leftovers.NotOurs other : found.notOurs()) {
+      if (json.on()) {
+        Map<String, Object> m = JsonOutput.object("notOurs");
+        m.put("kind", other.kind().name().toLowerCase(Locale.ROOT));
+        m.put("location", other.location());
+        m.put("uploadId", other.uploadId());
+        m.put("why", other.why());
+        json.emit(m);
+      } else {
+        out.printf(Locale.ROOT, "%-7s  %-17s  %10s  %s (not beamsave's: %s)%n", "keep",
+            other.kind(), "-", Printable.text(other.location()), other.why());
+      }
+    }
     for (String run : found.inProgress()) {
       if (json.on()) {
         Map<String, Object> m = JsonOutput.object("inProgress");
@@ -94,6 +111,7 @@ final class CleanupCommand implements Callable<Integer> {
       m.put("leftovers", removed);
       m.put("bytes", found.bytes());
       m.put("inProgress", found.inProgress().size());
+      m.put("notOurs", found.notOurs().size());
       json.emit(m);
     } else if (removed == 0) {
       out.println("nothing left by failed or killed runs under " + at);

@@ -18,6 +18,7 @@ import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.store.UploadClaim;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -178,7 +179,9 @@ public final class Rekey {
     System.arraycopy(header, 0, part1, 0, header.length);
     store.read(key, before.etag(), header.length, part1, header.length,
         (int) (first - header.length));
-    String upload = store.createMultipart(key, "application/octet-stream", before.metadata());
+    // Claimed, so that cleanup can abort it if this process is killed before it ends.
+    String upload = UploadClaim.begin(store, key, "application/octet-stream", before.metadata(),
+        "rekey", null).uploadId();
     boolean done = false;
     try {
       List<Store.Part> parts = new ArrayList<>();
@@ -205,12 +208,21 @@ public final class Rekey {
       }
       return copied;
     } finally {
+      boolean ended = done;
       if (!done) {
         try {
           store.abort(key, upload);
+          ended = true;
         } catch (RuntimeException e) {
           System.err.println("beamsave: warning: cannot abort the upload of " + uri + ": "
-              + e.getMessage());
+              + e.getMessage() + "; 'beamsave cleanup' aborts it");
+        }
+      }
+      if (ended) {
+        try {
+          store.delete(UploadClaim.nameFor(key, upload));
+        } catch (RuntimeException e) {
+          // A claim whose upload has ended ties nothing to beamsave; cleanup removes it.
         }
       }
     }

@@ -15,7 +15,7 @@ import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
-import io.beamsave.transforms.transfer.ImageUpload;
+import io.beamsave.transforms.store.UploadClaim;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,6 +24,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,9 +34,11 @@ import java.util.Set;
 
 /**
  * What runs that failed or were killed left under a location, and its removal ({@code
- * beamsave cleanup}): in object storage, multipart uploads to images that no live run writes,
- * the staged shards of runs that have ended, upload state objects without their upload, and
- * stale leases; in a directory, partial images and staging directories whose run holds no
+ * beamsave cleanup}): in object storage, multipart uploads that beamsave's own upload state
+ * names ({@link UploadClaim}) and no live run writes, the staged shards of runs that have ended,
+ * upload state objects, and stale leases (an upload or an object by an upload state's name that
+ * beamsave cannot tie to itself is left alone, and reported as {@link NotOurs}); in a
+ * directory, partial images and staging directories whose run holds no
  * lock, and lock files and leases nobody holds. A complete image is never a leftover, and
  * neither is anything a run in progress names in its lock or lease ({@link RunLease}).
  */
@@ -77,8 +80,22 @@ public final class Leftovers {
     }
   }
 
-  /** What was found: the leftovers, and what runs in progress hold (left alone). */
-  public record Found(List<Item> leftovers, List<String> inProgress) {
+  /**
+   * Something that looks like a run's leftover but that beamsave cannot tie to itself, left
+   * alone: what it would be, where it is, for an upload its id, and why it is not taken for
+   * beamsave's.
+   */
+  public record NotOurs(Kind kind, String location, String uploadId, String why) {}
+
+  /**
+   * What was found: the leftovers, what runs in progress hold, and what is not beamsave's (both
+   * left alone).
+   */
+  public record Found(List<Item> leftovers, List<String> inProgress, List<NotOurs> notOurs) {
+    public Found(List<Item> leftovers, List<String> inProgress) {
+      this(leftovers, inProgress, List.of());
+    }
+
     public long bytes() {
       return leftovers.stream().mapToLong(i -> Math.max(0, i.bytes())).sum();
     }
@@ -109,17 +126,21 @@ public final class Leftovers {
         out.add(new Item(Kind.LEASE, lease.location(), -1, null, null));
       }
     }
-    Set<String> keys = new HashSet<>();
-    objects.forEach(o -> keys.add(o.key()));
+    // An upload is beamsave's only where a claim beside its key names its id (UploadClaim
+    // says why that, and nothing S3 shows of the upload itself, is what can be relied on).
+    Map<String, UploadClaim> claims = new HashMap<>();
+    for (Store.Item o : objects) {
+      if (UploadClaim.claimedKey(o.key()) != null) {
+        UploadClaim.read(store, o.key()).ifPresent(c -> claims.put(o.key(), c));
+      }
+    }
+    List<NotOurs> notOurs = new ArrayList<>();
     for (Store.Upload u : uploads) {
       String uri = new ObjectUri(prefix.bucket(), u.key()).toString();
-      // Only beamsave's: uploads of images, or of objects an upload's state names.
-      boolean ours = u.key().endsWith(ImageFormat.EXTENSION)
-          || keys.contains(u.key() + ImageUpload.STATE_SUFFIX);
-      if (!ours) {
-        continue;
-      }
-      if (!writing.contains(uri)) {
+      if (!claimed(claims, u)) {
+        notOurs.add(new NotOurs(Kind.UPLOAD, uri, u.uploadId(),
+            "no upload state beamsave wrote names it"));
+      } else if (!writing.contains(uri)) {
         out.add(new Item(Kind.UPLOAD, uri, -1, u.initiated(), u.uploadId()));
       }
     }
@@ -137,15 +158,30 @@ public final class Leftovers {
           sum[0] += o.size();
           sum[1]++;
         }
-      } else if (o.key().endsWith(ImageUpload.STATE_SUFFIX)) {
-        String image = o.key().substring(0, o.key().length() - ImageUpload.STATE_SUFFIX.length());
-        if (!writing.contains(new ObjectUri(prefix.bucket(), image).toString())) {
+      } else if (UploadClaim.claimedKey(o.key()) != null) {
+        String image = UploadClaim.claimedKey(o.key());
+        if (!claims.containsKey(o.key())) {
+          notOurs.add(new NotOurs(Kind.UPLOAD_STATE, uri, null,
+              "not an upload state beamsave wrote"));
+        } else if (!writing.contains(new ObjectUri(prefix.bucket(), image).toString())) {
           out.add(new Item(Kind.UPLOAD_STATE, uri, o.size(), o.modified(), null));
         }
       }
     }
     staged.forEach((dir, sum) -> out.add(new Item(Kind.STAGED, dir, sum[0], null, null)));
-    return new Found(out, live);
+    return new Found(out, live, notOurs);
+  }
+
+  /** Whether one of {@code claims} (by where each lies) names {@code upload}. */
+  private static boolean claimed(Map<String, UploadClaim> claims, Store.Upload upload) {
+    for (String name : List.of(upload.key() + UploadClaim.SUFFIX,
+        UploadClaim.nameFor(upload.key(), upload.uploadId()))) {
+      UploadClaim c = claims.get(name);
+      if (c != null && c.claims(name, upload)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static Found inDirectory(Path root) {

@@ -14,6 +14,7 @@ import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.store.ThrottledStore;
+import io.beamsave.transforms.store.UploadClaim;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -43,7 +44,10 @@ import java.util.function.Function;
  * whose ETag the part has, so the catalog always describes the bytes the image holds. The image
  * appears at its key only when complete and its length checked. A failed or interrupted run
  * aborts the upload once its workers in this JVM have no write in flight ({@link UploadGate}),
- * and its staged shards are removed either way.
+ * and its staged shards are removed either way. From its beginning until it is completed or
+ * aborted, the upload's {@link UploadClaim} lies beside the image's key: where a run is killed,
+ * or its store stops answering before the abort, the claim is what lets {@code cleanup} abort
+ * the upload it left.
  */
 public final class StoreImageSink implements ImageSink {
   private static final long serialVersionUID = 3L;
@@ -169,15 +173,16 @@ public final class StoreImageSink implements ImageSink {
   }
 
   /**
-   * Begins the image's multipart upload; returns the sink that carries its id to the workers.
-   * Nothing to clear first: each run stages under a prefix of its own.
+   * Begins the image's multipart upload, and leaves its claim beside the key; returns the sink
+   * that carries its id to the workers. Nothing to clear first: each run stages under a prefix
+   * of its own, and each upload has a claim of its own.
    */
   @Override
   public ImageSink prepare() {
     String tag = Long.toHexString(new SecureRandom().nextLong());
     String there = store().stat(uri().key()).map(Store.Stat::etag).orElse(Store.ABSENT);
-    String id = store().createMultipart(uri().key(), "application/octet-stream",
-        Map.of(RUN_TAG, tag));
+    String id = UploadClaim.begin(store(), uri().key(), "application/octet-stream",
+        Map.of(RUN_TAG, tag), "image", tag).uploadId();
     return new StoreImageSink(image, staging, s3, linkMbps, parallelParts, id, tag, imageKey,
         there);
   }
@@ -325,6 +330,7 @@ public final class StoreImageSink implements ImageSink {
       int blockSize) throws IOException {
     Store store = store();
     if (completedByThisRun(store)) {
+      dropClaim(store);
       warnUnremoved(store);
       return store.stat(uri().key()).map(Store.Stat::size).orElseThrow();
     }
@@ -335,8 +341,21 @@ public final class StoreImageSink implements ImageSink {
     try (Assembly a = new Assembly(this, store)) {
       length = a.assemble(shards, catalog, codec, blockSize);
     }
+    dropClaim(store);
     warnUnremoved(store);
     return length;
+  }
+
+  /**
+   * Removes the upload's claim, once the upload is completed or aborted. One left behind names
+   * an upload that is no more: {@code cleanup} removes it, and it ties nothing to beamsave.
+   */
+  private void dropClaim(Store store) {
+    try {
+      store.delete(UploadClaim.nameFor(uri().key(), uploadId));
+    } catch (RuntimeException e) {
+      // As above.
+    }
   }
 
   /** Removes the run's staged shards; returns whether it could. */
@@ -368,7 +387,10 @@ public final class StoreImageSink implements ImageSink {
     List<String> left = new ArrayList<>();
     Store store = store();
     if (!abortUpload(store)) {
+      // Its claim stays: what lets cleanup abort it.
       left.add("the multipart upload of " + image);
+    } else if (uploadId != null) {
+      dropClaim(store);
     }
     if (!removeStaged(store)) {
       left.add("any staged shards under " + store.where(staging));

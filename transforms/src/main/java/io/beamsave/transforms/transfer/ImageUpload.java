@@ -8,6 +8,7 @@ import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.store.ThrottledStore;
+import io.beamsave.transforms.store.UploadClaim;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
@@ -32,7 +33,8 @@ import java.util.function.LongConsumer;
  *   <li>On failure the upload is aborted, leaving no parts behind. A process killed half-way
  *       leaves the upload in progress, with a small state object beside the key ({@code
  *       KEY.beamsave-upload}, {@link UploadState}); {@code resume} continues it, re-sending
- *       only parts whose MD5 does not match what the store holds ({@link UploadParts}).
+ *       only parts whose MD5 does not match what the store holds ({@link UploadParts}); the
+ *       state names the upload's id, which is what lets {@code cleanup} abort it.
  * </ul>
  */
 public final class ImageUpload {
@@ -42,7 +44,8 @@ public final class ImageUpload {
   static final int MAX_PARTS = 10_000;
   static final String META_CODEC = "beamsave-transfer-codec";
   static final String META_RAW_LENGTH = "beamsave-raw-length";
-  public static final String STATE_SUFFIX = ".beamsave-upload";
+  /** Where an upload's state lies: beside its key, as its {@link UploadClaim}. */
+  public static final String STATE_SUFFIX = UploadClaim.SUFFIX;
 
   /** How to upload. {@code linkMbps} 0 means unthrottled. */
   public record Options(
@@ -175,7 +178,7 @@ public final class ImageUpload {
     String there = store.stat(to.key()).map(Store.Stat::etag).orElse(Store.ABSENT);
     String id = store.createMultipart(to.key(), o.codec().contentType(), meta);
     try {
-      UploadState.begun(id, there, o.codec(), chunk, size, name).write(store, to);
+      UploadState.begun(to, id, there, o.codec(), chunk, size, name).write(store, to);
     } catch (RuntimeException e) {
       abortQuietly(id);
       throw e;

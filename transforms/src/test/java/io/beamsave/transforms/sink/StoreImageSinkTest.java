@@ -18,6 +18,7 @@ import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
+import io.beamsave.transforms.store.UploadClaim;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -99,7 +100,29 @@ class StoreImageSinkTest {
     }
     assertThat(store().list(name + "-staging/")).as("no staged shard is left").isEmpty();
     assertThat(store().uploadsInProgress(name + ".bsave")).isEmpty();
+    assertThat(store().list(name + ".bsave")).extracting(Store.Item::key)
+        .as("no claim outlives the upload").containsExactly(name + ".bsave");
     return c;
+  }
+
+  /**
+   * From prepare until it ends, the image's upload is claimed beside its key, and the claim
+   * names that upload: what lets cleanup abort it if the run is killed.
+   */
+  @Test
+  void theUploadIsClaimedBesideTheImageUntilItIsComplete() throws Exception {
+    StoreImageSink sink = (StoreImageSink) prepared("claimed");
+    String claim = UploadClaim.nameFor("claimed.bsave", sink.uploadId());
+    Store.Upload upload = store().uploads("claimed.bsave").stream()
+        .filter(u -> u.uploadId().equals(sink.uploadId())).findFirst().orElseThrow();
+    UploadClaim read = UploadClaim.read(store(), claim).orElseThrow();
+    assertThat(read.claims(claim, upload)).isTrue();
+    assertThat(read.get("run")).isEqualTo(sink.runTag());
+    WrittenShard s0 = write(sink, 0, bytes(6 * MIB, 70));
+    finish(sink, List.of(s0));
+    holds("claimed", bytes(6 * MIB, 70));
+    assertThat(store().stat("claimed.bsave").orElseThrow().metadata())
+        .containsEntry(StoreImageSink.RUN_TAG, sink.runTag());
   }
 
   @Test
