@@ -165,4 +165,46 @@ class ChainLineageTest {
       Cli.ok(args(new Object[] {"verify", middle, "-q"}, s3));
     }
   }
+
+  @Test
+  void uploadAndDownloadDoNotReplaceACopyOfAnImageTheChainNeeds() throws Exception {
+    Chain c = chain(dir.resolve("img"));
+    try (S3TestServer server = S3TestServer.start(Files.createDirectories(dir.resolve("s3")),
+        "backups")) {
+      Object[] s3 = {"--s3-endpoint", server.endpoint()};
+      for (Path p : List.of(c.root(), c.middle(), c.newest())) {
+        Cli.ok(args(new Object[] {"upload", "--from", p, "--to", "s3://backups/up/"
+            + p.getFileName()}, s3));
+      }
+      String root = "s3://backups/up/" + c.root().getFileName();
+      String newest = "s3://backups/up/" + c.newest().getFileName();
+      Path stored = server.file("backups", "up/" + c.root().getFileName());
+      byte[] before = Files.readAllBytes(stored);
+      refused(Cli.run(args(new Object[] {"upload", "--from", c.newest(), "--to", root}, s3)),
+          "refusing --to " + root, "it holds image", "the base of the base of");
+      assertThat(Files.readAllBytes(stored)).isEqualTo(before);
+      // The same image again is no image of its own chain: it may be sent again.
+      Cli.ok(args(new Object[] {"upload", "--from", c.newest(), "--to", newest}, s3));
+
+      Path copies = Files.createDirectories(dir.resolve("copies"));
+      for (Path p : List.of(c.root(), c.middle())) {
+        Cli.ok(args(new Object[] {"download", "--from", "s3://backups/up/" + p.getFileName(),
+            "--to", copies.resolve(p.getFileName())}, s3));
+      }
+      Path copy = copies.resolve(c.root().getFileName());
+      byte[] copied = Files.readAllBytes(copy);
+      refused(Cli.run(args(new Object[] {"download", "--from", newest, "--to", copy,
+          "--overwrite"}, s3)), "refusing --to " + copy, "the base of the base of");
+      assertThat(Files.readAllBytes(copy)).isEqualTo(copied);
+      try (Stream<Path> left = Files.list(copies)) {
+        assertThat(left.map(p -> p.getFileName().toString())).noneMatch(
+            n -> n.endsWith(".incoming"));
+      }
+      Cli.ok("verify", copies.resolve(c.middle().getFileName()), "-q");
+      Cli.ok(args(new Object[] {"download", "--from", newest, "--to",
+          copies.resolve(c.newest().getFileName())}, s3));
+      Cli.ok(args(new Object[] {"download", "--from", newest, "--to",
+          copies.resolve(c.newest().getFileName()), "--overwrite"}, s3));
+    }
+  }
 }
