@@ -91,7 +91,7 @@ class ChainTrustTest {
     refused(Cli.run("save", "--library", c.lib(), "--image", img.resolve("same.bsave"),
         "--base", imgl.resolve("same.bsave")), "is the image this save replaces");
     refused(Cli.run("save", "--library", c.lib(), "--image",
-        imgl.resolve(c.incremental().getFileName()), "--base", third), "a base image of --base");
+        imgl.resolve(c.incremental().getFileName()), "--base", third), "the base of --base");
     assertThat(Files.readAllBytes(c.full())).isEqualTo(full);
     Cli.ok("verify", third, "--chain", "-q");
   }

@@ -53,9 +53,10 @@ final class ConsolidateCommand implements Callable<Integer> {
       paramLabel = "IMAGE",
       required = true,
       description = "The full image to write: a file or s3://BUCKET/KEY (same endpoint as the"
-          + " chain), never an image of the chain nor a base of one, however spelled (a"
-          + " symlinked directory, a hard link). {utc} becomes the run's UTC start. An existing"
-          + " image there is replaced only once the new one is complete.")
+          + " chain), never an image of the chain (the image, its base, its base's base, to the"
+          + " first, referenced or not) nor a copy of a base, however spelled (.., a symlinked"
+          + " directory, a hard link). {utc} becomes the run's UTC start. An existing image"
+          + " there is replaced only once the new one is complete.")
   String to;
 
   @Option(

@@ -4,8 +4,10 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.ImageLock;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageDownload;
@@ -53,7 +55,8 @@ final class DownloadCommand implements Callable<Integer> {
     image = p;
   }
 
-  @Option(names = "--overwrite", description = "Replace an existing file at --to.")
+  @Option(names = "--overwrite", description = "Replace an existing file at --to, unless it"
+      + " is an image of the chain of the image downloaded (a copy of its base, say).")
   boolean overwrite;
 
   @Option(
@@ -82,6 +85,22 @@ final class DownloadCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * Removes {@code incoming} and fails where {@code --to}, which it is to replace, is an image
+   * of its lineage as it will be found there (beside it, or beside {@code from}): a copy of its
+   * base downloaded before it, say, which the image downloaded would then lack.
+   */
+  private void refuseLineage(ObjectUri from, Path incoming) throws IOException {
+    try {
+      ImageLineage.walk(from.toString(), incoming.toString(), s3.settings(), Keys.NONE,
+          List.of(from.parent().toString()))
+          .refuse("--to", image.toString(), s3.settings(), "download it under another name");
+    } catch (RuntimeException e) {
+      Files.deleteIfExists(incoming);
+      throw e;
+    }
+  }
+
   @Override
   public Integer call() throws IOException {
     Commands.require(spec, image, "--to");
@@ -105,6 +124,9 @@ final class DownloadCommand implements Callable<Integer> {
             new TransferProgress("downloaded", 0, Commands.progress(spec))) {
       r = ImageDownload.download(Stores.bucketOf(uri, s3.settings()), uri, incoming, parallel, progress);
       checkIsImage(uri, incoming);
+      if (incoming != target) {
+        refuseLineage(uri, incoming);
+      }
     }
     if (incoming != target) {
       Rename.replacing(incoming, target);

@@ -68,7 +68,8 @@ final class SaveCommand implements Callable<Integer> {
       description =
           "The image file to write; with several libraries, a directory that receives"
               + " <library-dir-name>.bsave per library. An existing image is replaced only once"
-              + " the new one is complete. {utc} becomes the run's UTC start"
+              + " the new one is complete, and never one of --base's chain (its base, its"
+              + " base's base, to the first), however spelled. {utc} becomes the run's UTC start"
               + " (20261130T021500Z) and {library} each library's directory name, which gives"
               + " each run and library its own image (see 'beamsave prune')."
               + " s3://BUCKET/KEY (or s3://BUCKET/PREFIX with several"

@@ -6,7 +6,9 @@ import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.CatalogReader;
+import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Stores;
@@ -61,7 +63,8 @@ final class UploadCommand implements Callable<Integer> {
   }
 
   @Option(names = "--to", paramLabel = "s3://BUCKET/KEY", required = true,
-      description = "Where to store it.")
+      description = "Where to store it; never over an image of its chain (its base, uploaded"
+          + " before it, say).")
   String to;
 
   @Option(
@@ -137,6 +140,12 @@ final class UploadCommand implements Callable<Integer> {
     }
     CatalogReader.Label label = encrypted ? null : Commands.labelOf(image);
     S3Settings settings = s3.settings();
+    if (Stores.bucketOf(target, settings).stat(target.key()).isPresent()) {
+      // The image there may be a copy of one the uploaded image's chain needs (its base,
+      // uploaded before it): replacing that would break the chain in the store.
+      ImageLineage.walk(image.toString(), image.toAbsolutePath().toString(), settings,
+          Keys.NONE, List.of()).refuse("--to", to, settings, "upload it under another name");
+    }
     Instant start = Instant.now();
     ImageUpload.Result r;
     // Its lease tells 'cleanup' elsewhere that the upload to the target is in progress.

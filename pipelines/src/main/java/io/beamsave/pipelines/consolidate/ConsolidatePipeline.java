@@ -21,11 +21,11 @@ import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.read.ImageChain;
+import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
-import io.beamsave.transforms.store.ImageLocation;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -109,7 +109,7 @@ public final class ConsolidatePipeline {
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
     ImageChain chain = ImageChain.resolve(newest.member(), files, s3, newest.keys(),
         newest.baseLocations());
-    refuseChainTarget(to, newest.location(), chain);
+    refuseChainTarget(to, newest, catalog);
     Codec codec;
     try {
       codec = Codecs.parse(codecSpec != null ? codecSpec : catalog.codecSpec());
@@ -209,31 +209,13 @@ public final class ConsolidatePipeline {
   }
 
   /**
-   * Refuses {@code to} when it is the image consolidated or an image of its chain, opened or
-   * not (one whose bytes no file still needs would be overwritten all the same), or a base of
-   * one (which other images of the chain need), however it is spelled: compared as {@link
-   * ImageLocation}s.
+   * Refuses {@code to} when it is any image of the newest one's lineage: the image itself, its
+   * base, its base's base to the root, whether or not a file still has bytes in it (the images
+   * between need it all the same), however it is spelled ({@link ImageLineage}).
    */
-  static void refuseChainTarget(String to, String image, ImageChain chain) {
-    ImageLocation target = ImageLocation.of(to);
-    if (target.sameAs(ImageLocation.of(image))) {
-      throw new BeamsaveException("--to " + to + " is the image consolidated (" + image
-          + "); consolidate into a new image");
-    }
-    for (ImageChain.Member m : chain.opened()) {
-      if (m != chain.top() && target.sameAs(ImageLocation.of(m.location()))) {
-        throw new BeamsaveException("--to " + to + " is " + m.location() + ", a base image of "
-            + image + "; consolidate into a new image");
-      }
-      for (Catalog.Base b : m.catalog().bases()) {
-        for (String where : ImageChain.candidates(m.location(), b.location())) {
-          if (target.sameAs(ImageLocation.of(where))) {
-            throw new BeamsaveException("--to " + to + " is " + where + ", a base image of "
-                + m.location() + "; consolidate into a new image");
-          }
-        }
-      }
-    }
+  static void refuseChainTarget(String to, ImageRef newest, Catalog catalog) {
+    ImageLineage.of(newest.display(), newest.location(), catalog, newest.s3(), newest.keys(),
+        newest.baseLocations()).refuse("--to", to, newest.s3(), "consolidate into a new name");
   }
 
   /** Raw bytes placed against the plan's; on Flink, shards made against the tasks. */

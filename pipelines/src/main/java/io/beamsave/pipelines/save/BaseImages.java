@@ -7,6 +7,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.read.ImageChain;
+import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.store.ImageLocation;
@@ -101,21 +102,17 @@ public final class BaseImages {
       throw new BeamsaveException("--base " + location + " is an image of library '"
           + c.library() + "', not of '" + lib.name() + "'");
     }
-    for (Catalog.Base b : c.bases()) {
-      for (String where : ImageChain.candidates(location, b.location())) {
-        if (ImageLocation.same(where, destination)) {
-          throw new BeamsaveException("--image " + destination + " is " + where + ", a base"
-              + " image of --base " + location + ": saving there would destroy the chain the"
-              + " new image references; give --image a {utc} (as in {library}-{utc}.bsave)");
-        }
-      }
-    }
-    List<Catalog.Base> absent = io.beamsave.transforms.read.ImageChain.absentBases(
+    // Every image of the base's chain, bytes referenced or not: the images between need them.
+    ImageLineage.of("--base " + location, location, c, s3, encrypted ? keys : Keys.NONE,
+        List.of()).refuse("--image", destination, s3, "the new image would need the chain"
+            + " it destroys; give --image a {utc} (as in {library}-{utc}.bsave) so each run"
+            + " has its own image");
+    List<Catalog.Base> absent = ImageChain.absentBases(
         location, c, s3);
     if (!absent.isEmpty()) {
       // An image referencing it would not restore either.
       throw new BeamsaveException("--base " + location + " cannot be restored: its base "
-          + io.beamsave.transforms.read.ImageChain.describe(absent.get(0)) + " is missing");
+          + ImageChain.describe(absent.get(0)) + " is missing");
     }
     if (fullEvery > 0 && c.depth() + 1 >= fullEvery) {
       note.accept(lib.name() + ": saved whole: --full-every " + fullEvery + " (" + location

@@ -321,7 +321,8 @@ public final class ImageChain {
                 + " --base-location names it"));
   }
 
-  private static boolean exists(String where, S3Settings s3) {
+  /** Whether an image (a regular file, an object) is at {@code where}. */
+  static boolean exists(String where, S3Settings s3) {
     if (!Location.inStore(where)) {
       return Files.isRegularFile(Path.of(where));
     }

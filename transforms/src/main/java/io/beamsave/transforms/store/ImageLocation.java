@@ -12,8 +12,8 @@ import java.util.Objects;
  * command from writing over an image it reads compare these, never strings. A local path is
  * known by its directory (resolved: {@code img/./x}, {@code ./img/x} and a symlinked directory
  * meet) and its name, and, where the file exists, by its device and inode (a symlink to the
- * image, a hard link); an {@code s3://} location by its bucket and key, the endpoint being the
- * command's.
+ * image, a hard link); an {@code s3://} location by its bucket and its key with empty and dot
+ * segments resolved ({@link #keyAsServed}), the endpoint being the command's.
  */
 public final class ImageLocation {
   private final String shown;
@@ -32,7 +32,8 @@ public final class ImageLocation {
   public static ImageLocation of(String location) {
     if (Location.inStore(location)) {
       ObjectUri uri = ObjectUri.parse(location, true);
-      return new ImageLocation(location, uri.toString(), null);
+      return new ImageLocation(location,
+          new ObjectUri(uri.bucket(), keyAsServed(uri.key())).toString(), null);
     }
     // Not normalised first: "link/../x" is where the link's target's parent is, as the
     // kernel resolves it, which toRealPath does.
@@ -59,6 +60,25 @@ public final class ImageLocation {
       // Unreadable attributes: known by its place alone.
     }
     return new ImageLocation(location, resolved + "/" + name, key);
+  }
+
+  /**
+   * {@code key} with empty segments and {@code .} left out and {@code ..} taking the segment
+   * before it. S3 keeps {@code a/./b}, {@code a//b} and {@code a/b} apart, but a server or proxy
+   * that resolves its URL paths first serves all three from one object, so a guard takes them
+   * for one: it may refuse a key that was another object, never let one through that was the
+   * same.
+   */
+  static String keyAsServed(String key) {
+    java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
+    for (String segment : key.split("/", -1)) {
+      if (segment.equals("..")) {
+        kept.pollLast();
+      } else if (!segment.isEmpty() && !segment.equals(".")) {
+        kept.addLast(segment);
+      }
+    }
+    return String.join("/", kept);
   }
 
   /** Whether {@code a} and {@code b} name the same image (or the same place for one). */
