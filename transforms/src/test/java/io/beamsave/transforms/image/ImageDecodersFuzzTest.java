@@ -23,7 +23,9 @@ import java.util.zip.CRC32C;
  *   <li>4: the rest is a u16 entry count and a page of a paged catalog (version 5, or with the
  *       count's top bit set version 7), decoded against an index row made to agree with it;
  *   <li>5: the rest is the head of a paged catalog, decoded directly;
- *   <li>2, 6, 7: as 2;
+ *   <li>6: the rest is a POSIX access ACL's attribute value ({@link PosixAcl}); what parses
+ *       must format to a value that parses to the same ACL, and answer every question;
+ *   <li>2, 7: as 2;
  *   <li>3: the rest is an encrypted image (format version 4) whose header, frame and trailer
  *       checksums are made right first: its frames are walked without a key ({@link
  *       StructureCheck}), then it is opened with the key of {@code golden/v4.key}, which a
@@ -50,11 +52,23 @@ class ImageDecodersFuzzTest {
         case 3 -> readEncryptedImage(fixEncryptedChecksums(rest));
         case 4 -> decodePage(rest);
         case 5 -> CatalogHead.decode("fuzz", rest, 16, 1L << 40, ImageFormat.VERSION);
+        case 6 -> posixAcl(rest);
         default -> readWholeImage(fixChecksums(rest));
       }
     } catch (ImageException expected) {
       // A clean, named refusal is the right answer to a bad image.
     }
+  }
+
+  /** Parses an ACL; what parses must round-trip and answer an access check for anyone. */
+  static void posixAcl(byte[] value) throws ImageException {
+    PosixAcl acl = PosixAcl.parse(value);
+    if (!PosixAcl.parse(acl.format()).equals(acl) || !acl.withMode(acl.mode()).equals(acl)
+        || acl.isMinimal() != PosixAcl.ofMode(acl.mode()).equals(acl)) {
+      throw new AssertionError("parsed as " + acl + ", which does not round-trip");
+    }
+    int seed = java.util.Arrays.hashCode(value);
+    acl.permits(seed & 3, new int[] {(seed >> 2) & 3, (seed >> 4) & 3}, 1, 2, (seed >> 6) & 7);
   }
 
   /**
