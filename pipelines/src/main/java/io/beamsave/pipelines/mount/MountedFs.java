@@ -4,6 +4,7 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.Meta;
+import io.beamsave.transforms.image.PosixAcl;
 import io.beamsave.transforms.read.FileReads;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -26,6 +27,13 @@ import ru.serce.jnrfuse.struct.Statvfs;
  * A read-only FUSE file system over a {@link View}: libfuse calls these operations with the
  * path's bytes, which the view resolves to a node. What fails in the image (a damaged block, a
  * base that cannot be read) is an EIO for the call, and one line on stderr.
+ *
+ * <p>Permissions are the kernel's to check ({@code default_permissions}) or, given an {@link
+ * AccessCheck}, this file system's: then the calls that open a file or directory, read a link,
+ * answer {@code access} or read an attribute pass it first. Reads and listings need an open
+ * file or directory, which the kernel always asks for first and keeps what it was granted, as
+ * with any file system; {@code getattr} (and so a lookup) is never refused, as the kernel
+ * caches its answer for a day across callers.
  */
 final class MountedFs {
   /** What the file system shows: nodes by path. */
@@ -38,6 +46,12 @@ final class MountedFs {
 
     /** Entries and raw bytes, for {@code statfs}. */
     long[] totals();
+
+    /**
+     * Whether every node's mode bits say all about who may use it (no access ACL beyond them),
+     * known now: false where that is not known.
+     */
+    boolean modesSayAll();
   }
 
   /** A node: an entry of an image's tree, or a directory or link the view makes up. */
@@ -56,9 +70,12 @@ final class MountedFs {
 
   private static final int S_IFMT = 0170000;
   private static final int O_ACCMODE = 3;
+  private static final int FMODE_EXEC = 0x20;
 
   private final View view;
   private final PrintWriter err;
+  private final AccessCheck access;
+  private volatile FuseLib.Native fuse;
   private final FuseLib.Operations ops;
   private final Map<Long, Open> open = new ConcurrentHashMap<>();
   private final AtomicLong handles = new AtomicLong();
@@ -66,10 +83,14 @@ final class MountedFs {
   /** A file opened for reading: what it reads, and where its reads stand. */
   private record Open(ImageTree tree, Entry file, FileReads.Cursor cursor) {}
 
-  /** Serves {@code view}; {@code onMounted} runs once the mount is in place. */
-  MountedFs(View view, PrintWriter err, Runnable onMounted) {
+  /**
+   * Serves {@code view}, checking permissions itself if {@code ownChecks} (else the mount must
+   * have the kernel check them); {@code onMounted} runs once the mount is in place.
+   */
+  MountedFs(View view, PrintWriter err, boolean ownChecks, Runnable onMounted) {
     this.view = view;
     this.err = err;
+    this.access = ownChecks ? new AccessCheck(view, () -> FuseLib.caller(fuse)) : null;
     this.ops = new FuseLib.Operations(Runtime.getSystemRuntime());
     ops.getattr.set(this::getattr);
     ops.readlink.set(this::readlink);
@@ -82,7 +103,7 @@ final class MountedFs {
     ops.opendir.set(this::opendir);
     ops.readdir.set(this::readdir);
     ops.releasedir.set((path, fi) -> 0);
-    ops.access.set((path, mask) -> 0);
+    ops.access.set(this::access);
     ops.init.set(conn -> {
       onMounted.run();
       return null;
@@ -92,8 +113,20 @@ final class MountedFs {
 
   /** Mounts at {@code args}' mount point and serves until unmounted; libfuse's status. */
   int serve(String[] args) {
-    return FuseLib.load().fuse_main_real(args.length, args, ops,
-        jnr.ffi.Struct.size(ops), null);
+    fuse = FuseLib.load();
+    return fuse.fuse_main_real(args.length, args, ops, jnr.ffi.Struct.size(ops), null);
+  }
+
+  /** 0 if the caller may have {@code want} of {@code n} at {@code path}, else an error. */
+  private int allowed(byte[] path, Node n, int want) throws IOException {
+    return access == null ? 0 : access.check(path, n, want);
+  }
+
+  private int access(Pointer path, int mask) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      return n == null ? -ErrorCodes.ENOENT() : allowed(p, n, mask & 7);
+    });
   }
 
   private static byte[] path(Pointer p) {
@@ -137,6 +170,10 @@ final class MountedFs {
   private int readlink(Pointer path, Pointer buf, long size) {
     return guarded(path, p -> {
       Node n = view.resolve(p);
+      int denied = n == null ? 0 : allowed(p, n, 0);
+      if (denied != 0) {
+        return denied;
+      }
       byte[] target;
       if (n instanceof Made m && m.target() != null) {
         target = m.target();
@@ -170,6 +207,12 @@ final class MountedFs {
       if (file == null) {
         return in.entry().type() == EntryType.DIRECTORY ? -ErrorCodes.EISDIR()
             : -ErrorCodes.EIO();
+      }
+      // An exec's open asks execute, not read (the kernel marks it __FMODE_EXEC).
+      int denied = allowed(p, n, (info.flags.get() & FMODE_EXEC) != 0 ? PosixAcl.EXECUTE
+          : PosixAcl.READ);
+      if (denied != 0) {
+        return denied;
       }
       if (file.unreadable()) {
         // Its bytes could not be read when it was saved: what the image holds is not the file.
@@ -237,6 +280,10 @@ final class MountedFs {
         return -ErrorCodes.ENOENT();
       }
       byte[] wanted = name(name);
+      int denied = allowed(p, n, needs(wanted));
+      if (denied != 0) {
+        return denied;
+      }
       for (Meta.Xattr x : xattrs(n)) {
         if (Arrays.equals(x.name(), wanted)) {
           return copyOut(x.value(), value, size);
@@ -252,6 +299,10 @@ final class MountedFs {
       if (n == null) {
         return -ErrorCodes.ENOENT();
       }
+      int denied = allowed(p, n, 0);
+      if (denied != 0) {
+        return denied;
+      }
       java.io.ByteArrayOutputStream names = new java.io.ByteArrayOutputStream();
       for (Meta.Xattr x : xattrs(n)) {
         names.write(x.name());
@@ -259,6 +310,17 @@ final class MountedFs {
       }
       return copyOut(names.toByteArray(), list, size);
     });
+  }
+
+  /**
+   * What reading attribute {@code name} needs of its file (the kernel's xattr_permission):
+   * nothing in the namespaces it leaves to the file system and the security modules, or
+   * {@code trusted.}, which it keeps to root itself; reading otherwise.
+   */
+  private static int needs(byte[] name) {
+    String n = new String(name, java.nio.charset.StandardCharsets.ISO_8859_1);
+    return n.startsWith("system.") || n.startsWith("security.") || n.startsWith("trusted.")
+        ? 0 : PosixAcl.READ;
   }
 
   private List<Meta.Xattr> xattrs(Node n) throws IOException {
@@ -289,7 +351,7 @@ final class MountedFs {
       }
       boolean dir = n instanceof Made m ? m.target() == null
           : ((InImage) n).entry().type() == EntryType.DIRECTORY;
-      return dir ? 0 : -ErrorCodes.ENOTDIR();
+      return dir ? allowed(p, n, PosixAcl.READ) : -ErrorCodes.ENOTDIR();
     });
   }
 
