@@ -77,7 +77,12 @@ class MountTest {
     private volatile int exit = -1;
 
     Mounted(Object... args) throws Exception {
-      at = Files.createDirectories(dir.resolve("mnt-" + System.nanoTime()));
+      this(Files.createDirectories(dir.resolve("mnt-" + System.nanoTime())), args);
+    }
+
+    /** Mounted on {@code mountPoint}, an empty directory. */
+    Mounted(Path mountPoint, Object[] args) throws Exception {
+      at = mountPoint;
       List<String> argv = new ArrayList<>(List.of("mount"));
       for (Object a : args) {
         argv.add(String.valueOf(a));

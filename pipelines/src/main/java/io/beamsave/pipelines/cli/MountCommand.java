@@ -54,7 +54,9 @@ final class MountCommand implements Callable<Integer> {
       names = "--allow-other",
       description = "Let other users than the one mounting read the mount (FUSE's"
           + " allow_other; for a user other than root, user_allow_other in /etc/fuse.conf),"
-          + " each as the saved modes and owners allow.")
+          + " each as the saved owners, modes and access ACLs allow. The kernel checks the"
+          + " modes where no saved ACL says more; else beamsave checks each open, listing,"
+          + " link and attribute read itself (the caller's groups from /proc/PID/status).")
   boolean allowOther;
 
   @Mixin S3Args s3;

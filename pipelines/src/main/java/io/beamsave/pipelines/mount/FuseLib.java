@@ -21,6 +21,34 @@ final class FuseLib {
   /** What is called in libfuse. */
   public interface Native {
     int fuse_main_real(int argc, String[] argv, Operations op, int opSize, Pointer userData);
+
+    /** The calling process of the request this thread serves; valid during the call. */
+    Pointer fuse_get_context();
+  }
+
+  /**
+   * {@code struct fuse_context} of libfuse 2: who made the request being served, as the kernel
+   * tells it (fs uid and fs gid, and the thread's id in the mount's pid namespace, 0 where the
+   * caller is in none of its descendants).
+   */
+  static final class Context extends Struct {
+    final Pointer fuse = new Pointer();
+    final Unsigned32 uid = new Unsigned32();
+    final Unsigned32 gid = new Unsigned32();
+    final Signed32 pid = new Signed32();
+    final Pointer privateData = new Pointer();
+    final Unsigned32 umask = new Unsigned32();
+
+    Context(Runtime runtime) {
+      super(runtime);
+    }
+  }
+
+  /** The caller of the request this thread is serving. */
+  static AccessCheck.Caller caller(Native fuse) {
+    Context c = new Context(Runtime.getSystemRuntime());
+    c.useMemory(fuse.fuse_get_context());
+    return new AccessCheck.Caller((int) c.uid.get(), (int) c.gid.get(), c.pid.get());
   }
 
   static Native load() {

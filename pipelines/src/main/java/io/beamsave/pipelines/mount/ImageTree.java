@@ -43,6 +43,7 @@ public final class ImageTree implements AutoCloseable {
   private final Map<PathBytes, Integer> links = new HashMap<>();
   private final LinkedHashMap<PathBytes, Dir> dirs = new LinkedHashMap<>(64, 0.75f, true);
   private long cachedEntries;
+  private boolean modesSayAll;
 
   /** A directory's entries, in catalog order, and by path. */
   record Dir(List<Entry> entries, Map<PathBytes, Entry> byPath) {}
@@ -91,11 +92,16 @@ public final class ImageTree implements AutoCloseable {
 
   private void countLinks() throws IOException {
     synchronized (this) {
+      // The walk that counts links is the one that may look at every entry's ACL: knowing
+      // whether the mode bits say all costs a mount nothing more.
+      boolean[] modes = {AccessCheck.modesSayAll(root)};
       walk.walk(PathBytes.of(""), e -> {
         if (e.isHardLink() && e.linkTarget() != null) {
           links.merge(e.linkTarget(), 2, (a, b) -> a + 1);
         }
+        modes[0] &= AccessCheck.modesSayAll(e);
       });
+      modesSayAll = modes[0];
       dir(PathBytes.of(""));
     }
   }
@@ -107,6 +113,14 @@ public final class ImageTree implements AutoCloseable {
   /** The library root: the image's recorded root, or a stand-in for one of format 1. */
   public Entry root() {
     return root;
+  }
+
+  /**
+   * Whether every entry's mode bits say all its access ACL says (no entry has one beyond them):
+   * then the kernel's check of the mode bits is the whole check.
+   */
+  public synchronized boolean modesSayAll() {
+    return modesSayAll;
   }
 
   /** How many names the file {@code e} (a regular file, or a later name of one) has. */

@@ -89,12 +89,17 @@ public final class Mount {
    */
   public int serve(Path mountPoint, boolean allowOther) {
     String mp = mountPoint.toAbsolutePath().normalize().toString();
+    // default_permissions has the kernel check the mode bits alone: the whole check where no
+    // saved access ACL says more, and enough for the mounting user, who alone reaches a mount
+    // without allow_other and holds the image (they could restore all of it). Else MountedFs
+    // checks each call itself (AccessCheck).
+    boolean kernelChecks = !allowOther || view.modesSayAll();
     // nodev, nosuid: an image's devices and set-user-ID files are its data, not this host's.
     // kernel_cache and long timeouts: nothing mounted ever changes.
-    String options = "ro,nodev,nosuid,use_ino,default_permissions,kernel_cache,auto_unmount,"
-        + "attr_timeout=86400,entry_timeout=86400,fsname=beamsave,subtype=beamsave"
-        + (allowOther ? ",allow_other" : "");
-    MountedFs fs = new MountedFs(view, err, () -> {
+    String options = "ro,nodev,nosuid,use_ino," + (kernelChecks ? "default_permissions," : "")
+        + "kernel_cache,auto_unmount,attr_timeout=86400,entry_timeout=86400,fsname=beamsave,"
+        + "subtype=beamsave" + (allowOther ? ",allow_other" : "");
+    MountedFs fs = new MountedFs(view, err, !kernelChecks, () -> {
       if (!quiet) {
         err.println("beamsave: mounted " + Printable.text(source) + " on " + mp
             + "; unmount with: fusermount -u " + mp);

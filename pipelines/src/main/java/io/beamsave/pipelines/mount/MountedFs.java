@@ -4,6 +4,7 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.Meta;
+import io.beamsave.transforms.image.PosixAcl;
 import io.beamsave.transforms.read.FileReads;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -26,6 +27,13 @@ import ru.serce.jnrfuse.struct.Statvfs;
  * A read-only FUSE file system over a {@link View}: libfuse calls these operations with the
  * path's bytes, which the view resolves to a node. What fails in the image (a damaged block, a
  * base that cannot be read) is an EIO for the call, and one line on stderr.
+ *
+ * <p>Permissions are the kernel's to check ({@code default_permissions}) or, given an {@link
+ * AccessCheck}, this file system's: then the calls that open a file or directory, read a link,
+ * answer {@code access} or read an attribute pass it first. Reads and listings need an open
+ * file or directory, which the kernel always asks for first and keeps what it was granted, as
+ * with any file system; {@code getattr} (and so a lookup) is never refused, as the kernel
+ * caches its answer for a day across callers.
  */
 final class MountedFs {
   /** What the file system shows: nodes by path. */
@@ -38,6 +46,12 @@ final class MountedFs {
 
     /** Entries and raw bytes, for {@code statfs}. */
     long[] totals();
+
+    /**
+     * Whether every node's mode bits say all about who may use it (no access ACL beyond them),
+     * known now: false where that is not known.
+     */
+    boolean modesSayAll();
   }
 
   /** A node: an entry of an image's tree, or a directory or link the view makes up. */
@@ -56,9 +70,12 @@ final class MountedFs {
 
   private static final int S_IFMT = 0170000;
   private static final int O_ACCMODE = 3;
+  private static final int FMODE_EXEC = 0x20;
 
   private final View view;
   private final PrintWriter err;
+  private final AccessCheck access;
+  private volatile FuseLib.Native fuse;
   private final FuseLib.Operations ops;
   private final Map<Long, Open> open = new ConcurrentHashMap<>();
   private final AtomicLong handles = new AtomicLong();
@@ -66,10 +83,14 @@ final class MountedFs {
   /** A file opened for reading: what it reads, and where its reads stand. */
   private record Open(ImageTree tree, Entry file, FileReads.Cursor cursor) {}
 
-  /** Serves {@code view}; {@code onMounted} runs once the mount is in place. */
-  MountedFs(View view, PrintWriter err, Runnable onMounted) {
+  /**
+   * Serves {@code view}, checking permissions itself if {@code ownChecks} (else the mount must
+   * have the kernel check them); {@code onMounted} runs once the mount is in place.
+   */
+  MountedFs(View view, PrintWriter err, boolean ownChecks, Runnable onMounted) {
     this.view = view;
     this.err = err;
+    this.access = ownChecks ? new AccessCheck(view, () -> FuseLib.caller(fuse)) : null;
     this.ops = new FuseLib.Operations(Runtime.getSystemRuntime());
     ops.getattr.set(this::getattr);
     ops.readlink.set(this::readlink);
@@ -82,7 +103,7 @@ final class MountedFs {
     ops.opendir.set(this::opendir);
     ops.readdir.set(this::readdir);
     ops.releasedir.set((path, fi) -> 0);
-    ops.access.set((path, mask) -> 0);
+    ops.access.set(this::access);
     ops.init.set(conn -> {
       onMounted.run();
       return null;
@@ -92,8 +113,20 @@ final class MountedFs {
 
   /** Mounts at {@code args}' mount point and serves until unmounted; libfuse's status. */
   int serve(String[] args) {
-    return FuseLib.load().fuse_main_real(args.length, args, ops,
-        jnr.ffi.Struct.size(ops), null);
+    fuse = FuseLib.load();
+    return fuse.fuse_main_real(args.length, args, ops, jnr.ffi.Struct.size(ops), null);
+  }
+
+  /** 0 if the caller may have {@code want} of {@code n} at {@code path}, else an error. */
+  private int allowed(byte[] path, Node n, int want) throws IOException {
+    return access == null ? 0 : access.check(path, n, want);
+  }
+
+  private int access(Pointer path, int mask) {
+    return guarded(path, p -> {
+      Node n = view.resolve(p);
+      return n == null ? -ErrorCodes.ENOENT() : allowed(p, n, mask & 7);
+    });
   }
 
   private static byte[] path(Pointer p) {
@@ -129,88 +162,18 @@ final class MountedFs {
       if (n == null) {
         return -ErrorCodes.ENOENT();
       }
-      fill(FileStat.of(buf), n);
+      NodeStat.fill(FileStat.of(buf), n);
       return 0;
     });
-  }
-
-  private void fill(FileStat st, Node n) throws IOException {
-    if (n instanceof Made m) {
-      boolean link = m.target() != null;
-      st.st_mode.set((link ? FileStat.S_IFLNK | 0777 : FileStat.S_IFDIR | 0555));
-      st.st_ino.set(inode(0, m.path()));
-      st.st_nlink.set(1);
-      st.st_size.set(link ? m.target().length : 0);
-      times(st, m.seconds(), 0, m.seconds(), 0);
-      return;
-    }
-    InImage in = (InImage) n;
-    Entry e = in.entry();
-    Entry file = e.isHardLink() ? in.tree().fileOf(e) : e;
-    if (file == null) {
-      throw new IOException("a later name of " + e.linkTarget() + ", which is no file of the"
-          + " image");
-    }
-    int type = switch (file.type()) {
-      case FILE, HARDLINK -> FileStat.S_IFREG;
-      case DIRECTORY -> FileStat.S_IFDIR;
-      case SYMLINK -> FileStat.S_IFLNK;
-      case FIFO -> FileStat.S_IFIFO;
-      case CHAR_DEVICE -> FileStat.S_IFCHR;
-      case BLOCK_DEVICE -> FileStat.S_IFBLK;
-    };
-    st.st_mode.set(type | (file.mode() & 07777));
-    st.st_ino.set(inode(in.salt(), file.path().bytes()));
-    st.st_nlink.set(file.isFile() ? in.tree().linkCount(file) : 1);
-    st.st_uid.set(file.uid());
-    st.st_gid.set(file.gid());
-    long size = switch (file.type()) {
-      case FILE -> file.size();
-      case SYMLINK -> file.linkTarget() == null ? 0 : file.linkTarget().length();
-      default -> 0;
-    };
-    st.st_size.set(size);
-    st.st_blocks.set((size + 511) / 512);
-    st.st_blksize.set(in.tree().head().catalog().blockSize());
-    if (file.type() == EntryType.CHAR_DEVICE || file.type() == EntryType.BLOCK_DEVICE) {
-      st.st_rdev.set(makedev(Meta.major(file.meta().rdev()), Meta.minor(file.meta().rdev())));
-    }
-    times(st, file.mtimeSeconds(), file.mtimeNanos(), file.ctimeSeconds(), file.ctimeNanos());
-  }
-
-  private static void times(FileStat st, long mtime, int mtimeNanos, long ctime, int ctimeNanos) {
-    st.st_atim.tv_sec.set(mtime);
-    st.st_atim.tv_nsec.set(mtimeNanos);
-    st.st_mtim.tv_sec.set(mtime);
-    st.st_mtim.tv_nsec.set(mtimeNanos);
-    st.st_ctim.tv_sec.set(ctime);
-    st.st_ctim.tv_nsec.set(ctimeNanos);
-  }
-
-  /** glibc's {@code makedev}. */
-  static long makedev(int major, int minor) {
-    long ma = Integer.toUnsignedLong(major);
-    long mi = Integer.toUnsignedLong(minor);
-    return ((ma & 0xfffff000L) << 32) | ((ma & 0xfffL) << 8) | ((mi & 0xffffff00L) << 12)
-        | (mi & 0xffL);
-  }
-
-  /**
-   * A stable inode number for a path of an image (its first name, for a file with several):
-   * FNV-1a of the path, salted with the image's number, never 0 or 1 (the root's).
-   */
-  static long inode(long salt, byte[] path) {
-    long h = 0xcbf29ce484222325L ^ (salt * 0x9E3779B97F4A7C15L);
-    for (byte b : path) {
-      h ^= b & 0xff;
-      h *= 0x100000001b3L;
-    }
-    return (h & Long.MAX_VALUE) < 2 ? 2 : h & Long.MAX_VALUE;
   }
 
   private int readlink(Pointer path, Pointer buf, long size) {
     return guarded(path, p -> {
       Node n = view.resolve(p);
+      int denied = n == null ? 0 : allowed(p, n, 0);
+      if (denied != 0) {
+        return denied;
+      }
       byte[] target;
       if (n instanceof Made m && m.target() != null) {
         target = m.target();
@@ -244,6 +207,12 @@ final class MountedFs {
       if (file == null) {
         return in.entry().type() == EntryType.DIRECTORY ? -ErrorCodes.EISDIR()
             : -ErrorCodes.EIO();
+      }
+      // An exec's open asks execute, not read (the kernel marks it __FMODE_EXEC).
+      int denied = allowed(p, n, (info.flags.get() & FMODE_EXEC) != 0 ? PosixAcl.EXECUTE
+          : PosixAcl.READ);
+      if (denied != 0) {
+        return denied;
       }
       if (file.unreadable()) {
         // Its bytes could not be read when it was saved: what the image holds is not the file.
@@ -311,6 +280,10 @@ final class MountedFs {
         return -ErrorCodes.ENOENT();
       }
       byte[] wanted = name(name);
+      int denied = allowed(p, n, needs(wanted));
+      if (denied != 0) {
+        return denied;
+      }
       for (Meta.Xattr x : xattrs(n)) {
         if (Arrays.equals(x.name(), wanted)) {
           return copyOut(x.value(), value, size);
@@ -326,6 +299,10 @@ final class MountedFs {
       if (n == null) {
         return -ErrorCodes.ENOENT();
       }
+      int denied = allowed(p, n, 0);
+      if (denied != 0) {
+        return denied;
+      }
       java.io.ByteArrayOutputStream names = new java.io.ByteArrayOutputStream();
       for (Meta.Xattr x : xattrs(n)) {
         names.write(x.name());
@@ -333,6 +310,17 @@ final class MountedFs {
       }
       return copyOut(names.toByteArray(), list, size);
     });
+  }
+
+  /**
+   * What reading attribute {@code name} needs of its file (the kernel's xattr_permission):
+   * nothing in the namespaces it leaves to the file system and the security modules, or
+   * {@code trusted.}, which it keeps to root itself; reading otherwise.
+   */
+  private static int needs(byte[] name) {
+    String n = new String(name, java.nio.charset.StandardCharsets.ISO_8859_1);
+    return n.startsWith("system.") || n.startsWith("security.") || n.startsWith("trusted.")
+        ? 0 : PosixAcl.READ;
   }
 
   private List<Meta.Xattr> xattrs(Node n) throws IOException {
@@ -363,7 +351,7 @@ final class MountedFs {
       }
       boolean dir = n instanceof Made m ? m.target() == null
           : ((InImage) n).entry().type() == EntryType.DIRECTORY;
-      return dir ? 0 : -ErrorCodes.ENOTDIR();
+      return dir ? allowed(p, n, PosixAcl.READ) : -ErrorCodes.ENOTDIR();
     });
   }
 

@@ -38,6 +38,11 @@ final class Views {
       public long[] totals() {
         return totalsOf(tree);
       }
+
+      @Override
+      public boolean modesSayAll() {
+        return tree.modesSayAll();
+      }
     };
   }
 
@@ -233,6 +238,12 @@ final class Views {
         d = (Dir) d.children.get(part);
       }
       return d;
+    }
+
+    /** Unknown until each image is opened, which a mount does not do at its start. */
+    @Override
+    public boolean modesSayAll() {
+      return false;
     }
 
     @Override
