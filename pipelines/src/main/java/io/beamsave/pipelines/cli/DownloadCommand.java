@@ -96,7 +96,7 @@ final class DownloadCommand implements Callable<Integer> {
           List.of(from.parent().toString()))
           .refuse("--to", image.toString(), s3.settings(), "download it under another name");
     } catch (RuntimeException e) {
-      Files.deleteIfExists(incoming);
+      Removal.file(incoming);
       throw e;
     }
   }

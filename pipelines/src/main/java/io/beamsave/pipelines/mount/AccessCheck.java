@@ -100,12 +100,15 @@ final class AccessCheck {
     return gids != null && acl.permits(c.uid(), gids, uid, gid, want);
   }
 
-  /** The entry's saved access ACL, or the one its mode bits make. */
+  /**
+   * The entry's saved access ACL as a restore makes it (agreeing with the mode the mount shows,
+   * as {@code restore.Withheld} narrows it), or the one its mode bits make.
+   */
   static PosixAcl acl(Entry e, byte[] path) throws IOException {
     for (Meta.Xattr x : e.meta().xattrs()) {
       if (Arrays.equals(x.name(), ACL_ACCESS)) {
         try {
-          return PosixAcl.parse(x.value());
+          return PosixAcl.parse(x.value()).withMode(e.mode());
         } catch (ImageException bad) {
           throw new IOException("the saved ACL of '" + Printable.bytes(path) + "' is "
               + bad.getMessage(), bad);
