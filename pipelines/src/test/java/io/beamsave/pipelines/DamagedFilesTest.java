@@ -45,10 +45,15 @@ class DamagedFilesTest {
 
   /** Flips a byte inside the payload of block {@code k} of shard 0. */
   static void damage(Path image, int k) throws IOException {
+    assertThat(ImageReader.readCatalog(image).shards()).hasSize(1);
+    damage(image, 0, k);
+  }
+
+  /** Flips a byte inside the payload of block {@code k} of shard {@code shard}. */
+  static void damage(Path image, int shard, int k) throws IOException {
     Catalog c = ImageReader.readCatalog(image);
-    assertThat(c.shards()).hasSize(1);
     assertThat(c.blockSize()).isEqualTo(BLOCK);
-    long at = c.shards().get(0).blockOffset(k) + 20;
+    long at = c.shards().get(shard).blockOffset(k) + 20;
     byte[] b = Files.readAllBytes(image);
     b[(int) at] ^= 0x10;
     Files.write(image, b);
@@ -85,7 +90,8 @@ class DamagedFilesTest {
     String restore = oneErrorLine(
         Cli.run("restore", "--image", image, "--target", tmp.resolve("back"), "--quiet"));
     assertThat(restore).contains("shard 0 block 3")
-        .endsWith("; damaged files: data/b.log, data/c.bin");
+        .contains("; damaged files: data/b.log, data/c.bin")
+        .endsWith("; restore --skip-damaged restores every file whose blocks check");
   }
 
   @Test
@@ -102,5 +108,61 @@ class DamagedFilesTest {
     damage(image, 0);
     String line = oneErrorLine(Cli.run("verify", "--image", image, "--quiet"));
     assertThat(line).endsWith("; damaged files: f\\x0ax, f0, f1, f2, f3 and 3 more");
+  }
+
+  @Test
+  void skipDamagedRestoresEveryFileWhoseBlocksCheckNamesTheOthersAndBlocksNoRerun()
+      throws IOException {
+    Path image = saveThreeFiles();
+    Files.createLink(tmp.resolve("lib/data/z-link"), tmp.resolve("lib/data/c.bin"));
+    image = tmp.resolve("linked.bsave");
+    Cli.ok("save", "--library", tmp.resolve("lib"), "--image", image, "--block-size", "4KiB",
+        "--shard-size", "64MiB", "--quiet");
+    damage(image, 3);
+    for (String pipeline : java.util.List.of("never", "always")) {
+      Path back = tmp.resolve("back-" + pipeline);
+      for (int attempt = 1; attempt <= 2; attempt++) {
+        // The second attempt goes into the tree the first left: nothing blocks it.
+        Cli r = Cli.run("restore", image, "--target", back, "--skip-damaged", "--overwrite",
+            "--pipeline", pipeline, "--quiet");
+        assertThat(r.exit()).as(r.err()).isEqualTo(3);
+        assertThat(r.err().lines().filter(l -> l.startsWith("beamsave: damaged, not restored: "))
+            .map(l -> l.substring(33, l.indexOf(':', 33))).toList())
+            .containsExactly("data/b.log", "data/c.bin", "data/z-link");
+        assertThat(r.err()).contains("shard 0 block 3").doesNotContain("\tat ");
+        assertThat(back.resolve("data/a.bin")).hasSameBinaryContentAs(
+            tmp.resolve("lib/data/a.bin"));
+        assertThat(back.resolve("data/b.log")).doesNotExist();
+        assertThat(back.resolve("data/c.bin")).doesNotExist();
+        assertThat(back.resolve("data/z-link")).doesNotExist();
+        assertThat(leftovers(back)).as("temporary files, records, markers").isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void aDamagedPieceOfAFileSplitOverShardsLeavesOutThatFileAndNothingOfIt() throws IOException {
+    Path lib = tmp.resolve("split");
+    write(lib.resolve("big.bin"), 40_000, 7);
+    write(lib.resolve("small.txt"), 100, 8);
+    Path image = tmp.resolve("split.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--shard-size",
+        "16KiB", "--quiet");
+    assertThat(ImageReader.readCatalog(image).shards().size()).isGreaterThan(2);
+    damage(image, 1, 1);
+    Path back = tmp.resolve("split-back");
+    Cli r = Cli.run("restore", image, "--target", back, "--skip-damaged", "--json", "--quiet");
+    assertThat(r.exit()).as(r.err()).isEqualTo(3);
+    assertThat(r.out()).contains("\"type\":\"damaged\",\"path\":\"big.bin\"");
+    assertThat(back.resolve("small.txt")).hasSameBinaryContentAs(lib.resolve("small.txt"));
+    assertThat(back.resolve("big.bin")).doesNotExist();
+    assertThat(leftovers(back)).isEmpty();
+  }
+
+  /** beamsave's own names left in {@code dir}: temporary files, records, markers. */
+  static java.util.List<Path> leftovers(Path dir) throws IOException {
+    try (var walk = Files.walk(dir)) {
+      return walk.filter(p -> p.getFileName().toString().startsWith(".beamsave-")).toList();
+    }
   }
 }

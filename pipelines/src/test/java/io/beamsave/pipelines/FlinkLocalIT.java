@@ -68,6 +68,35 @@ class FlinkLocalIT {
     assertThat(entries(image)).hasSizeGreaterThan(10).isEqualTo(entries(direct));
   }
 
+  @Test
+  void aRestoreOnFlinkGrantsOnlyWhatItIsAskedSkipsTheDamagedAndDeletesWhatTheImageLacks()
+      throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("lib"));
+    DamagedFilesTest.write(lib.resolve("data/a.bin"), 10_000, 1);
+    DamagedFilesTest.write(lib.resolve("data/b.log"), 3_000, 2);
+    DamagedFilesTest.write(lib.resolve("data/c.bin"), 10_000, 3);
+    Path setuid = Files.writeString(lib.resolve("tool"), "#!/bin/sh\n");
+    Files.setAttribute(setuid, "unix:mode", 04755);
+    Path image = dir.resolve("lib.bsave");
+    Cli.ok("save", "--library", lib, "--image", image, "--block-size", "4KiB", "--shard-size",
+        "64MiB", "--quiet");
+    DamagedFilesTest.damage(image, 3);
+    Path target = Files.createDirectories(dir.resolve("restored"));
+    Files.writeString(target.resolve("not-in-the-image"), "x");
+    Cli r = Cli.run(withFlink("restore", image, "--target", target, "--overwrite", "--delete",
+        "--skip-damaged", "--quiet"));
+    assertThat(r.exit()).as(r.err()).isEqualTo(3);
+    assertThat(r.err()).contains("beamsave: damaged, not restored: data/b.log: ",
+        "beamsave: damaged, not restored: data/c.bin: ",
+        "set-id bits of 1 entry cleared unless asked: --restore-setid");
+    assertThat(target.resolve("data/a.bin")).hasSameBinaryContentAs(lib.resolve("data/a.bin"));
+    assertThat(target.resolve("data/c.bin")).doesNotExist();
+    assertThat(target.resolve("not-in-the-image")).doesNotExist();
+    assertThat((Integer) Files.getAttribute(target.resolve("tool"), "unix:mode") & 07777)
+        .isEqualTo(0755);
+    assertThat(DamagedFilesTest.leftovers(target)).isEmpty();
+  }
+
   /** The entries {@code list --json} shows of {@code image}, extents aside, in order. */
   private static java.util.List<String> entries(Path image) {
     return Cli.ok("list", "--json", image).out().lines()

@@ -41,7 +41,8 @@ import picocli.CommandLine.ScopeType;
           + " nothing partial is left",
       "2:usage error (an unknown option, a missing argument)",
       "3:partial: 'save' wrote a usable image without what it could not read"
-          + " (--skip-unreadable) or find (--files-from)"
+          + " (--skip-unreadable) or find (--files-from); 'restore --skip-damaged' restored"
+          + " all but the damaged files it names"
     },
     // Subcommands are added in execute(): see SUBCOMMANDS.
     subcommands = {})

@@ -138,6 +138,15 @@ final class RestoreCommand implements Callable<Integer> {
   boolean noPreserveRoot;
 
   @Option(
+      names = "--skip-damaged",
+      description = "Restore every file whose blocks check, and leave out those with bytes in a"
+          + " damaged block (or whose digest does not match): each is named in one line on"
+          + " stderr (a \"damaged\" line with --json), the restore finishes, no marker blocks"
+          + " the next one, and the exit code is 3. Without it, the first damaged block fails"
+          + " the restore.")
+  boolean skipDamaged;
+
+  @Option(
       names = "--dry-run",
       description = "Say what would be restored where (files, bytes, other entries, what would"
           + " be left out), after the checks a restore makes first (the target, the"
@@ -162,7 +171,8 @@ final class RestoreCommand implements Callable<Integer> {
     RestoreRequest request;
     try {
       request = RestoreRequest.of(target).withIncludes(includes).withOverwrite(overwrite)
-          .withDelete(delete, noPreserveRoot).withPolicy(policy()).withUse(read.use(pipeline));
+          .withDelete(delete, noPreserveRoot).withPolicy(policy()).withSkipDamaged(skipDamaged)
+          .withUse(read.use(pipeline));
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -259,6 +269,7 @@ final class RestoreCommand implements Callable<Integer> {
       m.put("otherEntries", o.entries() - o.files());
       m.put("seconds", o.seconds());
       m.put("removed", o.removed() == null ? null : o.removed().entries());
+      m.put("damaged", o.damaged().size());
       json.emit(m);
     } else {
       PrintWriter out = spec.commandLine().getOut();
@@ -276,7 +287,29 @@ final class RestoreCommand implements Callable<Integer> {
     if (o.removed() != null) {
       removalWarnings(o.removed());
     }
-    return 0;
+    return damaged(o);
+  }
+
+  /** Names each file left out as damaged; the exit code: 3 if any was, else 0. */
+  private int damaged(RestorePipeline.Outcome o) {
+    PrintWriter err = spec.commandLine().getErr();
+    for (Map.Entry<PathBytes, String> d : o.damaged().entrySet()) {
+      err.println("beamsave: damaged, not restored: " + d.getKey() + ": " + d.getValue());
+      if (json.on()) {
+        Map<String, Object> m = JsonOutput.object("damaged");
+        ListCommand.putName(m, "path", d.getKey().bytes());
+        m.put("message", d.getValue());
+        json.emitBuffered(m);
+      }
+    }
+    err.flush();
+    if (o.damaged().isEmpty()) {
+      return 0;
+    }
+    json.warning(Sizes.count(o.damaged().size(), "entry", "entries") + " of the image could"
+        + " not be restored: their bytes do not read back as saved (named above); all else was"
+        + " restored");
+    return 3;
   }
 
   /**

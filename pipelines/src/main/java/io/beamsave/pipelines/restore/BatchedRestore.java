@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
@@ -45,6 +46,7 @@ final class BatchedRestore {
   private final ReadShards read;
   private final ReadRun.Here here;
   private final Limits limits;
+  private final boolean skipDamaged;
   private final List<Entry> batch = new ArrayList<>();
   private long batchBytes;
   /** Directories the walk is within, deepest on top. */
@@ -59,8 +61,9 @@ final class BatchedRestore {
   private final RestorePipeline.Skipped skipped = new RestorePipeline.Skipped();
 
   private BatchedRestore(ImageChain chain, TargetTree tree, ReadShards read,
-      ReadRun.Here here, Limits limits) {
+      ReadRun.Here here, Limits limits, boolean skipDamaged) {
     this.limits = limits;
+    this.skipDamaged = skipDamaged;
     this.chain = chain;
     this.tree = tree;
     this.read = read;
@@ -119,12 +122,14 @@ final class BatchedRestore {
     BatchedRestore r;
     List<String> warnings = new ArrayList<>();
     TargetMirror.Removed removed = null;
+    Map<PathBytes, String> damaged;
+    long damagedFiles;
     try (TargetTree tree = TargetTree.prepare(request, image.display(), progress)) {
       ReadShards read = ReadShards.restoreTo(tree.target(), image.s3())
-          .withKeys(chain.keys()).withTags(chain.tags());
+          .withKeys(chain.keys()).withTags(chain.tags()).withSkipDamaged(request.skipDamaged());
       try (ReadRun.Here reading = new ReadRun.Here(RestorePipeline.progress("restored",
           count[1], head.catalog().shards().size()), progress)) {
-        r = new BatchedRestore(chain, tree, read, reading, limits);
+        r = new BatchedRestore(chain, tree, read, reading, limits, request.skipDamaged());
         boolean finished = false;
         try {
           if (kept) {
@@ -142,6 +147,8 @@ final class BatchedRestore {
           }
         }
       }
+      damaged = tree.damaged();
+      damagedFiles = tree.damagedFiles();
       if (request.delete()) {
         removed = tree.mirror(image, listener::removing);
       }
@@ -155,8 +162,9 @@ final class BatchedRestore {
     } catch (IOException e) {
       throw BeamsaveException.io("cannot close restore target", target, e);
     }
-    return new RestorePipeline.Outcome(target, r.files, r.entries, r.bytes,
-        (System.nanoTime() - start) / 1e9, warnings, removed);
+    return new RestorePipeline.Outcome(target, r.files - damagedFiles,
+        r.entries - damaged.size(), r.bytes, (System.nanoTime() - start) / 1e9, warnings, removed,
+        damaged);
   }
 
   /**
@@ -235,7 +243,15 @@ final class BatchedRestore {
     List<ReadTask> tasks = ReadTask.forEntries(chain, batchFiles, ids);
     if (!tasks.isEmpty()) {
       workersRan = true;
-      long clamped = here.read(tasks, read)[1];
+      long clamped;
+      try {
+        clamped = here.read(tasks, read)[1];
+      } catch (BeamsaveException e) {
+        throw RestorePipeline.skipDamagedHint(e);
+      }
+      if (skipDamaged) {
+        tree.collectDamaged();
+      }
       if (clamped > 0) {
         tree.findClamped(batch);
         clampedByWorkers += clamped;

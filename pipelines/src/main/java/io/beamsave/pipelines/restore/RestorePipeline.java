@@ -50,10 +50,12 @@ public final class RestorePipeline {
 
   /**
    * What a restore did; {@code warnings} say what did not come back exactly, and why; {@code
-   * removed}, with {@code --delete}, what was removed (else null).
+   * removed}, with {@code --delete}, what was removed (else null); {@code damaged}, with {@code
+   * --skip-damaged}, the files left out because their bytes do not read back as saved, and why
+   * (their count is not in {@code files}).
    */
   public record Outcome(Path target, long files, long entries, long bytes, double seconds,
-      List<String> warnings, TargetMirror.Removed removed) {}
+      List<String> warnings, TargetMirror.Removed removed, Map<PathBytes, String> damaged) {}
 
   /**
    * The paths {@code includes} name when every one is an anchored path without wildcards
@@ -192,6 +194,20 @@ public final class RestorePipeline {
     return new Planned(n[0], n[1], n[2], n[3], exists);
   }
 
+  /**
+   * {@code e}, which ended a restore, saying that {@code --skip-damaged} restores the rest where
+   * what ended it is damaged data (the catalog was whole, the files elsewhere read back).
+   */
+  static BeamsaveException skipDamagedHint(BeamsaveException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof io.beamsave.transforms.image.DamagedDataException) {
+        return new BeamsaveException(e.getMessage() + "; restore --skip-damaged restores every"
+            + " file whose blocks check", e);
+      }
+    }
+    return e;
+  }
+
   /** Adds the reading and writing of {@code tasks} to {@code p}. */
   public static PCollection<Long> build(Pipeline p, List<ReadTask> tasks, ReadShards read) {
     return p.apply("Shards", Elements.of(tasks, ReadTask.CODER))
@@ -279,6 +295,8 @@ public final class RestorePipeline {
         image.keys(), image.baseLocations());
     List<String> warnings = new ArrayList<>();
     TargetMirror.Removed removed = null;
+    Map<PathBytes, String> damaged = Map.of();
+    long damagedFiles = 0;
     try (TargetTree tree = TargetTree.prepare(request, image.display(), progress)) {
       boolean finished = false;
       boolean workersRan = false;
@@ -286,15 +304,25 @@ public final class RestorePipeline {
         long[] ids = tree.create(chosen);
         List<ReadTask> tasks = ReadTask.forEntries(chain, files, ids);
         workersRan = !tasks.isEmpty();
-        long clampedByWorkers = ReadRun.read(tasks,
-            ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys())
-                .withTags(chain.tags()), bytes, use, options,
-            progress("restored", bytes, tasks.size()), progress).mtimesClamped();
+        long clampedByWorkers;
+        try {
+          clampedByWorkers = ReadRun.read(tasks,
+              ReadShards.restoreTo(tree.target(), image.s3()).withKeys(chain.keys())
+                  .withTags(chain.tags()).withSkipDamaged(request.skipDamaged()), bytes, use,
+              options, progress("restored", bytes, tasks.size()), progress).mtimesClamped();
+        } catch (BeamsaveException e) {
+          throw skipDamagedHint(e);
+        }
+        if (request.skipDamaged()) {
+          tree.collectDamaged();
+        }
         // The library root's metadata goes to the target in a whole restore; one of chosen
         // entries leaves the target as it was.
         boolean whole = includes == null || includes.isEmpty();
         tree.finish(chosen, ids, whole ? withheld.apply(catalog.root()) : null);
         finished = true;
+        damaged = tree.damaged();
+        damagedFiles = tree.damagedFiles();
         if (request.delete()) {
           removed = tree.mirror(image, listener::removing);
         }
@@ -313,7 +341,7 @@ public final class RestorePipeline {
     } catch (IOException e) {
       throw BeamsaveException.io("cannot close restore target", target, e);
     }
-    return new Outcome(target, files.size(), chosen.size(), bytes,
-        (System.nanoTime() - start) / 1e9, warnings, removed);
+    return new Outcome(target, files.size() - damagedFiles, chosen.size() - damaged.size(),
+        bytes, (System.nanoTime() - start) / 1e9, warnings, removed, damaged);
   }
 }

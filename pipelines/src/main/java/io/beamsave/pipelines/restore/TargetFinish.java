@@ -35,11 +35,15 @@ final class TargetFinish {
   /** The files hard links are made to: earlier in path order than the links' own paths. */
   private final Beneath linked;
   private final MetadataLoss lost = new MetadataLoss();
+  /** What {@code --skip-damaged} leaves out: never placed. */
+  private final DamagedFiles damaged;
   /** Entries whose mtime the target's filesystem could not hold: how many, and the first. */
   private long clamped;
   private String firstClamped;
 
-  TargetFinish(Path given, Dir root, Beneath tree, RestoreTarget target, TargetMarkers markers) {
+  TargetFinish(Path given, Dir root, Beneath tree, RestoreTarget target, TargetMarkers markers,
+      DamagedFiles damaged) {
+    this.damaged = damaged;
     this.given = given;
     this.root = root;
     this.tree = tree;
@@ -77,13 +81,21 @@ final class TargetFinish {
         switch (e.type()) {
           case FILE -> {
             long id = ids[file++];
-            if (!ReadTask.madeByWorker(e)) {
+            if (damaged.contains(e.path())) {
+              leaveOut(e, id);
+            } else if (!ReadTask.madeByWorker(e)) {
               place(e, id);
             }
           }
           case SYMLINK -> link(e);
           case DIRECTORY -> dirs.add(e);
-          case HARDLINK -> hardLink(e);
+          case HARDLINK -> {
+            if (damaged.contains(e.linkTarget())) {
+              damaged.addLink(e.path(), "a hard link to " + e.linkTarget() + ", which is damaged");
+            } else {
+              hardLink(e);
+            }
+          }
           case FIFO, CHAR_DEVICE, BLOCK_DEVICE -> node(e);
         }
       } catch (IOException x) {
@@ -115,6 +127,25 @@ final class TargetFinish {
       }
     } catch (IOException x) {
       throw BeamsaveException.io("cannot set metadata of", given, x);
+    }
+  }
+
+  /**
+   * Removes the file made for damaged {@code e} before the workers wrote into it (a worker
+   * removes what it makes itself): only the very file made, by its inode.
+   */
+  private void leaveOut(Entry e, long id) throws IOException {
+    if (ReadTask.madeByWorker(e)) {
+      return;
+    }
+    Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
+    byte[] temp = target.temporaryName(e.path());
+    try {
+      if (dir.stat(temp).inode() == id) {
+        dir.delete(temp);
+      }
+    } catch (java.nio.file.NoSuchFileException gone) {
+      // Nothing to leave behind.
     }
   }
 

@@ -50,6 +50,7 @@ final class TargetTree implements AutoCloseable {
   private final Beneath tree;
   private final TargetMarkers markers;
   private final TargetFinish finish;
+  private final DamagedFiles damaged = new DamagedFiles();
 
   private TargetTree(Path given, Dir root, RestoreTarget target, boolean overwrite) {
     this.given = given;
@@ -58,7 +59,7 @@ final class TargetTree implements AutoCloseable {
     this.overwrite = overwrite;
     this.tree = new Beneath(root);
     this.markers = new TargetMarkers(given, root, target, overwrite);
-    this.finish = new TargetFinish(given, root, tree, target, markers);
+    this.finish = new TargetFinish(given, root, tree, target, markers, damaged);
   }
 
   /**
@@ -278,6 +279,28 @@ final class TargetTree implements AutoCloseable {
    */
   TargetMirror.Removed mirror(ImageRef image, java.util.function.Consumer<PathBytes> told) {
     return TargetMirror.run(image, root, told);
+  }
+
+  /**
+   * Takes the workers' records of the files they found damaged ({@code --skip-damaged}) so far:
+   * those files are left out when the others are placed.
+   */
+  void collectDamaged() {
+    try {
+      damaged.collect(root, target);
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot read the damaged files' records in", given, e);
+    }
+  }
+
+  /** The files left out as damaged, and their hard links: path → why. */
+  java.util.Map<PathBytes, String> damaged() {
+    return damaged.all();
+  }
+
+  /** Of {@link #damaged}, the files. */
+  long damagedFiles() {
+    return damaged.fileCount();
   }
 
   /** See {@link TargetFinish#findClamped}. */

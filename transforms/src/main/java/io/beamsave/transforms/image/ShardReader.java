@@ -16,7 +16,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Reads the blocks of one shard that hold the wanted extents, checks every block and every
  * extent digest, and hands the raw bytes to a {@link Sink}. Blocks no wanted extent touches are
- * not read. A damaged block fails naming the wanted files with bytes in it. Owns a block-sized
+ * not read. A damaged block fails naming the wanted files with bytes in it ({@link
+ * DamagedDataException}), unless the sink goes on past the pieces it holds. Owns a block-sized
  * buffer and decoders: one per worker thread.
  */
 public final class ShardReader implements AutoCloseable {
@@ -55,6 +56,15 @@ public final class ShardReader implements AutoCloseable {
 
     /** {@code piece} was read whole and its digest matched. */
     default void pieceDone(FileExtent piece) throws IOException {}
+
+    /**
+     * {@code piece} cannot be read as saved ({@code damage} says why); some of its bytes may
+     * have been written. True to go on with the pieces after it ({@code restore
+     * --skip-damaged}), false to fail with {@code damage}.
+     */
+    default boolean damaged(FileExtent piece, DamagedDataException damage) throws IOException {
+      return false;
+    }
   }
 
   private final BlockDecoder decoder = new BlockDecoder();
@@ -121,11 +131,10 @@ public final class ShardReader implements AutoCloseable {
   public void read(ImageSource ch, String image, ImageKey key, int shardIndex, ShardInfo shard,
       List<FileExtent> pieces, List<FileExtent> beside, Sink sink) throws IOException {
     shardKey = shardKey(key, image, shardIndex, shard);
-    int[] lengths = shard.blockLengths();
-    long blockPos = shard.imageOffset();
+    blockPos = shard.imageOffset();
     loadedBlock = -1;
     announce(ch, shard, pieces);
-    int k = 0;
+    k = 0;
     long previousEnd = 0;
     for (FileExtent p : pieces) {
       Extent x = p.extent();
@@ -135,42 +144,65 @@ public final class ShardReader implements AutoCloseable {
             + ": extent at " + x.offset() + " overlaps another or lies outside the shard");
       }
       previousEnd = x.offset() + x.length();
-      digest.reset();
-      long done = 0;
-      while (done < x.length()) {
-        long rawPos = x.offset() + done;
-        int want = (int) (rawPos / blockSize);
-        while (k < want && k < lengths.length) {
-          blockPos += lengths[k++];
+      try {
+        readPiece(ch, image, shardIndex, shard, pieces, beside, p, sink);
+      } catch (DamagedDataException damage) {
+        // The block may stay damaged for the next piece too, which then says so itself.
+        loadedBlock = -1;
+        if (!sink.damaged(p, damage)) {
+          throw damage;
         }
-        if (k != want) {
-          throw new ImageException(image + ": shard " + shardIndex + ": file " + p.path()
-              + ": extent beyond the shard's blocks");
-        }
-        // Decode block k unless it is already in the buffer from the previous piece.
-        if (loadedBlock != k) {
-          try {
-            load(ch, image, shardIndex, shard, k, blockPos);
-          } catch (ImageException e) {
-            throw new ImageException(e.getMessage() + damagedFiles(pieces, beside, shard, k), e);
-          }
-        }
-        int inBlock = (int) (rawPos - (long) k * blockSize);
-        int n = (int) Math.min(loadedRaw - inBlock, x.length() - done);
-        if (inBlock < 0 || n <= 0) {
-          throw new ImageException(image + ": shard " + shardIndex + " block " + k + ": file "
-              + p.path() + " reads outside the block");
-        }
-        digest.update(raw, inBlock, n);
-        sink.write(p, p.fileOffset() + done, raw, inBlock, n, loadedZero);
-        done += n;
-      }
-      if (!MessageDigest.isEqual(digest.digest(), x.digest())) {
-        throw new ImageException(
-            image + ": shard " + shardIndex + ": file " + p.path() + ": digest mismatch at offset "
-                + p.fileOffset());
+        continue;
       }
       sink.pieceDone(p);
+    }
+  }
+
+  /** Where {@link #readPiece} is in the shard's blocks: the next block and its offset. */
+  private int k;
+
+  private long blockPos;
+
+  private void readPiece(ImageSource ch, String image, int shardIndex, ShardInfo shard,
+      List<FileExtent> pieces, List<FileExtent> beside, FileExtent p, Sink sink)
+      throws IOException {
+    Extent x = p.extent();
+    int[] lengths = shard.blockLengths();
+    digest.reset();
+    long done = 0;
+    while (done < x.length()) {
+      long rawPos = x.offset() + done;
+      int want = (int) (rawPos / blockSize);
+      while (k < want && k < lengths.length) {
+        blockPos += lengths[k++];
+      }
+      if (k != want) {
+        throw new ImageException(image + ": shard " + shardIndex + ": file " + p.path()
+            + ": extent beyond the shard's blocks");
+      }
+      // Decode block k unless it is already in the buffer from the previous piece.
+      if (loadedBlock != k) {
+        try {
+          load(ch, image, shardIndex, shard, k, blockPos);
+        } catch (ImageException e) {
+          throw new DamagedDataException(
+              e.getMessage() + damagedFiles(pieces, beside, shard, k), e);
+        }
+      }
+      int inBlock = (int) (rawPos - (long) k * blockSize);
+      int n = (int) Math.min(loadedRaw - inBlock, x.length() - done);
+      if (inBlock < 0 || n <= 0) {
+        throw new ImageException(image + ": shard " + shardIndex + " block " + k + ": file "
+            + p.path() + " reads outside the block");
+      }
+      digest.update(raw, inBlock, n);
+      sink.write(p, p.fileOffset() + done, raw, inBlock, n, loadedZero);
+      done += n;
+    }
+    if (!MessageDigest.isEqual(digest.digest(), x.digest())) {
+      throw new DamagedDataException(
+          image + ": shard " + shardIndex + ": file " + p.path() + ": digest mismatch at offset "
+              + p.fileOffset());
     }
   }
 

@@ -1,18 +1,11 @@
 package io.beamsave.transforms.read;
 
-import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.ImageKey;
-import io.beamsave.transforms.fs.Beneath;
-import io.beamsave.transforms.fs.Dir;
-import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ShardReader;
 import io.beamsave.transforms.run.LiveProgress;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
-import java.nio.file.FileAlreadyExistsException;
 import java.util.Map;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
@@ -35,20 +28,22 @@ import org.apache.beam.sdk.values.PCollection;
  * handle once the digest matched, renames into place and checks is still that file. Zero
  * blocks are skipped, leaving holes.
  *
- * <p>Counters: {@code bytesChecked}, {@code mtimesClamped}.
+ * <p>Counters: {@code bytesChecked}, {@code mtimesClamped}, {@code piecesDamaged}.
  */
 public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollection<Long>> {
   private final RestoreTarget target;
   private final S3Settings store;
   private final Map<String, ImageKey> keys;
   private final Map<String, String> tags;
+  private final boolean skipDamaged;
 
   private ReadShards(RestoreTarget target, S3Settings store, Map<String, ImageKey> keys,
-      Map<String, String> tags) {
+      Map<String, String> tags, boolean skipDamaged) {
     this.target = target;
     this.store = store;
     this.keys = Map.copyOf(keys);
     this.tags = Map.copyOf(tags);
+    this.skipDamaged = skipDamaged;
   }
 
   /**
@@ -56,12 +51,12 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
    * and writes nothing.
    */
   public static ReadShards verify(S3Settings store) {
-    return new ReadShards(null, store, Map.of(), Map.of());
+    return new ReadShards(null, store, Map.of(), Map.of(), false);
   }
 
   /** Restores the pieces of each task's image into their files under {@code target}. */
   public static ReadShards restoreTo(RestoreTarget target, S3Settings store) {
-    return new ReadShards(target, store, Map.of(), Map.of());
+    return new ReadShards(target, store, Map.of(), Map.of(), false);
   }
 
   /**
@@ -69,7 +64,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
    * {@link io.beamsave.transforms.read.ImageChain#keys} gives them).
    */
   public ReadShards withKeys(Map<String, ImageKey> imageKeys) {
-    return new ReadShards(target, store, imageKeys, tags);
+    return new ReadShards(target, store, imageKeys, tags, skipDamaged);
   }
 
   /**
@@ -77,7 +72,16 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
    * io.beamsave.transforms.read.ImageChain#tags}): one replaced meanwhile fails as replaced.
    */
   public ReadShards withTags(Map<String, String> imageTags) {
-    return new ReadShards(target, store, keys, imageTags);
+    return new ReadShards(target, store, keys, imageTags, skipDamaged);
+  }
+
+  /**
+   * The same, a restore going on past a file whose bytes do not read back as saved ({@code
+   * --skip-damaged}): what was written of it is removed, and it is recorded at the target's top
+   * for the driver ({@link RestoreTarget#damageLogName}), which leaves it out.
+   */
+  public ReadShards withSkipDamaged(boolean skip) {
+    return new ReadShards(target, store, keys, tags, skip);
   }
 
   @Override
@@ -94,6 +98,8 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
     private final Map<String, String> tags;
     private final Counter bytesChecked = StageMetrics.counter(StageMetrics.BYTES_CHECKED);
     private final Counter mtimesClamped = StageMetrics.counter(StageMetrics.MTIMES_CLAMPED);
+    private final Counter piecesDamaged = StageMetrics.counter(StageMetrics.PIECES_DAMAGED);
+    private final boolean skipDamaged;
     private final StageMetrics stage;
 
     /** A chain's images are read by the same workers. */
@@ -104,6 +110,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       this.store = spec.store;
       this.keys = spec.keys;
       this.tags = spec.tags;
+      this.skipDamaged = spec.skipDamaged && spec.target != null;
       this.stage = StageMetrics.of(target == null ? "verify" : "restore");
     }
 
@@ -161,6 +168,17 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
                 if (files != null) {
                   files.pieceDone(piece);
                 }
+              }
+
+              @Override
+              public boolean damaged(ShardReader.FileExtent piece,
+                  io.beamsave.transforms.image.DamagedDataException damage) throws IOException {
+                if (!skipDamaged) {
+                  return false;
+                }
+                files.damaged(piece, damage);
+                piecesDamaged.inc();
+                return true;
               }
             });
         if (files != null) {
@@ -232,165 +250,5 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
       throw err;
     }
     return new long[] {checked.get(), clamped.get()};
-  }
-
-  /**
-   * Writes the files of a restore, keeping the last one and its directory open: into the files
-   * the restore created for pieces with a file id, and, for a piece that is its whole file,
-   * creating the file, writing it, giving it its metadata and moving it into place.
-   */
-  private static final class TargetFiles implements AutoCloseable {
-    private final RestoreTarget target;
-    private final Beneath tree;
-    private final boolean asRoot = Dir.effectiveUid() == 0;
-    private PathBytes openPath;
-    private OpenFile open;
-    /** The end of the last bytes written into {@link #open}. */
-    private long openEnd;
-    /** Files whose mtime the filesystem did not keep as given. */
-    long clamped;
-
-    TargetFiles(RestoreTarget target) {
-      this.target = target;
-      this.tree = new Beneath(target.openRoot());
-    }
-
-    void write(ShardReader.FileExtent piece, long offset, byte[] buf, int off, int len) {
-      try {
-        OpenFile f = openFor(piece);
-        // The file was made empty or of its size, a hole: pages of zeros stay holes (sparse
-        // files come back sparse), and a file that ends in them is given its size at the end.
-        int at = 0;
-        while (at < len) {
-          int page = (int) Math.min(len - at, PAGE - ((offset + at) % PAGE));
-          int start = at;
-          while (at < len && !zeros(buf, off + at, page)) {
-            at += page;
-            page = (int) Math.min(len - at, PAGE);
-          }
-          if (at > start) {
-            f.write(offset + start, buf, off + start, at - start);
-            openEnd = Math.max(openEnd, offset + at);
-          }
-          while (at < len && zeros(buf, off + at, page)) {
-            at += page;
-            page = (int) Math.min(len - at, PAGE);
-          }
-        }
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot write", show(piece.path()), e);
-      }
-    }
-
-    /** The page a hole is made of, at least, on the filesystems beamsave restores to. */
-    private static final int PAGE = 4096;
-
-    private static final byte[] ZERO_PAGE = new byte[PAGE];
-
-    private static boolean zeros(byte[] b, int off, int len) {
-      return len > 0 && java.util.Arrays.mismatch(b, off, off + len, ZERO_PAGE, 0, len) < 0;
-    }
-
-    /** Finishes the file of a piece that is all of it, now that it is written and checked. */
-    void pieceDone(ShardReader.FileExtent piece) {
-      ShardReader.Whole w = piece.whole();
-      if (w == null) {
-        return;
-      }
-      PathBytes path = piece.path();
-      try {
-        // A file of zero blocks only has had nothing written: it is made here.
-        OpenFile f = openFor(piece);
-        if (openEnd < w.size()) {
-          // Zero blocks at its end were not written: they stay a hole (sparse files).
-          f.truncate(w.size());
-        }
-        FileStat s = target.setMetadata(f, w.uid(), w.gid(), w.mode(),
-            w.mtimeSeconds(), w.mtimeNanos(), asRoot);
-        if (s.mtimeSeconds() != w.mtimeSeconds() || s.mtimeNanos() != w.mtimeNanos()) {
-          clamped++;
-        }
-        closeFile();
-        Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
-        dir.rename(target.temporaryName(path), path.fileName());
-        FileStat there = dir.stat(path.fileName());
-        if (!there.isRegularFile() || !there.sameFile(s)) {
-          throw new BeamsaveException("refusing to finish " + show(path) + ": the file written"
-              + " for it was replaced during the restore");
-        }
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot restore", show(path), e);
-      }
-    }
-
-    private OpenFile openFor(ShardReader.FileExtent piece) throws IOException {
-      PathBytes path = piece.path();
-      if (path.equals(openPath)) {
-        return open;
-      }
-      closeFile();
-      Dir dir = tree.dir(path.bytes(), Math.max(0, path.lastSlash()));
-      byte[] temp = target.temporaryName(path);
-      OpenFile f;
-      if (piece.whole() != null) {
-        f = createOrReopen(dir, temp, path, piece.whole().uid());
-      } else {
-        f = dir.openWrite(temp);
-        FileStat s = f.stat();
-        if (!s.isRegularFile() || s.inode() != piece.fileId()) {
-          f.close();
-          throw new BeamsaveException("refusing to write " + show(path) + ": the file created"
-              + " for it was replaced during the restore");
-        }
-      }
-      open = f;
-      openPath = path;
-      openEnd = 0;
-      return f;
-    }
-
-    /**
-     * Creates the temporary file of {@code path}. One an earlier run of this task left (a runner
-     * may run a task again) is removed first if it is plainly that: a regular file with one link,
-     * of this user or, as root, of the owner the file is restored to. Anything else by that name
-     * (a hard link to a file elsewhere, someone else's file) is refused and left alone.
-     */
-    private OpenFile createOrReopen(Dir dir, byte[] temp, PathBytes path, int owner)
-        throws IOException {
-      try {
-        return dir.create(temp, 0600);
-      } catch (FileAlreadyExistsException exists) {
-        FileStat s = dir.stat(temp);
-        boolean ours = s.uid() == Dir.effectiveUid() || asRoot && s.uid() == owner;
-        if (!s.isRegularFile() || s.links() != 1 || !ours) {
-          throw new BeamsaveException("refusing to write " + show(path) + ": its temporary"
-              + " file was made by someone else");
-        }
-        dir.delete(temp);
-        return dir.create(temp, 0600);
-      }
-    }
-
-    private String show(PathBytes path) {
-      return target.path() + "/" + path;
-    }
-
-    private void closeFile() throws IOException {
-      if (open != null) {
-        open.close();
-        open = null;
-        openPath = null;
-      }
-    }
-
-    @Override
-    public void close() throws IOException {
-      try {
-        closeFile();
-        tree.close();
-      } finally {
-        tree.root().close();
-      }
-    }
   }
 }

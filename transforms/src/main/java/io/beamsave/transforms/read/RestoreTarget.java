@@ -111,6 +111,27 @@ public record RestoreTarget(String uri, long device, long inode, String token,
     return (PREFIX + token + "-" + String.format("%016x", h)).getBytes(StandardCharsets.US_ASCII);
   }
 
+  /**
+   * A new name, at the target's top, for a worker's record of the files it found damaged ({@code
+   * restore --skip-damaged}), which the driver reads and removes: a temporary name of this
+   * restore ({@link #isTemporaryOf}, so that an abandoned restore clears it too) that no file's
+   * can be, its hash part starting with {@code x}.
+   */
+  public byte[] damageLogName() {
+    byte[] r = new byte[8];
+    new java.security.SecureRandom().nextBytes(r);
+    String hex = java.util.HexFormat.of().formatHex(r).substring(1);
+    return (PREFIX + token + "-" + DAMAGE_LOG + hex).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** Whether {@code name} is one of {@link #damageLogName}'s. */
+  public boolean isDamageLog(byte[] name) {
+    return isTemporaryOf(name, token)
+        && name[(PREFIX + token + "-").length()] == DAMAGE_LOG;
+  }
+
+  private static final char DAMAGE_LOG = 'x';
+
   /** The marker left at the target's top while this restore runs. */
   public byte[] markerName() {
     return (MARKER_PREFIX + token).getBytes(StandardCharsets.US_ASCII);

@@ -35,6 +35,8 @@ public final class StageMetrics implements java.io.Serializable {
   public static final String BYTES_CHECKED = "bytesChecked";
   /** Files a restore's workers made whose mtime the target's filesystem did not keep exactly. */
   public static final String MTIMES_CLAMPED = "mtimesClamped";
+  /** Pieces of files {@code restore --skip-damaged} found damaged and left out. */
+  public static final String PIECES_DAMAGED = "piecesDamaged";
   /** Raw bytes a consolidate has put into its image's shards, copied or rewritten. */
   public static final String BYTES_CONSOLIDATED = "bytesConsolidated";
   /** Stored bytes of a chain's images that a consolidate's workers read (not copied in store). */
