@@ -24,7 +24,8 @@ import java.util.zip.CRC32C;
  *       count's top bit set version 7), decoded against an index row made to agree with it;
  *   <li>5: the rest is the head of a paged catalog, decoded directly;
  *   <li>6: the rest is a POSIX access ACL's attribute value ({@link PosixAcl}); what parses
- *       must format to a value that parses to the same ACL, and answer every question;
+ *       must format to a value that parses to the same ACL, answer every question, and narrow
+ *       to any mode as a restore narrows it;
  *   <li>2, 7: as 2;
  *   <li>3: the rest is an encrypted image (format version 4) whose header, frame and trailer
  *       checksums are made right first: its frames are walked without a key ({@link
@@ -69,6 +70,14 @@ class ImageDecodersFuzzTest {
     }
     int seed = java.util.Arrays.hashCode(value);
     acl.permits(seed & 3, new int[] {(seed >> 2) & 3, (seed >> 4) & 3}, 1, 2, (seed >> 6) & 7);
+    // What a restore does with a saved ACL (restore.Withheld): narrows it to the listed mode,
+    // which must give that mode and an ACL that parses back as itself.
+    int mode = (seed >>> 9) & 07777;
+    PosixAcl narrowed = acl.withMode(mode);
+    if (narrowed.mode() != (mode & 0777) || !PosixAcl.parse(narrowed.format()).equals(narrowed)) {
+      throw new AssertionError(acl + " narrowed to " + Integer.toOctalString(mode) + " is "
+          + narrowed);
+    }
   }
 
   /**
