@@ -198,7 +198,7 @@ final class RestoreCommand implements Callable<Integer> {
     TargetMirror.Removed gone = null;
     Removals named = new Removals(true);
     try (ImageRef ref = image.open(progress)) {
-      p = RestorePipeline.dryRun(ref, target, includes, overwrite);
+      p = RestorePipeline.dryRun(ref, request);
       if (delete) {
         gone = TargetMirror.dryRun(ref, target, noPreserveRoot, named::told);
       }
@@ -223,6 +223,7 @@ final class RestoreCommand implements Callable<Integer> {
               + " the save could not read");
       if (gone != null) {
         out.println(removedLine("would remove", gone));
+        named.first.forEach(f -> out.println("  " + f));
         if (gone.entries() > NAMED) {
           out.println("  ... and " + (gone.entries() - NAMED) + " more (--json lists every"
               + " one)");
@@ -319,6 +320,8 @@ final class RestoreCommand implements Callable<Integer> {
   private final class Removals {
     private final boolean dryRun;
     private long n;
+    /** A dry run's first {@link #NAMED} in text, printed after its summary. */
+    final List<PathBytes> first = new ArrayList<>();
 
     Removals(boolean dryRun) {
       this.dryRun = dryRun;
@@ -332,7 +335,7 @@ final class RestoreCommand implements Callable<Integer> {
         m.put("dryRun", dryRun);
         json.emitBuffered(m);
       } else if (dryRun && n <= NAMED) {
-        spec.commandLine().getOut().println("would remove " + p);
+        first.add(p);
       }
     }
 

@@ -136,8 +136,11 @@ public final class RestorePipeline {
    * Plans the restore {@link #run} would make, checking what it checks first (the target, the
    * selection, the bases' presence), and reading only the catalog: nothing is written.
    */
-  public static Planned dryRun(ImageRef image, Path target, List<String> includes,
-      boolean overwrite) {
+  public static Planned dryRun(ImageRef image, RestoreRequest request) {
+    Path target = request.target();
+    List<String> includes = request.includes();
+    boolean overwrite = request.overwrite();
+    Withheld withheld = request.policy().start();
     boolean exists = Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS);
     if (exists && !Files.isDirectory(target)) {
       throw new BeamsaveException("target " + target + " is no directory");
@@ -164,6 +167,9 @@ public final class RestorePipeline {
       boolean dir = e.type() == EntryType.DIRECTORY;
       if (!all && globs.stream().noneMatch(g -> g.matchesSelfOrParent(e.path(), dir))) {
         return;
+      }
+      if (withheld.apply(e) == null) {
+        return; // Not made: the policy withholds it (a device not granted).
       }
       if (!skipped.restores(e)) {
         n[3]++;

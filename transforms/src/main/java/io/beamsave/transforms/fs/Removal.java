@@ -122,7 +122,10 @@ public final class Removal {
             mountsLeft.add(parent.child(name));
             return false;
           }
-          for (byte[] c : sub.list()) {
+          // In byte order: what a dry run lists, and what a removal tells, is the same each time.
+          List<byte[]> names = new ArrayList<>(sub.list());
+          names.sort(Arrays::compareUnsigned);
+          for (byte[] c : names) {
             remove(sub, c, child(path, c), depth + 1);
           }
         }
