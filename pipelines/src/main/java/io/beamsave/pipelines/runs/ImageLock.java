@@ -167,6 +167,19 @@ public final class ImageLock implements AutoCloseable {
               + p.getProperty("host", "?") + ", started " + p.getProperty("started", "?")
               + "); wait for it to end");
         }
+        FileStat held = f.stat();
+        if (!held.isRegularFile() || held.links() != 1 || held.uid() != Dir.effectiveUid()) {
+          // Not a lock file this user made: another user's, or a hard link someone put there
+          // to a file elsewhere, which truncating would empty. Its name goes (nobody holds it),
+          // and the next attempt makes a file of this user's.
+          f.close();
+          try {
+            dir.delete(name);
+          } catch (NoSuchFileException gone) {
+            // Replaced meanwhile: looked at again.
+          }
+          continue;
+        }
         f.truncate(0);
         f.write(0, ours, 0, ours.length);
         // A run that ended just now may have removed the file after it was opened here: then
@@ -255,6 +268,12 @@ public final class ImageLock implements AutoCloseable {
         return;
       }
       try (OpenFile f = d.openRead(name)) {
+        FileStat s = f.stat();
+        if (!s.isRegularFile() || s.uid() != Dir.effectiveUid() || s.links() != 1) {
+          // Another user's lock (or a link to one): what it names is theirs to clear, and a
+          // user who may write beside the images must not choose what this one removes.
+          return;
+        }
         if (!f.tryLock()) {
           return; // A live run's.
         }
@@ -322,7 +341,8 @@ public final class ImageLock implements AutoCloseable {
     try (Dir staging = d.openDir(name);
         OpenFile id = staging.openRead(RUN_FILE.getBytes(StandardCharsets.US_ASCII))) {
       FileStat st = id.stat();
-      if (!st.isRegularFile() || st.size() > 256) {
+      if (!st.isRegularFile() || st.size() > 256
+          || staging.stat().uid() != Dir.effectiveUid()) {
         return null;
       }
       byte[] b = new byte[(int) st.size()];

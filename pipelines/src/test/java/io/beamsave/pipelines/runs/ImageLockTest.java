@@ -175,4 +175,31 @@ class ImageLockTest {
     assertThat(notes.toString()).isEqualTo("beamsave: removed what a killed save (pid 4242,"
         + " started 2026-11-30T02:15:00Z) left: " + partial + System.lineSeparator());
   }
+
+  @Test
+  void aLockFileThatIsAHardLinkToAFileElsewhereLeavesThatFileAsItWas() throws Exception {
+    // Whoever may write beside images puts a link to someone's file where the lock goes (a
+    // host without protected_hardlinks lets them link any file they can name).
+    Path precious = Files.writeString(dir.resolve("precious"), "not a lock");
+    Files.createLink(out.resolve("lib.bsave.lock"), precious);
+    ImageLock.acquire("save", List.of(image), null, null).close();
+    assertThat(precious).hasContent("not a lock");
+    assertThat(Files.getAttribute(precious, "unix:nlink")).isEqualTo(1);
+  }
+
+  @Test
+  void anotherUsersLockNamingStagingBesideItRemovesNothing() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        io.beamsave.transforms.fs.Dir.effectiveUid() == 0, "making another user's files");
+    Path staging = Files.createDirectories(out.resolve(RunNames.STAGING_PREFIX + "planted"));
+    Files.writeString(staging.resolve(ImageLock.RUN_FILE), "r1");
+    Path kept = Files.writeString(staging.resolve("kept"), "theirs");
+    Path lock = Files.writeString(out.resolve("lib.bsave.lock"),
+        "kind=save\nrun=r1\nstaging=" + staging + "\n");
+    for (Path p : List.of(staging, staging.resolve(ImageLock.RUN_FILE), kept, lock)) {
+      Files.setAttribute(p, "unix:uid", 65534);
+    }
+    ImageLock.acquire("save", List.of(image), null, new PrintWriter(notes)).close();
+    assertThat(kept).hasContent("theirs");
+  }
 }
