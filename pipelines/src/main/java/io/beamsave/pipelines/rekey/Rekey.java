@@ -139,7 +139,8 @@ public final class Rekey {
     }
     boolean done = false;
     try {
-      try (FileChannel ch = FileChannel.open(copy, StandardOpenOption.WRITE)) {
+      try (FileChannel ch = FileChannel.open(copy, StandardOpenOption.WRITE,
+          java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         ByteBuffer b = ByteBuffer.wrap(header);
         while (b.hasRemaining()) {
           ch.write(b, b.position());

@@ -77,8 +77,7 @@ public final class ImageWriter implements AutoCloseable {
       if (stopped(key, run)) {
         throw new IOException("the save was stopped");
       }
-      this.channel =
-          FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      this.channel = openPartial(partial, true);
     }
     if (channel.size() == 0) {
       writeFully(channel, ByteBuffer.wrap(header), 0);
@@ -102,6 +101,27 @@ public final class ImageWriter implements AutoCloseable {
   /** Like {@link #open(Path, byte[])}, for run {@code run} (see {@link #abandon}). */
   public static ImageWriter open(Path target, byte[] header, String run) throws IOException {
     return new ImageWriter(target, header, run);
+  }
+
+  /**
+   * Opens a partial image to write, creating it if {@code create}: never through a symbolic
+   * link, and never a file of several names. Whoever may write beside the images could
+   * otherwise put a link by the partial's name and have a save write into the file it leads to.
+   */
+  static FileChannel openPartial(Path partial, boolean create) throws IOException {
+    FileChannel ch = create
+        ? FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS)
+        : FileChannel.open(partial, StandardOpenOption.WRITE,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    Object links = Files.getAttribute(partial, "unix:nlink",
+        java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    if (!Integer.valueOf(1).equals(links)) {
+      ch.close();
+      throw new IOException(partial + ": has " + links + " names; not a partial image this"
+          + " save made");
+    }
+    return ch;
   }
 
   public static Path partialPath(Path target) {
@@ -134,8 +154,7 @@ public final class ImageWriter implements AutoCloseable {
       if (stopped(partial, run)) {
         throw new IOException("the save was interrupted");
       }
-      try (FileChannel ch =
-              FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      try (FileChannel ch = openPartial(partial, true);
           FileLock lock = ch.lock()) {
         long end = ch.size();
         if (end == 0) {
@@ -181,7 +200,7 @@ public final class ImageWriter implements AutoCloseable {
           pending.set(0);
           FileChannel ch = null;
           try {
-            ch = FileChannel.open(partial, StandardOpenOption.WRITE);
+            ch = openPartial(partial, false);
             ch.force(false);
           } catch (IOException gone) {
             // The run failed and removed the file, or finish() renamed it: nothing to flush.

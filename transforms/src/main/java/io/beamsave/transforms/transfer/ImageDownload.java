@@ -87,7 +87,8 @@ public final class ImageDownload {
               from + ": decoded " + raw + " bytes, the object was uploaded from " + expected);
         }
       }
-      try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.WRITE)) {
+      try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.WRITE,
+          java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         ch.force(true);
       }
       Rename.replacing(partial, image);

@@ -168,4 +168,20 @@ class ImageWriterTest {
     assertThat(ImageReader.readCatalog(image).entries()).isEmpty();
     assertThat(ImageWriter.partialPath(image)).doesNotExist();
   }
+
+  @Test
+  void aLinkPutWhereThePartialImageGoesIsNeverWrittenThrough() throws Exception {
+    Path victim = Files.writeString(dir.resolve("victim"), "untouched");
+    Path image = dir.resolve("x.bsave");
+    Files.createSymbolicLink(ImageWriter.partialPath(image), victim);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+        () -> ImageWriter.appendShard(image, new byte[] {1, 2, 3}, 3))
+        .isInstanceOf(java.io.IOException.class);
+    Files.delete(ImageWriter.partialPath(image));
+    Files.createLink(ImageWriter.partialPath(image), victim);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+        () -> ImageWriter.appendShard(image, new byte[] {1, 2, 3}, 3))
+        .hasMessageContaining("not a partial image this save made");
+    assertThat(victim).hasContent("untouched");
+  }
 }
