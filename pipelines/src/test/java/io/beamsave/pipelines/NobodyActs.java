@@ -21,7 +21,8 @@ final class NobodyActs {
    * a link to TO in its place once the marker appears ({@code begun}) or once it has come and
    * gone ({@code finished}: the tree is whole, --delete is next); {@code STOP relink DIR TO GONE}
    * moves DIR aside once GONE is removed and leaves a link to TO in its place;
-   * {@code STOP plant NAME TO}
+   * {@code STOP swapnew DIR PREFIX TO} moves the first directory named PREFIX... made in DIR
+   * aside and leaves a link to TO in its place; {@code STOP plant NAME TO}
    * keeps a link to TO at NAME. Each says {@code ready} first, then what it did.
    */
   public static void main(String[] a) throws Exception {
@@ -67,6 +68,15 @@ final class NobodyActs {
             StandardCopyOption.ATOMIC_MOVE);
         Files.createSymbolicLink(dir, Path.of(a[3]));
         System.out.println("relinked");
+      }
+      case "swapnew" -> {
+        Path made = awaitNew(stop, Path.of(a[2]), a[3]);
+        if (made != null) {
+          Files.move(made, made.resolveSibling(made.getFileName() + ".aside"),
+              StandardCopyOption.ATOMIC_MOVE);
+          Files.createSymbolicLink(made, Path.of(a[4]));
+          System.out.println("swapped " + made.getFileName());
+        }
       }
       case "plant" -> System.out.println("planted " + plant(stop, Path.of(a[2]), Path.of(a[3])));
       default -> throw new IllegalArgumentException(a[1]);
@@ -148,6 +158,25 @@ final class NobodyActs {
         }
       } catch (IOException notYet) {
         // Not made yet.
+      }
+    }
+    return null;
+  }
+
+  /** The first directory made in {@code dir} whose name starts with {@code prefix}. */
+  private static Path awaitNew(Path stop, Path dir, String prefix) throws IOException {
+    java.util.Set<Path> before;
+    try (Stream<Path> s = Files.list(dir)) {
+      before = s.collect(java.util.stream.Collectors.toSet());
+    }
+    while (!Files.exists(stop)) {
+      try (Stream<Path> s = Files.list(dir)) {
+        java.util.Optional<Path> made = s.filter(p -> !before.contains(p)
+            && p.getFileName().toString().startsWith(prefix)
+            && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)).findAny();
+        if (made.isPresent()) {
+          return made.get();
+        }
       }
     }
     return null;
