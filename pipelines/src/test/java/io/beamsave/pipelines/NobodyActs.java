@@ -22,7 +22,8 @@ final class NobodyActs {
    * gone ({@code finished}: the tree is whole, --delete is next); {@code STOP relink DIR TO GONE}
    * moves DIR aside once GONE is removed and leaves a link to TO in its place;
    * {@code STOP swapnew DIR PREFIX TO} moves the first directory named PREFIX... made in DIR
-   * aside and leaves a link to TO in its place; {@code STOP plant NAME TO}
+   * aside and leaves a link to TO in its place; {@code STOP swaptemps DIR TO} does that to
+   * every file a restore writes in DIR under a temporary name; {@code STOP plant NAME TO}
    * keeps a link to TO at NAME. Each says {@code ready} first, then what it did.
    */
   public static void main(String[] a) throws Exception {
@@ -78,6 +79,8 @@ final class NobodyActs {
           System.out.println("swapped " + made.getFileName());
         }
       }
+      case "swaptemps" -> System.out.println("swaps " + swapTemps(stop, Path.of(a[2]),
+          Path.of(a[3])));
       case "plant" -> System.out.println("planted " + plant(stop, Path.of(a[2]), Path.of(a[3])));
       default -> throw new IllegalArgumentException(a[1]);
     }
@@ -128,6 +131,30 @@ final class NobodyActs {
     }
     Files.delete(sub);
     Files.delete(own);
+  }
+
+  private static long swapTemps(Path stop, Path dir, Path to) {
+    long swaps = 0;
+    while (!Files.exists(stop)) {
+      try (Stream<Path> s = Files.list(dir)) {
+        for (Path p : (Iterable<Path>) s::iterator) {
+          String n = p.getFileName().toString();
+          if (n.startsWith(".beamsave-") && !n.startsWith(".beamsave-restore-")
+              && !n.endsWith(".aside") && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+            try {
+              Files.move(p, p.resolveSibling(n + ".aside"), StandardCopyOption.ATOMIC_MOVE);
+              Files.createSymbolicLink(p, to);
+              swaps++;
+            } catch (IOException raced) {
+              // Renamed into place meanwhile.
+            }
+          }
+        }
+      } catch (IOException | java.io.UncheckedIOException gone) {
+        // Listed while it changed: again.
+      }
+    }
+    return swaps;
   }
 
   private static long plant(Path stop, Path name, Path to) {
