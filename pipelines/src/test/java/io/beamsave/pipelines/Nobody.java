@@ -58,6 +58,16 @@ final class Nobody {
     return dir;
   }
 
+  /**
+   * Directories {@code d} nested {@code depth} deep in {@code dir} (their path far longer than a
+   * path may be), this user's as if they had made them; {@link LeftoversTest#unnest} removes
+   * them.
+   */
+  static void nest(Path dir, int depth) throws Exception {
+    LeftoversTest.nest(dir, new byte[] {'d'}, depth);
+    root("chown -R 65534:65534 '" + dir.resolve("d") + "'");
+  }
+
   /** The command line in a JVM of this user's, its class path hard-linked where it may read. */
   static Ran beamsave(Path scratch, Object... args) throws Exception {
     Path cp = Files.createDirectories(scratch.resolve("classpath"));

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -122,5 +123,60 @@ class RestoreIntoAUsersDirectoryTest {
         "--dry-run");
     assertOneLineError(dry, "refusing --delete into " + link, "--no-preserve-root");
     assertThat(dry.out()).doesNotContain("would remove");
+  }
+
+  @Test
+  void aDirectoryOfTheImagesSwappedForALinkWhileDeleteRunsLeadsNowhere() throws Exception {
+    // The user's own tree (their home): restored, its top stays theirs to rename in.
+    Path theirs = Files.createDirectories(tmp.resolve("their-lib"));
+    Files.createDirectories(theirs.resolve("kept"));
+    Files.writeString(theirs.resolve("kept/a"), "a");
+    Nobody.root("chown -R 65534:65534 '" + theirs + "'");
+    Path theirImage = tmp.resolve("theirs.bsave");
+    Cli.ok("save", "--library", theirs, "--image", theirImage, "--quiet");
+    for (int i = 0; i < 300; i++) {
+      Files.writeString(victim.resolve(String.format("s%03d", i)), "root's " + i);
+    }
+    victimBefore = TreeSnapshot.of(victim);
+    List<String> said = new ArrayList<>();
+    for (int round = 0; round < 4; round++) {
+      Path target = Nobody.owns(tmp.resolve("home-" + round));
+      Nobody.Ran stale = Nobody.sh("set -e; mkdir '" + target + "/kept'; cd '" + target
+          + "/kept'; for i in $(seq -w 0 299); do : > s$i; done");
+      assertThat(stale.exit()).as(stale.err()).isZero();
+      Cli restore;
+      try (Nobody.Act act = Nobody.start(tmp, "swap", target.resolve("kept"), victim)) {
+        restore = Cli.run("restore", theirImage, "--target", target, "--overwrite", "--delete",
+            "--quiet");
+        said.add("round " + round + ": " + act.stop() + "; restore said " + restore.err());
+      }
+      assertThat(TreeSnapshot.of(victim).diff(victimBefore)).as("the victim, %s", said)
+          .isNull();
+      if (restore.exit() != 0) {
+        assertOneLineError(restore, target + "/kept");
+      }
+    }
+  }
+
+  @Test
+  @Disabled("bug: fs.Removal removes a tree by recursion, one Java frame per level, and meets"
+      + " the end of the thread's stack near 2,500 levels, well before its own limit of 4,096:"
+      + " a user who may write in the target leaves a chain of directories 3,000 deep at a name"
+      + " the image lacks, and root's restore --delete dies of StackOverflowError (thousands of"
+      + " lines, not one) once the restore is done, the tree left")
+  void aTreeNestedThousandsDeepAtANameTheImageLacksIsRemovedOrRefusedInOneLine()
+      throws Exception {
+    Path target = Nobody.owns(tmp.resolve("deep-home"));
+    Nobody.nest(target, 3000);
+    try {
+      Cli restore = Cli.run("restore", image, "--target", target, "--overwrite", "--delete");
+      if (restore.exit() != 0) {
+        assertOneLineError(restore, "nested");
+      } else {
+        assertThat(target.resolve("d")).doesNotExist();
+      }
+    } finally {
+      LeftoversTest.unnest(target, new byte[] {'d'});
+    }
   }
 }
