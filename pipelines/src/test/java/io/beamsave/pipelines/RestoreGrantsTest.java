@@ -24,8 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code cap_setuid}, {@code security.}/{@code trusted.} attributes, {@code /dev/mem} made
  * 0666, an owner name that calls uid 1000 {@code root}, or an ACL that says more than its
  * mode. Each kind is left out with one warning naming its flag, and comes back with that flag
- * alone or with {@code --trust-image}; a restore by another user never sets a set-id bit.
- * Root only, with setcap, setfattr and getfacl.
+ * alone or with {@code --trust-image}; a restore by another user never sets a set-id bit; and a
+ * file an image puts beneath a link of its own (or beneath one planted in the target) is never
+ * written through it. Root only, with setcap, setfattr and getfacl.
  */
 class RestoreGrantsTest {
   @TempDir Path tmp;
@@ -197,5 +198,26 @@ class RestoreGrantsTest {
         assertThat(read.err()).contains("Permission denied");
       }
     }
+  }
+
+  @Test
+  void aFileBeneathALinkOfTheImagesOwnIsNeverWrittenThroughIt() throws Exception {
+    Path victim = Files.createDirectories(tmp.resolve("victim"));
+    Files.writeString(victim.resolve("f"), "root's");
+    io.beamsave.pipelines.restore.TreeSnapshot before =
+        io.beamsave.pipelines.restore.TreeSnapshot.of(victim);
+    Path linked = crafted("linked.bsave", List.of(Entries.link("a", victim.toString()),
+        Entries.file("a/f", 0), Entries.file("a/new", 0)));
+    Path fresh = tmp.resolve("fresh");
+    Cli intoNothing = Cli.run("restore", linked, "--target", fresh, "--quiet");
+    Path planted = Files.createDirectories(tmp.resolve("planted"));
+    Files.createSymbolicLink(planted.resolve("a"), victim);
+    Cli intoALink = Cli.run("restore", linked, "--target", planted, "--overwrite", "--delete",
+        "--quiet");
+    assertThat(io.beamsave.pipelines.restore.TreeSnapshot.of(victim).diff(before)).as(
+        "root's directory; restores said %s and %s", intoNothing.err(), intoALink.err())
+        .isNull();
+    BadInputTest.assertOneLineError(intoNothing, "a");
+    BadInputTest.assertOneLineError(intoALink, "a");
   }
 }
