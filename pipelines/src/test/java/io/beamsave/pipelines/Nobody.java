@@ -76,10 +76,16 @@ final class Nobody {
     for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
       Path p = Path.of(e);
       if (Files.isRegularFile(p)) {
+        // A link where others may read the jar (what it is never changes), else a copy.
         Path link = cp.resolve((n++) + "-" + p.getFileName());
+        boolean readable = Files.getPosixFilePermissions(p)
+            .contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ);
         try {
+          if (!readable) {
+            throw new IOException("not for others to read");
+          }
           Files.createLink(link, p);
-        } catch (IOException otherDevice) {
+        } catch (IOException otherDeviceOrClosed) {
           Files.copy(p, link);
         }
         entries.add(link.toString());
@@ -87,7 +93,7 @@ final class Nobody {
         entries.add(e);
       }
     }
-    root("chmod -R a+rX '" + cp + "'");
+    root("chmod a+rx '" + cp + "' && chmod a+r '" + cp + "'/*");
     List<String> cmd = new ArrayList<>(SETPRIV);
     cmd.addAll(List.of(java(), "-XX:-UsePerfData", "-cp", String.join(":", entries),
         BeamsaveCommand.class.getName()));

@@ -89,7 +89,7 @@ class SaveBesideAWriterTest {
           "--quiet");
       acted = act.stop();
     }
-    String as = "the user " + acted + "; save said " + save.err();
+    String as = "the user " + acted + "; save exited " + save.exit() + " saying " + save.err();
     assertThat(acted).as("the staging was swapped").anyMatch(l -> l.startsWith("swapped"));
     assertThat(victim.resolve("lib/deep/kept")).as(as).exists();
     assertThat(victimFile).as(as).exists();
