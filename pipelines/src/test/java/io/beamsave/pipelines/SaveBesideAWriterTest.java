@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,11 +69,6 @@ class SaveBesideAWriterTest {
   }
 
   @Test
-  @Disabled("bug: the save's staging beside the image is written and emptied by path"
-      + " (LocalStore.put, list and delete; Staging.remove(spec, \"\") when the save ends):"
-      + " a user who owns the image's directory moves root's new .beamsave-staging-* aside for"
-      + " a link to a directory of root's, and the save writes its listing there and, when it"
-      + " ends, removes every file beneath that directory")
   void aStagingSwappedForALinkWhileTheSaveRunsIsNeitherWrittenNorEmptiedThrough()
       throws Exception {
     Path dir = Nobody.owns(tmp.resolve("images-theirs"));

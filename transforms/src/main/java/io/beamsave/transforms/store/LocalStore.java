@@ -1,18 +1,16 @@
 package io.beamsave.transforms.store;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.fs.Removal;
-import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.Walk;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -23,9 +21,13 @@ import java.util.Optional;
 /**
  * A {@link Store} in a local (or shared) directory: a key is a relative path under it. An
  * object is written under a temporary name and renamed into place, so it appears whole or not
- * at all. A key is one or more non-empty components without {@code .}, {@code ..} or NUL; and
- * nothing is written where a directory on the way resolves outside the root (a symlink planted
- * in it).
+ * at all. A key is one or more non-empty components without {@code .}, {@code ..} or NUL.
+ *
+ * <p>Every operation works beneath a handle of the root, opened afresh from its parent without
+ * following a link at its own name, and from there one component at a time without following
+ * any ({@code fs.Beneath}): a run's staging sits beside images where others may write, and
+ * whoever moves it aside for a link to a directory elsewhere has the store refuse, never write,
+ * list or remove there.
  *
  * <p>No multipart uploads: they fail as {@link StoreException.Kind#NOT_SUPPORTED}. A directory
  * holds a run's working files and the ledger, written whole with {@link #put}; an image file is
@@ -38,34 +40,81 @@ public final class LocalStore implements Store {
     this.root = root.toAbsolutePath().normalize();
   }
 
-  private Path file(String key) {
+  /** {@code key}'s components as bytes, refusing what is not a relative path of plain names. */
+  private List<byte[]> components(String key) {
+    List<byte[]> out = new ArrayList<>();
     for (String c : key.split("/", -1)) {
       if (c.isEmpty() || c.equals(".") || c.equals("..") || c.indexOf('\0') >= 0) {
         throw new StoreException(StoreException.Kind.FAILED, "key '" + key + "' in " + root
             + " is not a relative path of plain names, or leaves the directory");
       }
+      out.add(c.getBytes(StandardCharsets.UTF_8));
     }
-    return root.resolve(key);
+    return out;
   }
 
-  /** {@code dir}, created if need be, once it is known to resolve inside the root. */
-  private Path inside(Path dir) throws IOException {
-    for (int attempt = 0; ; attempt++) {
-      try {
-        Files.createDirectories(dir);
-        Path real = dir.toRealPath();
-        if (!real.startsWith(root.toRealPath())) {
-          throw new StoreException(StoreException.Kind.FAILED,
-              dir + " resolves to " + real + ", outside " + root);
-        }
-        return dir;
-      } catch (NoSuchFileException raced) {
-        // A delete of the last key in a directory on the way removed it meanwhile.
-        if (attempt >= 3) {
-          throw raced;
+  /** The root, opened from its parent's handle, a link at its name refused. */
+  private Dir openRoot() throws IOException {
+    return openRoot(false);
+  }
+
+  /** Like {@link #openRoot()}, made first (with the directories above it) if {@code create}. */
+  private Dir openRoot(boolean create) throws IOException {
+    Path parent = root.getParent();
+    if (parent == null) {
+      return Dir.open(root);
+    }
+    if (create) {
+      Files.createDirectories(parent);
+    }
+    byte[] name = root.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+    try (Dir p = Dir.open(parent)) {
+      if (create) {
+        try {
+          p.mkdir(name, 0755);
+        } catch (java.nio.file.FileAlreadyExistsException there) {
+          // Made before.
         }
       }
+      return p.openDir(name);
     }
+  }
+
+  /** What an operation does with the directory holding a key's object and the object's name. */
+  @FunctionalInterface
+  private interface InDir<T> {
+    T apply(Dir dir, byte[] name) throws IOException;
+  }
+
+  /**
+   * Runs {@code op} on the directory holding {@code key} beneath the root, made first (owner
+   * and group may enter) if {@code create}.
+   */
+  private <T> T at(String key, boolean create, InDir<T> op) throws IOException {
+    List<byte[]> c = components(key);
+    try (Dir top = openRoot(create); Beneath beneath = new Beneath(top)) {
+      Dir dir = top;
+      byte[] path = new byte[0];
+      for (int i = 0; i < c.size() - 1; i++) {
+        if (create) {
+          try {
+            dir.mkdir(c.get(i), 0755);
+          } catch (java.nio.file.FileAlreadyExistsException there) {
+            // Made before, or by another worker meanwhile.
+          }
+        }
+        path = i == 0 ? c.get(0) : join(path, c.get(i));
+        dir = beneath.dir(path, path.length);
+      }
+      return op.apply(dir, c.get(c.size() - 1));
+    }
+  }
+
+  private static byte[] join(byte[] a, byte[] b) {
+    byte[] out = java.util.Arrays.copyOf(a, a.length + 1 + b.length);
+    out[a.length] = '/';
+    System.arraycopy(b, 0, out, a.length + 1, b.length);
+    return out;
   }
 
   private StoreException failure(String key, IOException e) {
@@ -91,9 +140,9 @@ public final class LocalStore implements Store {
   @Override
   public Optional<Stat> stat(String key) {
     try {
-      BasicFileAttributes a = Files.readAttributes(file(key), BasicFileAttributes.class);
-      return a.isRegularFile() ? Optional.of(new Stat(a.size(), "", Map.of())) : Optional.empty();
-    } catch (NoSuchFileException e) {
+      FileStat s = at(key, false, Dir::stat);
+      return s.isRegularFile() ? Optional.of(new Stat(s.size(), "", Map.of())) : Optional.empty();
+    } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
       return Optional.empty();
     } catch (IOException e) {
       throw failure(key, e);
@@ -103,68 +152,82 @@ public final class LocalStore implements Store {
   /** Local files have no ETags: {@code etag} is not checked (a reader holds its file open). */
   @Override
   public void read(String key, String etag, long offset, byte[] buf, int off, int len) {
-    try (FileChannel ch = FileChannel.open(file(key), StandardOpenOption.READ)) {
-      ByteBuffer b = ByteBuffer.wrap(buf, off, len);
-      while (b.hasRemaining()) {
-        if (ch.read(b, offset + b.position() - off) < 0) {
-          throw new StoreException(StoreException.Kind.FAILED,
-              where(key) + ": short read at " + (offset + b.position() - off));
+    try {
+      at(key, false, (dir, name) -> {
+        try (OpenFile f = dir.openRead(name)) {
+          readFully(key, f, offset, buf, off, len);
         }
-      }
+        return null;
+      });
     } catch (IOException e) {
       throw failure(key, e);
+    }
+  }
+
+  private void readFully(String key, OpenFile f, long offset, byte[] buf, int off, int len)
+      throws IOException {
+    for (int done = 0; done < len; ) {
+      int n = f.read(offset + done, buf, off + done, len - done);
+      if (n <= 0) {
+        throw new StoreException(StoreException.Kind.FAILED,
+            where(key) + ": short read at " + (offset + done));
+      }
+      done += n;
     }
   }
 
   @Override
   public byte[] get(String key) {
     try {
-      return Files.readAllBytes(file(key));
-    } catch (IOException e) {
-      throw failure(key, e);
-    }
-  }
-
-  @Override
-  public void put(String key, Body body, String contentType) {
-    Path f = file(key);
-    try {
-      inside(f.getParent());
-      writeWhole(f, body);
+      return at(key, false, (dir, name) -> {
+        try (OpenFile f = dir.openRead(name)) {
+          FileStat s = f.stat();
+          if (!s.isRegularFile() || s.size() > Integer.MAX_VALUE - 16) {
+            throw new IOException(where(key) + ": not a file of the store");
+          }
+          byte[] b = new byte[(int) s.size()];
+          readFully(key, f, 0, b, 0, b.length);
+          return b;
+        }
+      });
     } catch (IOException e) {
       throw failure(key, e);
     }
   }
 
   /**
-   * Writes {@code f} whole under a temporary name beside it, then renames it into place: a
+   * Writes the object whole under a temporary name beside it, then renames it into place: a
    * reader sees all of it or none.
    */
-  private static void writeWhole(Path f, Body body) throws IOException {
-    Path tmp = temporary(f);
+  @Override
+  public void put(String key, Body body, String contentType) {
     try {
-      try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
-          StandardOpenOption.WRITE)) {
-        ByteBuffer b = ByteBuffer.wrap(body.data(), 0, body.length());
-        while (b.hasRemaining()) {
-          out.write(b);
+      at(key, true, (dir, name) -> {
+        byte[] tmp = (".tmp." + token() + TEMPORARY).getBytes(StandardCharsets.US_ASCII);
+        try {
+          try (OpenFile out = dir.create(tmp, 0644)) {
+            out.write(0, body.data(), 0, body.length());
+          }
+          dir.rename(tmp, name);
+        } catch (IOException | RuntimeException e) {
+          try {
+            dir.delete(tmp);
+          } catch (IOException gone) {
+            e.addSuppressed(gone);
+          }
+          throw e;
         }
-      }
-      Rename.replacing(tmp, f);
-    } catch (IOException | RuntimeException e) {
-      Removal.file(tmp);
-      throw e;
+        return null;
+      });
+    } catch (IOException e) {
+      throw failure(key, e);
     }
-  }
-
-  private static Path temporary(Path f) {
-    return f.resolveSibling("." + f.getFileName() + "." + token() + TEMPORARY);
   }
 
   private static final String TEMPORARY = ".beamsave-tmp";
 
-  private static boolean isTemporary(Path f) {
-    String n = f.getFileName().toString();
+  private static boolean isTemporary(String key) {
+    String n = key.substring(key.lastIndexOf('/') + 1);
     return n.startsWith(".") && n.matches(".*\\.[0-9a-f]{12}\\" + TEMPORARY);
   }
 
@@ -177,11 +240,8 @@ public final class LocalStore implements Store {
   @Override
   public List<Item> list(String prefix) {
     List<Item> found = new ArrayList<>();
-    if (!Files.isDirectory(root)) {
-      return found;
-    }
-    try {
-      Walk.tree(root, new Walk.Visitor() {
+    try (Dir top = openRoot()) {
+      Walk.tree(top, new Walk.Visitor() {
         @Override
         public boolean enter(byte[] rel, FileStat s) {
           String dir = Walk.text(rel);
@@ -192,13 +252,14 @@ public final class LocalStore implements Store {
         @Override
         public void visit(byte[] rel, FileStat s) {
           String key = Walk.text(rel);
-          if (key != null && s.isRegularFile() && key.startsWith(prefix)
-              && !isTemporary(Path.of(key))) {
+          if (key != null && s.isRegularFile() && key.startsWith(prefix) && !isTemporary(key)) {
             found.add(new Item(key, s.size(),
                 java.time.Instant.ofEpochSecond(s.mtimeSeconds(), s.mtimeNanos())));
           }
         }
       });
+    } catch (NoSuchFileException none) {
+      return found;
     } catch (IOException e) {
       throw failure(prefix, e);
     }
@@ -208,15 +269,21 @@ public final class LocalStore implements Store {
 
   @Override
   public void delete(String key) {
-    Path f = file(key);
-    try {
-      Removal.file(f);
+    List<byte[]> c = components(key);
+    int n = c.size();
+    // ends[i]: where component i ends in the key's bytes; the directory holding it is [0, ends[i-1]).
+    int[] ends = new int[n];
+    byte[] path = c.get(0);
+    ends[0] = path.length;
+    for (int i = 1; i < n; i++) {
+      path = join(path, c.get(i));
+      ends[i] = path.length;
+    }
+    try (Dir top = openRoot(); Beneath beneath = new Beneath(top)) {
+      beneath.dir(path, n == 1 ? 0 : ends[n - 2]).delete(c.get(n - 1));
       // Directories left empty under the root go too, as keys imply them and nothing else.
-      for (Path d = f.getParent(); d != null && d.startsWith(root) && !d.equals(root);
-          d = d.getParent()) {
-        if (!Removal.emptyDirectory(d)) {
-          break;
-        }
+      for (int i = n - 2; i >= 0; i--) {
+        beneath.dir(path, i == 0 ? 0 : ends[i - 1]).deleteDirectory(c.get(i));
       }
     } catch (NoSuchFileException | java.nio.file.DirectoryNotEmptyException gone) {
       // Removed or refilled meanwhile: nothing of this key is left either way.

@@ -270,10 +270,17 @@ class StoreContractTest {
     Store store = Stores.open(root.toString(), null);
     byte[] b = {1};
     assertThatThrownBy(() -> store.put("link/escaped", b, 1, "x"))
-        .isInstanceOf(StoreException.class).hasMessageContaining("outside");
+        .isInstanceOf(StoreException.class).hasMessageContaining("symbolic link");
     assertThat(outside.resolve("escaped")).doesNotExist();
     // A key that merely ends like a temporary name is still listed.
     store.put("keep.tmp", b, 1, "x");
     assertThat(store.list("")).extracting(Store.Item::key).containsExactly("keep.tmp");
+    // Nor is the store's root itself when it has become a link (moved aside for one).
+    Path moved = dir.resolve("moved-aside");
+    Files.move(root, moved);
+    Files.createSymbolicLink(root, outside);
+    assertThatThrownBy(() -> store.put("x", b, 1, "x")).isInstanceOf(StoreException.class);
+    assertThatThrownBy(() -> store.list("")).isInstanceOf(StoreException.class);
+    assertThat(outside.resolve("x")).doesNotExist();
   }
 }
