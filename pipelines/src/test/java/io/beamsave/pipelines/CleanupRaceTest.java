@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -104,10 +103,6 @@ class CleanupRaceTest {
   }
 
   @Test
-  @Disabled("bug: cleanup fails (exit 1, 'beamsave: error: NoSuchFileException: PATH') when a"
-      + " directory under --at is renamed while it looks for leases (Leases.inDirectory walks"
-      + " with Files.walk, whose UncheckedIOException escapes): any writer, or a save removing"
-      + " its own staging, stops the nightly cleanup")
   void aDirectoryRenamedUnderTheLocationWhileCleanupLooksDoesNotFailIt() throws Exception {
     List<String> said = new ArrayList<>();
     for (int round = 0; round < 6; round++) {
@@ -119,11 +114,6 @@ class CleanupRaceTest {
   }
 
   @Test
-  @Disabled("bug: cleanup removes a partial image (and a lock, a lease) by its path, opening its"
-      + " directory following links (Leftovers.deleteIfFree: Dir.open(lock.getParent())): a"
-      + " user who owns a directory under --at swaps it for a link once the walk has passed it,"
-      + " and root's cleanup creates and deletes a .bsave.lock there and deletes root's"
-      + " *.bsave.partial outside --at")
   void aPartialImageWhoseDirectoryBecomesALinkAfterTheWalkIsNotRemovedOutsideTheLocation()
       throws Exception {
     // Cleanup removes the stale locks it found before the partial images: once the first of
@@ -146,11 +136,6 @@ class CleanupRaceTest {
   }
 
   @Test
-  @Disabled("bug: cleanup looks for leases with Files.walk, by path, which cannot go past"
-      + " PATH_MAX: a user who may write under --at leaves a chain of directories 3,000 deep,"
-      + " and root's cleanup fails, removing nothing: 'beamsave: error: FileSystemException:"
-      + " <a 4 KiB path>: File name too long'; its own walk (fs.Walk) recurses a frame a level"
-      + " and would meet the end of the stack next")
   void aTreeNestedThousandsDeepUnderTheLocationDoesNotStopCleanup() throws Exception {
     Path staging = theirs.resolve(".beamsave-staging-20261130T021500-4244-0");
     plantStaging(staging, "run0");

@@ -112,8 +112,9 @@ class RestoreDeleteRefusalsTest {
     Cli dry = Cli.ok("restore", image, "--target", target, "--delete", "--overwrite",
         "--dry-run");
 
-    List<String> named = dry.out().lines().filter(l -> l.startsWith("would remove ")
-        && !l.matches("would remove \\d+ entries .*")).toList();
+    // Named after the count, indented, one per line.
+    List<String> named = dry.out().lines().filter(l -> l.startsWith("  ")
+        && !l.startsWith("  ... and ")).toList();
     assertThat(named).hasSize(20).allSatisfy(l -> assertThat(l).doesNotContain("cannot"));
     assertThat(dry.out()).contains("would remove 54 entries the image does not hold")
         .contains("  ... and 34 more (--json lists every one)")

@@ -115,7 +115,9 @@ public final class TargetMirror {
         removal = removal.dryRun();
       }
       Entry root = head.catalog().root();
-      boolean changed = walk(top, PathBytes.of(new byte[0]), root == null || !root.unreadable());
+      // On a stack deep enough for what the target holds: one removal there may go 4,096 deep.
+      boolean changed = io.beamsave.transforms.fs.Deep.run(() ->
+          walk(top, PathBytes.of(new byte[0]), root == null || !root.unreadable()));
       mountsLeft.addAll(removal.mountsLeft());
       if (changed && remove && root != null) {
         // Removing names changed the top's mtime, which the restore had set as saved.

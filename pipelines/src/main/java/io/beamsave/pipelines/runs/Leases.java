@@ -3,7 +3,9 @@ package io.beamsave.pipelines.runs;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
+import io.beamsave.transforms.fs.Walk;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -21,7 +23,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
-import java.util.stream.Stream;
 
 /**
  * The {@link RunLease}s found under a location, and which are live: beside a local image, one
@@ -150,20 +151,30 @@ public final class Leases {
     if (!Files.isDirectory(dir)) {
       return out;
     }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path f : (Iterable<Path>) walk::iterator) {
-        if (!f.getFileName().toString().startsWith(RunNames.LEASE_PREFIX)
-            || !Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-          continue;
+    try {
+      // Through handles: a directory renamed or swapped for a link while the walk is under way
+      // is passed over, never followed, and no path is resolved again.
+      Walk.tree(dir, new Walk.Visitor() {
+        @Override
+        public void visit(byte[] rel, FileStat s) {
+          // Only visit(Dir, ...) is used.
         }
-        try (Dir d = Dir.open(f.getParent());
-            OpenFile o = d.openRead(f.getFileName().toString().getBytes(StandardCharsets.UTF_8))) {
-          boolean free = o.tryLock();
-          out.add(new Found(f.toString(), !free, ImageLock.read(o)));
-        } catch (NoSuchFileException gone) {
-          // Its run ended meanwhile.
+
+        @Override
+        public void visit(Dir d, byte[] name, byte[] rel, FileStat s) throws IOException {
+          String text = Walk.text(rel);
+          if (text == null || !s.isRegularFile() || !Walk.text(name).startsWith(
+              RunNames.LEASE_PREFIX)) {
+            return;
+          }
+          try (OpenFile o = d.openRead(name)) {
+            boolean free = o.tryLock();
+            out.add(new Found(dir.resolve(text).toString(), !free, ImageLock.read(o)));
+          } catch (NoSuchFileException | io.beamsave.transforms.fs.SymlinkException gone) {
+            // Its run ended meanwhile, or it is not a lease.
+          }
         }
-      }
+      });
     } catch (NoSuchFileException gone) {
       return out;
     } catch (IOException e) {

@@ -195,7 +195,7 @@ public final class Leftovers {
       if (lease.live()) {
         lease.staging().forEach(s -> liveStaging.add(Path.of(s)));
       } else {
-        out.add(new Item(Kind.LEASE, lease.location(), -1, null, null));
+        out.add(new Item(Kind.LEASE, lease.location(), -1, null, null, root));
       }
     }
     List<Path> locks = new ArrayList<>();
@@ -256,7 +256,7 @@ public final class Leftovers {
           liveStaging.add(Path.of(s));
         }
       } else {
-        out.add(new Item(Kind.LOCK, lock.toString(), size(lock), modified(lock), null));
+        out.add(new Item(Kind.LOCK, lock.toString(), size(lock), modified(lock), null, root));
       }
     }
     for (Path partial : partials) {
@@ -265,7 +265,7 @@ public final class Leftovers {
           n.substring(0, n.length() - ImageFormat.PARTIAL_SUFFIX.length()) + ImageLock.SUFFIX);
       if (!held.contains(lock)) {
         out.add(new Item(Kind.PARTIAL, partial.toString(), size(partial), modified(partial),
-            null));
+            null, root));
       }
     }
     for (Path dir : stagingDirs) {
@@ -316,14 +316,15 @@ public final class Leftovers {
           ObjectUri uri = ObjectUri.parse(item.location(), false);
           Stores.bucketOf(uri, s3).delete(uri.key());
         } else {
-          deleteIfFree(Path.of(item.location()), Path.of(item.location()));
+          deleteIfFree(item.under(), Path.of(item.location()), Path.of(item.location()));
         }
       }
-      case LOCK -> deleteIfFree(Path.of(item.location()), Path.of(item.location()));
+      case LOCK -> deleteIfFree(item.under(), Path.of(item.location()),
+          Path.of(item.location()));
       case PARTIAL -> {
         Path partial = Path.of(item.location());
         String n = partial.getFileName().toString();
-        deleteIfFree(partial.resolveSibling(
+        deleteIfFree(item.under(), partial.resolveSibling(
             n.substring(0, n.length() - ImageFormat.PARTIAL_SUFFIX.length()) + ImageLock.SUFFIX),
             partial);
       }
@@ -339,15 +340,9 @@ public final class Leftovers {
    * and what is removed are the same directory, or nothing is removed.
    */
   private static void removeStaging(Path staging, Path under) {
-    Path rel = under.relativize(staging);
-    if (rel.getNameCount() == 0 || rel.startsWith("..")) {
-      throw new BeamsaveException("cannot remove " + staging + ": not under " + under);
-    }
-    byte[] name = rel.getFileName().toString().getBytes(StandardCharsets.UTF_8);
-    byte[] parent = rel.getParent() == null ? new byte[0]
-        : rel.getParent().toString().getBytes(StandardCharsets.UTF_8);
+    byte[] name = staging.getFileName().toString().getBytes(StandardCharsets.UTF_8);
     try (Dir top = Dir.open(under); Beneath beneath = new Beneath(top)) {
-      Dir d = beneath.dir(parent, parent.length);
+      Dir d = holding(beneath, under, staging);
       Removal r = Removal.within(d);
       r.tree(d, name, name);
       if (!r.mountsLeft().isEmpty()) {
@@ -363,10 +358,17 @@ public final class Leftovers {
    * Deletes {@code victim} while holding the lock file {@code lock} (taken, or created for the
    * time it takes), so that no run can begin with it meanwhile; one held by a live run is left.
    */
-  private static void deleteIfFree(Path lock, Path victim) {
+  private static void deleteIfFree(Path under, Path lock, Path victim) {
     byte[] name = lock.getFileName().toString().getBytes(StandardCharsets.UTF_8);
-    try (Dir d = Dir.open(lock.getParent())) {
-      boolean made = !Files.exists(lock, LinkOption.NOFOLLOW_LINKS);
+    try (Dir top = Dir.open(under); Beneath beneath = new Beneath(top)) {
+      Dir d = holding(beneath, under, lock);
+      boolean made;
+      try {
+        d.stat(name);
+        made = false;
+      } catch (NoSuchFileException none) {
+        made = true;
+      }
       try (OpenFile f = d.openOrCreate(name, 0644)) {
         if (!f.tryLock()) {
           return; // A run began meanwhile: its own now.
@@ -379,6 +381,21 @@ public final class Leftovers {
     } catch (IOException e) {
       throw BeamsaveException.io("cannot remove", victim, e);
     }
+  }
+
+  /**
+   * The directory holding {@code found}, which a walk found under {@code under}, opened from
+   * {@code under}'s handle without following a link: what was found and what is removed are in
+   * the same directory, or nothing is removed.
+   */
+  private static Dir holding(Beneath beneath, Path under, Path found) throws IOException {
+    Path rel = under.relativize(found);
+    if (rel.getNameCount() == 0 || rel.startsWith("..")) {
+      throw new BeamsaveException("cannot remove " + found + ": not under " + under);
+    }
+    byte[] parent = rel.getParent() == null ? new byte[0]
+        : rel.getParent().toString().getBytes(StandardCharsets.UTF_8);
+    return beneath.dir(parent, parent.length);
   }
 
   private static void deleteIfThere(Dir d, byte[] name) throws IOException {

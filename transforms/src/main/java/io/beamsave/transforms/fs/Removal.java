@@ -37,6 +37,8 @@ public final class Removal {
   private final Listener listener;
   private final List<String> mountsLeft = new ArrayList<>();
   private long removed;
+  /** Where the removal under way began, for a message about what lies deep beneath it. */
+  private String begun;
 
   private Removal(FileStat top, boolean dryRun, Listener listener) {
     this.top = top;
@@ -75,7 +77,8 @@ public final class Removal {
    * told of it (its path relative to where the caller began). Whether anything was there.
    */
   public boolean tree(Dir parent, byte[] name, byte[] path) throws IOException {
-    return remove(parent, name, path, 0);
+    begun = parent.child(name);
+    return Deep.run(() -> remove(parent, name, path, 0));
   }
 
   /** Removes everything in {@code dir} (on this removal's mount), leaving {@code dir} itself. */
@@ -85,9 +88,13 @@ public final class Removal {
       mountsLeft.add(dir.name());
       return;
     }
-    for (byte[] c : dir.list()) {
-      remove(dir, c, c, 1);
-    }
+    begun = dir.name();
+    Deep.run(() -> {
+      for (byte[] c : dir.list()) {
+        remove(dir, c, c, 1);
+      }
+      return null;
+    });
   }
 
   private boolean remove(Dir parent, byte[] name, byte[] path, int depth) throws IOException {
@@ -108,8 +115,8 @@ public final class Removal {
           return true;
         }
         if (depth >= MAX_DEPTH) {
-          throw new Failed(parent.child(name) + ": directories nested more than " + MAX_DEPTH
-              + " deep", null);
+          throw new Failed("cannot remove " + begun + ": directories in it nest more than "
+              + MAX_DEPTH + " deep", null);
         }
         int mountsBefore = mountsLeft.size();
         if (!s.sameMount(top)) {

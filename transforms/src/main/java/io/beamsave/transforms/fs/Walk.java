@@ -11,8 +11,8 @@ import java.util.Arrays;
 /**
  * A walk of a tree through directory handles: each directory opened from its parent's handle
  * without following a link, so a directory swapped for a link while the walk is under way is
- * seen as the link, never entered, and the walk never leaves the tree it began in. What vanishes
- * while it is walked is passed over. Names are bytes; {@link #text} gives a name as a string
+ * seen as the link, never entered, and the walk never leaves the tree it began in; nor does it go
+ * deeper than {@link Removal#MAX_DEPTH} levels. What vanishes while it is walked is passed over. Names are bytes; {@link #text} gives a name as a string
  * where it is UTF-8. Not thread-safe.
  */
 public final class Walk {
@@ -30,6 +30,14 @@ public final class Walk {
 
     /** {@code rel}, relative to the top, whose status is {@code s} (not followed). */
     void visit(byte[] rel, FileStat s) throws IOException;
+
+    /**
+     * Like {@link #visit(byte[], FileStat)}, with the handle of the directory that holds it and
+     * its name there, for a visitor that opens what it meets beneath the walk's handles.
+     */
+    default void visit(Dir dir, byte[] name, byte[] rel, FileStat s) throws IOException {
+      visit(rel, s);
+    }
   }
 
   /**
@@ -46,13 +54,17 @@ public final class Walk {
 
   /** Walks what is beneath {@code top}. */
   public static void tree(Dir top, Visitor v) throws IOException {
-    walk(top, new byte[0], v, 0);
+    Deep.run(() -> {
+      walk(top, new byte[0], v, 0);
+      return null;
+    });
   }
 
   private static void walk(Dir dir, byte[] rel, Visitor v, int depth) throws IOException {
     if (depth > Removal.MAX_DEPTH) {
-      throw new IOException(dir.name() + ": directories nested more than " + Removal.MAX_DEPTH
-          + " deep");
+      // Deeper than anything beamsave makes or looks for: passed over, as a walk of its own
+      // things must not fail because someone nested a tree of theirs beyond it.
+      return;
     }
     byte[][] names = dir.list().toArray(byte[][]::new);
     Arrays.sort(names, Arrays::compareUnsigned);
@@ -64,7 +76,7 @@ public final class Walk {
       } catch (NoSuchFileException gone) {
         continue;
       }
-      v.visit(path, s);
+      v.visit(dir, name, path, s);
       if (s.isDirectory() && v.enter(path, s)) {
         try (Dir sub = dir.openDir(name)) {
           walk(sub, path, v, depth + 1);

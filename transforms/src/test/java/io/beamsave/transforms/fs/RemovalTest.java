@@ -62,6 +62,33 @@ class RemovalTest {
   }
 
   @Test
+  void aTreeNestedThousandsDeepIsRemovedAndOneDeeperThanTheLimitRefusedInOneLine()
+      throws Exception {
+    for (int depth : new int[] {3000, Removal.MAX_DEPTH + 10}) {
+      Path tree = Files.createDirectories(tmp.resolve("deep" + depth));
+      // Made through handles: a path this long is more than the kernel takes in one call.
+      Dir d = Dir.open(tree);
+      for (int i = 0; i < depth; i++) {
+        d.mkdir(new byte[] {'d'}, 0700);
+        Dir next = d.openDir(new byte[] {'d'});
+        d.close();
+        d = next;
+      }
+      d.close();
+      if (depth <= Removal.MAX_DEPTH) {
+        Removal.tree(tree);
+        assertThat(tree).doesNotExist();
+      } else {
+        IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+            () -> Removal.tree(tree));
+        assertThat(e.getMessage()).isEqualTo("cannot remove " + tree
+            + ": directories in it nest more than " + Removal.MAX_DEPTH + " deep");
+        unnest(tree);
+      }
+    }
+  }
+
+  @Test
   void aFileIsRemovedAndADirectoryIsRefusedByFile() throws Exception {
     Path f = Files.writeString(tmp.resolve("f"), "x");
     assertThat(Removal.file(f)).isTrue();
@@ -157,6 +184,22 @@ class RemovalTest {
     } finally {
       run("umount", mount.toString());
     }
+  }
+
+  /** Removes a chain of directories named d beneath {@code top}, deeper than a removal goes. */
+  static void unnest(Path top) throws IOException {
+    java.util.ArrayDeque<Dir> chain = new java.util.ArrayDeque<>();
+    chain.push(Dir.open(top));
+    while (!chain.peek().list().isEmpty()) {
+      chain.push(chain.peek().openDir(new byte[] {'d'}));
+    }
+    chain.pop().close();
+    while (!chain.isEmpty()) {
+      try (Dir d = chain.pop()) {
+        d.deleteDirectory(new byte[] {'d'});
+      }
+    }
+    Files.delete(top);
   }
 
   static boolean isRoot() {
