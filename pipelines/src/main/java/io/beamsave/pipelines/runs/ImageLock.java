@@ -153,7 +153,14 @@ public final class ImageLock implements AutoCloseable {
     Dir dir = Dir.open(file.getParent());
     try {
       for (int attempt = 0; attempt < 5; attempt++) {
-        OpenFile f = dir.openOrCreate(name, 0644);
+        OpenFile f;
+        try {
+          f = dir.openOrCreate(name, 0644);
+        } catch (io.beamsave.transforms.fs.SymlinkException link) {
+          // A link put where the lock goes: never followed; its name is replaced by a lock.
+          dir.delete(name);
+          continue;
+        }
         if (!f.tryLock()) {
           Properties p = read(f);
           // Locked a moment ago: its run is still writing who it is.
