@@ -37,9 +37,8 @@ final class TargetFinish {
   private final MetadataLoss lost = new MetadataLoss();
   /** What {@code --skip-damaged} leaves out: never placed. */
   private final DamagedFiles damaged;
-  /** Entries whose mtime the target's filesystem could not hold: how many, and the first. */
-  private long clamped;
-  private String firstClamped;
+  /** Entries whose mtime the target's filesystem could not hold. */
+  private final ClampedTimes times;
 
   TargetFinish(Path given, Dir root, Beneath tree, RestoreTarget target, TargetMarkers markers,
       DamagedFiles damaged) {
@@ -50,6 +49,7 @@ final class TargetFinish {
     this.target = target;
     this.markers = markers;
     this.linked = new Beneath(root);
+    this.times = new ClampedTimes(given, tree);
   }
 
   private String show(PathBytes rel) {
@@ -240,7 +240,7 @@ final class TargetFinish {
       }
       setXattrs(e, (n, v) -> own.setXattr(name, n, v));
       own.setLinkModified(name, e.mtimeSeconds(), e.mtimeNanos());
-      checkTime(own.stat(name), e);
+      times.check(own.stat(name), e);
       own.renameTo(name, dir, name);
       placed = true;
     } finally {
@@ -302,7 +302,7 @@ final class TargetFinish {
     FileStat s = target.setMetadata(
         h, e.uid(), e.gid(), e.mode(), e.mtimeSeconds(), e.mtimeNanos(), asRoot);
     setXattrs(e, h::setXattr);
-    checkTime(s, e);
+    times.check(s, e);
   }
 
   /** Sets one extended attribute, by a handle or by name. */
@@ -353,67 +353,13 @@ final class TargetFinish {
     return n.substring(0, n.indexOf('.')) + ". extended attributes";
   }
 
+  /** The mtimes the target could not hold. */
+  ClampedTimes times() {
+    return times;
+  }
+
   /** Adds what could not be restored, by kind, to {@code out}. */
   void lostMetadata(List<String> out) {
     lost.warnings(out);
-  }
-
-  /**
-   * Notes an mtime the filesystem did not keep as given: the kernel clamps what a filesystem
-   * cannot hold (ext4 ends in 2446, some keep no nanoseconds), and the operator should know.
-   */
-  private void checkTime(FileStat s, Entry e) {
-    if (s.mtimeSeconds() != e.mtimeSeconds() || s.mtimeNanos() != e.mtimeNanos()) {
-      if (clamped++ == 0) {
-        firstClamped = (e.path().isEmpty() ? given.toString() : show(e.path())) + ": saved "
-            + e.mtimeSeconds() + "." + String.format("%09d", e.mtimeNanos()) + " s, restored "
-            + s.mtimeSeconds() + "." + String.format("%09d", s.mtimeNanos()) + " s";
-      }
-    }
-  }
-
-  /**
-   * A warning if the target could not hold some mtime exactly, else null; {@code byWorkers}
-   * more files were so, as the restore's workers counted them.
-   */
-  String clampedTimes(long byWorkers, List<Entry> chosen) {
-    if (byWorkers > 0) {
-      findClamped(chosen);
-    }
-    return clampedTimes(byWorkers);
-  }
-
-  /**
-   * Looks for the first of {@code chosen}, files workers made, whose mtime the target did not
-   * keep, unless one is known: workers only count theirs.
-   */
-  void findClamped(List<Entry> chosen) {
-    if (firstClamped == null) {
-      // The workers only count theirs; the first one is looked for here, to name it.
-      for (Entry e : chosen) {
-        if (firstClamped != null) {
-          break;
-        }
-        if (ReadTask.madeByWorker(e)) {
-          try {
-            Dir dir = tree.dir(e.path().bytes(), Math.max(0, e.path().lastSlash()));
-            FileStat s = dir.stat(e.path().fileName());
-            long before = clamped;
-            checkTime(s, e);
-            clamped = before;
-          } catch (IOException gone) {
-            // Removed or replaced since: another may name the loss.
-          }
-        }
-      }
-    }
-  }
-
-  /** Like {@link #clampedTimes(long, List)}, the first one already looked for. */
-  String clampedTimes(long byWorkers) {
-    long all = clamped + byWorkers;
-    return all == 0 ? null : "the target's filesystem could not hold the exact mtime of "
-        + all + " entr" + (all == 1 ? "y" : "ies")
-        + (firstClamped != null ? " (" + firstClamped + ")" : "");
   }
 }

@@ -303,9 +303,9 @@ final class TargetTree implements AutoCloseable {
     return damaged.fileCount();
   }
 
-  /** See {@link TargetFinish#findClamped}. */
+  /** See {@link ClampedTimes#find}. */
   void findClamped(List<Entry> batch) {
-    finish.findClamped(batch);
+    finish.times().find(batch);
   }
 
   /** See {@link TargetFinish#lostMetadata}. */
@@ -313,14 +313,14 @@ final class TargetTree implements AutoCloseable {
     finish.lostMetadata(out);
   }
 
-  /** See {@link TargetFinish#clampedTimes(long)}. */
+  /** See {@link ClampedTimes#warning(long)}. */
   String clampedTimes(long byWorkers) {
-    return finish.clampedTimes(byWorkers);
+    return finish.times().warning(byWorkers);
   }
 
-  /** See {@link TargetFinish#clampedTimes}. */
+  /** See {@link ClampedTimes#warning(long, List)}. */
   String clampedTimes(long byWorkers, List<Entry> chosen) {
-    return finish.clampedTimes(byWorkers, chosen);
+    return finish.times().warning(byWorkers, chosen);
   }
 
   /**
