@@ -86,7 +86,7 @@ class BadInputTest {
         .err()).startsWith("beamsave: error: unknown codec 'zstd3' (did you mean 'zstd:3'?)");
     assertUsageError(
         Cli.run("save", "--library", library, "--image", image, "--block-size", "1KiB"),
-        "beamsave: error: --block-size 1KiB must be between 4 KiB and 64 MiB");
+        "beamsave: error: --block-size 1.0 KiB must be between 4 KiB and 64 MiB");
     assertUsageError(
         Cli.run("save", "--library", library, "--image", image, "--shard-size", "lots"),
         "beamsave: error: 'lots' is not a size such as 64MiB or 1048576");

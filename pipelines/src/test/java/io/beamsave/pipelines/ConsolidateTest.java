@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.restore.TreeSnapshot;
-import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.testing.S3MockServer;
 import io.beamsave.testing.S3TestServer;

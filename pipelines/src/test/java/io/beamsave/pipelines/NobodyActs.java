@@ -31,6 +31,9 @@ final class NobodyActs {
     if (a[1].equals("swap")) {
       warmUp(Path.of(a[2]), Path.of(a[3]));
     }
+    // What is there before the act is ready: what appears after is new. Listed (and the
+    // listing's code loaded) first, or a save begun on "ready" could be quicker.
+    java.util.Set<Path> before = a[1].equals("swapnew") ? listing(Path.of(a[2])) : null;
     System.out.println("ready");
     System.out.flush();
     switch (a[1]) {
@@ -71,7 +74,7 @@ final class NobodyActs {
         System.out.println("relinked");
       }
       case "swapnew" -> {
-        Path made = awaitNew(stop, Path.of(a[2]), a[3]);
+        Path made = awaitNew(stop, Path.of(a[2]), a[3], before);
         if (made != null) {
           Files.move(made, made.resolveSibling(made.getFileName() + ".aside"),
               StandardCopyOption.ATOMIC_MOVE);
@@ -191,11 +194,14 @@ final class NobodyActs {
   }
 
   /** The first directory made in {@code dir} whose name starts with {@code prefix}. */
-  private static Path awaitNew(Path stop, Path dir, String prefix) throws IOException {
-    java.util.Set<Path> before;
+  private static java.util.Set<Path> listing(Path dir) throws IOException {
     try (Stream<Path> s = Files.list(dir)) {
-      before = s.collect(java.util.stream.Collectors.toSet());
+      return s.collect(java.util.stream.Collectors.toSet());
     }
+  }
+
+  private static Path awaitNew(Path stop, Path dir, String prefix, java.util.Set<Path> before)
+      throws IOException {
     while (!Files.exists(stop)) {
       try (Stream<Path> s = Files.list(dir)) {
         java.util.Optional<Path> made = s.filter(p -> !before.contains(p)

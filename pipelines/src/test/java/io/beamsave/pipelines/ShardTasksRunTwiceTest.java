@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.Workers;
-import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.save.CompressShards;
 import io.beamsave.transforms.save.ListLibrary;
@@ -96,7 +96,7 @@ class ShardTasksRunTwiceTest {
   @Test
   void anImageFileWhoseShardsWereWrittenTwiceVerifiesAndRestoresIdentical() throws Exception {
     Path image = dir.resolve("file/lib.bsave");
-    SaveSpec spec = SaveSpecs.toFiles(List.of(library), image, null)
+    SaveSpec spec = SaveSpecs.toFiles(List.of(library), image, null, RunId.mint())
         .withCodec("auto").withShardSize(2L << 20);
     saveTwice(spec);
     Catalog c = ImageReader.readCatalog(image);
@@ -112,7 +112,7 @@ class ShardTasksRunTwiceTest {
       throws Exception {
     String image = "s3://" + BUCKET + "/store/lib.bsave";
     SaveSpec spec = SaveSpecs.of(List.of(library), image, dir.resolve("staging").toString(),
-            server.settings(), Workers.THIS_JVM, ImageUpload.Options.defaults())
+            server.settings(), Workers.THIS_JVM, ImageUpload.Options.defaults(), RunId.mint())
         .withCodec("auto").withShardSize(6L << 20);
     saveTwice(spec);
     S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));

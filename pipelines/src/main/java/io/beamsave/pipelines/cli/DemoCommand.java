@@ -4,9 +4,10 @@ import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
-import io.beamsave.pipelines.save.SaveSpecs;
+import io.beamsave.pipelines.save.SaveRequest;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.LocalS3Server;
 import io.beamsave.pipelines.verify.VerifyPipeline;
@@ -92,11 +93,11 @@ final class DemoCommand implements Callable<Integer> {
     out.println(SaveReport.header());
     for (String codec : codecs) {
       Path image = images.resolve(codec.replaceAll("[^A-Za-z0-9]+", "-") + ".bsave");
-      SavePipeline.Outcome o =
-          SavePipeline.run(
-              SaveSpecs.toFiles(List.of(source), image, null).withCodec(codec),
-              pipeline.options(),
-              progress);
+      SavePipeline.Outcome o = Save.run(null,
+          () -> SaveRequest.builder(List.of(source), image.toString()).codec(codec)
+              .ledger(false).build(),
+          pipeline::options, new Save.Output(note -> { }, warning -> { }, progress, done -> { }))
+          .outcome();
       new SaveReport(o).rows().forEach(out::println);
       out.flush();
       last = image;

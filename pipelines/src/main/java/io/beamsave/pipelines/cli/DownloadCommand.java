@@ -8,6 +8,7 @@ import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.read.ImageLineage;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageDownload;
@@ -118,7 +119,7 @@ final class DownloadCommand implements Callable<Integer> {
     Path incoming = overwrite ? target.resolveSibling(target.getFileName() + ".incoming") : target;
     ImageDownload.Result r;
     // Its partial file is this run's: 'cleanup' and other runs leave it alone.
-    try (ImageLock lock = ImageLock.acquire("download", List.of(target.toString()), null,
+    try (ImageLock lock = ImageLock.acquire(RunId.mint(), "download", List.of(target.toString()), null,
             Commands.progress(spec));
         TransferProgress progress =
             new TransferProgress("downloaded", 0, Commands.progress(spec))) {

@@ -144,7 +144,7 @@ final class PruneCommand implements Callable<Integer> {
       Map<String, ImageId> ids = new java.util.HashMap<>();
       candidates.forEach(c -> ids.put(c.image().uri(),
           c.lineage() == null ? null : c.lineage().id()));
-      intent = RunLease.intent(io.beamsave.pipelines.runs.RunNames.newRun(),
+      intent = RunLease.intent(io.beamsave.transforms.run.RunId.mint().value(),
           plan.decisions().stream().filter(d -> !d.keep())
               .map(d -> new RunLease.Use(ids.get(d.image().uri()), d.image().uri())).toList(),
           s3.settings());

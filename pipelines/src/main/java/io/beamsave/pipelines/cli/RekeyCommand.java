@@ -1,20 +1,21 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.rekey.Rekey;
+import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.ImageLock;
 import io.beamsave.pipelines.runs.RunLease;
-import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Recipient;
+import io.beamsave.transforms.run.RunId;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave rekey}: who an encrypted image is for. */
 @Command(
@@ -79,7 +80,7 @@ final class RekeyCommand implements Callable<Integer> {
     String where = image.image();
     Rekey.Outcome o;
     // One writer of an image at a time, and 'cleanup' leaves its copy or upload alone.
-    try (ImageLock lock = ImageLock.acquire("rekey", List.of(where), null,
+    try (ImageLock lock = ImageLock.acquire(RunId.mint(), "rekey", List.of(where), null,
             spec.commandLine().getErr());
         RunLease lease = RunLease.take(lock.run(), "rekey", List.of(), List.of(where), List.of(),
             image.s3.settings())) {

@@ -269,105 +269,62 @@ final class SaveCommand implements Callable<Integer> {
           + " started are killed. Default: ${DEFAULT-VALUE}.")
   long hookTimeout;
 
-  /** The hooks of this save and what they are told, once call() has made them. */
-  private Hooks hooks;
-
-  private Map<String, String> hookEnv;
-
   @Override
   public Integer call() throws IOException {
-    if (postgres != null && libraries.size() != 1) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--postgres saves one library, the cluster's data directory");
-    }
-    if (!afterSnapshot.isEmpty() && snapshot == null) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--after-snapshot runs once --snapshot has taken the snapshots: give --snapshot too");
-    }
-    if (before.isEmpty() && after.isEmpty() && afterSnapshot.isEmpty()) {
-      return save();
-    }
-    if (hookTimeout <= 0) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--hook-timeout " + hookTimeout + ": give a number of seconds above 0");
-    }
-    if (dryRun) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--dry-run runs no hooks; drop --before, --after-snapshot and --after to see what"
-              + " would be saved");
-    }
-    hooks = new Hooks(before, afterSnapshot,
-        after, hookTimeout, line -> {
-          spec.commandLine().getErr().println("beamsave: " + line);
-          spec.commandLine().getErr().flush();
-        });
-    hookEnv = Hooks.environment(libraries,
-        image, RunNames.runId());
-    try {
-      return hooks.around(hookEnv, metricsFile, json::warning, this::save);
-    } finally {
-      if (json.on()) {
-        for (Hooks.Ran r : hooks.ran()) {
-          Map<String, Object> m = JsonOutput.object("hook");
-          m.put("phase", r.phase());
-          m.put("index", r.index());
-          m.put("command", r.command());
-          m.put("exitCode", r.exitCode() == Hooks.TIMED_OUT ? null : r.exitCode());
-          m.put("timedOut", r.exitCode() == Hooks.TIMED_OUT);
-          m.put("seconds", r.seconds());
-          json.emit(m);
-        }
-      }
-    }
-  }
-
-  private int save() throws IOException {
     CommandLine cli = spec.commandLine();
+    Save.Output output = new Save.Output(json::note, json::warning,
+        pipeline.progress(cli.getErr(), json), done -> print(done, cli.getOut()),
+        line -> {
+          cli.getErr().println("beamsave: " + line);
+          cli.getErr().flush();
+        }, this::printHooks);
     if (dryRun) {
-      printDryRun(Save.dryRun(this::request, pipeline::options, new Save.Output(json::note,
-          json::warning, cli.getErr(), done -> { })), cli.getOut());
+      printDryRun(Save.dryRun(this::request, pipeline::options, output), cli.getOut());
       return 0;
     }
-    Runnable checkpoint = () -> {
-      if (hooks != null) {
-        hooks.afterSnapshot(hookEnv).forEach(failed -> json.warning(failed.describe()));
-      }
-    };
-    Save.Result result = Save.run(metricsFile, this::request, pipeline::options, new Save.Output(
-        json::note, json::warning, pipeline.progress(cli.getErr(), json),
-        done -> print(done, cli.getOut()), checkpoint));
+    Save.Result result = Save.run(metricsFile, this::request, pipeline::options, output);
     return result.partial() ? BeamsaveCommand.EXIT_PARTIAL : 0;
   }
 
+  /** The request the options make; what they say wrong is a usage error (exit 2). */
   private SaveRequest request() {
-    long block;
-    Snapshot.Kind snapshotKind;
-    Conninfo conninfo;
     try {
-      // What the command line says wrong is a usage error (exit 2), found before any work.
-      io.beamsave.transforms.codec.Codecs.parse(codec);
-      block = Sizes.parse(blockSize);
-      if (block < ImageFormat.MIN_BLOCK_SIZE || block > ImageFormat.MAX_BLOCK_SIZE) {
-        throw new IllegalArgumentException("--block-size " + blockSize + " must be between"
-            + " 4 KiB and 64 MiB");
-      }
-      if (shardSize != null) {
-        Sizes.parse(shardSize);
-      }
-      snapshotKind = snapshot == null ? null
-          : Snapshot.Kind.parse(snapshot);
-      conninfo = postgres == null ? null : Conninfo.parse(postgres);
+      return SaveRequest.builder(libraries, image)
+          .staging(staging)
+          .codec(codec)
+          .sizes(shardSize == null ? null : Sizes.parse(shardSize), Sizes.parse(blockSize))
+          .linkMbps(linkMbps)
+          .select(select.selection())
+          .allowChanging(allowChanging)
+          .skipUnreadable(skipUnreadable)
+          .base(incremental.base, incremental.baseOptional, incremental.fullEvery)
+          .encryption(crypt.recipients(), crypt.keys())
+          .s3(s3.settings())
+          .reports(reportJson, metricsFile)
+          .snapshot(snapshot == null ? null : Snapshot.Kind.parse(snapshot))
+          .postgres(postgres == null ? null : Conninfo.parse(postgres))
+          .tags(tags)
+          .hooks(new Hooks.Plan(before, afterSnapshot, after, hookTimeout))
+          .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
-    try {
-      return new SaveRequest(libraries, image, staging, codec,
-          shardSize == null ? null : Sizes.parse(shardSize), block, linkMbps,
-          select.selection(), allowChanging, skipUnreadable, incremental.base,
-          incremental.baseOptional, incremental.fullEvery, crypt.recipients(), crypt.keys(),
-          s3.settings(), reportJson, metricsFile, snapshotKind, conninfo, tags);
-    } catch (IllegalArgumentException e) {
-      throw new BeamsaveException(e.getMessage());
+  }
+
+  /** With --json, a line per hook that ran. */
+  private void printHooks(List<Hooks.Ran> ran) {
+    if (!json.on()) {
+      return;
+    }
+    for (Hooks.Ran r : ran) {
+      Map<String, Object> m = JsonOutput.object("hook");
+      m.put("phase", r.phase());
+      m.put("index", r.index());
+      m.put("command", r.command());
+      m.put("exitCode", r.exitCode() == Hooks.TIMED_OUT ? null : r.exitCode());
+      m.put("timedOut", r.exitCode() == Hooks.TIMED_OUT);
+      m.put("seconds", r.seconds());
+      json.emit(m);
     }
   }
 

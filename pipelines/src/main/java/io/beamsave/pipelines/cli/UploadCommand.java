@@ -2,7 +2,6 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.runs.RunLease;
-import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.pipelines.transfer.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
@@ -149,7 +148,7 @@ final class UploadCommand implements Callable<Integer> {
     Instant start = Instant.now();
     ImageUpload.Result r;
     // Its lease tells 'cleanup' elsewhere that the upload to the target is in progress.
-    try (RunLease lease = RunLease.take(RunNames.newRun(), "upload", List.of(),
+    try (RunLease lease = RunLease.take(io.beamsave.transforms.run.RunId.mint().value(), "upload", List.of(),
             List.of(target.toString()), List.of(), settings);
         TransferProgress progress =
             new TransferProgress("uploaded", Files.size(image), Commands.progress(spec))) {

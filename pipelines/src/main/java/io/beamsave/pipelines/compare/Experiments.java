@@ -5,7 +5,9 @@ import io.beamsave.pipelines.restore.RestorePolicy;
 import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TreeSnapshot;
 import io.beamsave.pipelines.runner.Workers;
+import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SavePipeline;
+import io.beamsave.pipelines.save.SaveRequest;
 import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.pipelines.transfer.Ledger;
@@ -286,14 +288,20 @@ public final class Experiments {
 
   private SavePipeline.Outcome saveWhileUploading(
       S3Settings s3, ObjectUri to, String codec, int link) {
-    return SavePipeline.run(
-        SaveSpecs.of(List.of(library), to.toString(), work.toString(), s3,
-                Workers.of(options),
-                new ImageUpload.Options(TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, link,
-                    false))
-            .withCodec(codec)
-            .withShardSize(SaveSpec.DEFAULT_OBJECT_SHARD_SIZE),
-        options, null);
+    return save(SaveRequest.builder(List.of(library), to.toString()).staging(work.toString())
+        .codec(codec).linkMbps(link)
+        .sizes((long) SaveSpec.DEFAULT_OBJECT_SHARD_SIZE, SaveSpec.DEFAULT_BLOCK_SIZE)
+        .s3(s3).ledger(false).build());
+  }
+
+  /** A save as the save command makes it, but for the ledger (a comparison is a measurement). */
+  private SavePipeline.Outcome save(SaveRequest request) {
+    try {
+      return Save.run(null, () -> request, () -> options,
+          new Save.Output(note -> { }, warning -> { }, null, done -> { })).outcome();
+    } catch (IOException e) {
+      throw new BeamsaveException(e.getMessage(), e);
+    }
   }
 
   private static ImageUpload.Result send(
@@ -325,9 +333,8 @@ public final class Experiments {
     say("run %d: saving with %s", run, codec);
     Instant start = Instant.now();
     ProcessUsage before = ProcessUsage.now();
-    SavePipeline.Outcome o =
-        SavePipeline.run(
-            SaveSpecs.toFiles(List.of(library), image, null).withCodec(codec), options, null);
+    SavePipeline.Outcome o = save(SaveRequest.builder(List.of(library), image.toString())
+        .codec(codec).ledger(false).build());
     ProcessUsage usage = ProcessUsage.now().since(before);
     ImageSummary s = o.images().get(0);
     return new Saved(codec, image, o.job().seconds(), s.rawBytes(), s.imageBytes(), start,

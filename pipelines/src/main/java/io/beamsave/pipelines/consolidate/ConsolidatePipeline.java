@@ -22,6 +22,7 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageLineage;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.ImageSink;
@@ -72,7 +73,7 @@ public final class ConsolidatePipeline {
   }
 
   /** The sink of the image at {@code to}: a file, or an upload staging small shards beside it. */
-  static ImageSink sinkFor(String to, S3Settings s3) {
+  static ImageSink sinkFor(String to, S3Settings s3, RunId run) {
     if (!Location.inStore(to)) {
       Path file = Path.of(to).toAbsolutePath();
       if (Files.isDirectory(file)) {
@@ -89,7 +90,7 @@ public final class ConsolidatePipeline {
     ObjectUri uri = ObjectUri.parse(to, false);
     Stores.bucketOf(uri, s3).check(uri.key());
     ObjectUri staging = uri.parent()
-        .child(RunNames.STAGING_PREFIX + RunNames.runId() + "/shards/");
+        .child(RunNames.STAGING_PREFIX + run + "/shards/");
     return new StoreImageSink(uri, staging, s3, 0, ImageUpload.Options.defaults().parallelParts());
   }
 
@@ -104,6 +105,7 @@ public final class ConsolidatePipeline {
       ImageRef newest, String to, String codecSpec, double minLive, List<Recipient> recipients,
       boolean dropRecipients, PipelineOptions options, PrintWriter progress) {
     long start = System.nanoTime();
+    RunId run = RunId.mint();
     S3Settings s3 = newest.s3();
     Catalog catalog = newest.readCatalog();
     List<Entry> files = catalog.entries().stream().filter(Entry::isFile).toList();
@@ -132,7 +134,7 @@ public final class ConsolidatePipeline {
             + " --password-file), or give --drop-recipients");
       }
     }
-    ImageSink sink = sinkFor(to, s3);
+    ImageSink sink = sinkFor(to, s3, run);
     if (!recipients.isEmpty()) {
       // A full image of the newest one's point in time, with a data key of its own.
       sink = sink.encryptedWith(ImageKey.create(ImageId.random(), catalog.createdMillis(), 0,
@@ -146,7 +148,7 @@ public final class ConsolidatePipeline {
         () -> stop(running.get(), lock.get(), lease.get()).forEach(left -> System.err.println(
             "beamsave: warning: could not remove " + left + "; 'beamsave cleanup' removes it")))) {
       // As a save: one run writes an image at a time, and what a killed one left goes first.
-      lock.set(ImageLock.acquire("consolidate", List.of(sink.location()), null, progress));
+      lock.set(ImageLock.acquire(run, "consolidate", List.of(sink.location()), null, progress));
       // Prune leaves the chain alone while it is read.
       List<RunLease.Use> uses = new java.util.ArrayList<>();
       for (ImageChain.Member m : chain.opened()) {

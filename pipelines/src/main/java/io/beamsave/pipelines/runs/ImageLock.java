@@ -6,6 +6,7 @@ import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.Removal;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.store.Location;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -68,12 +69,12 @@ public final class ImageLock implements AutoCloseable {
 
   /**
    * Clears what killed runs left beside each of {@code images}, refuses if a live run writes one
-   * of them (naming it: {@code what} runs), locks them all, and creates the run's local staging
-   * directory {@code staging} (null: none, or one in object storage).
+   * of them (naming it: {@code what} runs), locks them all for run {@code runId}, and creates
+   * the run's local staging directory {@code staging} (null: none, or one in object storage).
    */
-  public static ImageLock acquire(String what, List<String> images, String staging,
+  public static ImageLock acquire(RunId runId, String what, List<String> images, String staging,
       PrintWriter notes) {
-    String run = RunNames.newRun();
+    String run = runId.value();
     boolean localStaging = staging != null && !Location.inStore(staging);
     String stagingDir = localStaging ? Path.of(staging).toString() : "";
     List<Held> held = new ArrayList<>();

@@ -190,7 +190,7 @@ public final class Leases {
    */
   private static Instant storeNow(ObjectUri prefix, Store store) {
     String key = prefix.key() + (prefix.key().isEmpty() || prefix.key().endsWith("/") ? "" : "/")
-        + ".beamsave-clock-" + RunNames.newRun();
+        + ".beamsave-clock-" + random();
     try {
       store.put(key, new byte[0], 0, "text/plain");
       try {
@@ -229,7 +229,7 @@ public final class Leases {
         // No namespaces to tell apart.
       }
       // Without a boot id the host cannot be told apart: leases are then judged by age alone.
-      hostId = boot.isEmpty() ? "unknown-" + RunNames.newRun()
+      hostId = boot.isEmpty() ? "unknown-" + random()
           : ImageLock.host() + " " + boot + " " + pidNs;
     }
     return hostId;
@@ -269,5 +269,12 @@ public final class Leases {
       // An unreadable lease says nothing.
     }
     return p;
+  }
+
+  /** 16 random hex digits: names that must not meet another's. */
+  private static String random() {
+    byte[] b = new byte[8];
+    new java.security.SecureRandom().nextBytes(b);
+    return java.util.HexFormat.of().formatHex(b);
   }
 }

@@ -45,6 +45,38 @@ public final class Hooks {
   /** The exit code recorded for a hook killed at its time limit. */
   public static final int TIMED_OUT = -1;
 
+  /**
+   * The hooks a save is asked to run: commands for each phase, and the time each may take.
+   *
+   * @param before run before the save; the first that fails stops it
+   * @param afterSnapshot run once {@code --snapshot} has taken the snapshots
+   * @param after run when the save has ended, told how
+   * @param timeoutSeconds how long one may take before it is killed
+   */
+  public record Plan(List<String> before, List<String> afterSnapshot, List<String> after,
+      long timeoutSeconds) {
+    public static final Plan NONE = new Plan(List.of(), List.of(), List.of(), 600);
+
+    public Plan {
+      before = List.copyOf(before);
+      afterSnapshot = List.copyOf(afterSnapshot);
+      after = List.copyOf(after);
+      if (!isEmpty(before, afterSnapshot, after) && timeoutSeconds <= 0) {
+        throw new IllegalArgumentException("--hook-timeout " + timeoutSeconds
+            + ": give a number of seconds above 0");
+      }
+    }
+
+    private static boolean isEmpty(List<String> a, List<String> b, List<String> c) {
+      return a.isEmpty() && b.isEmpty() && c.isEmpty();
+    }
+
+    /** Whether there is no hook to run. */
+    public boolean isEmpty() {
+      return isEmpty(before, afterSnapshot, after);
+    }
+  }
+
   private final List<String> before;
   private final List<String> afterSnapshot;
   private final List<String> after;
@@ -135,31 +167,20 @@ public final class Hooks {
 
   /**
    * Runs the before hooks, then {@code save}, then the after hooks, told how it ended; returns
-   * the save's exit code. A failing before hook stops it, and {@code metricsFile} (if given)
-   * still says that no save ran. At an interrupt the after hooks run from its handler, told
-   * {@code interrupted}. A failing after hook is a {@code warning}. The hooks' exit codes join
-   * the metrics file the save wrote.
+   * the save's exit code. A failing before hook stops it. At an interrupt the after hooks run
+   * from its handler, told {@code interrupted}. A failing after hook is a {@code warning}.
    */
-  public int around(Map<String, String> env, Path metricsFile, Consumer<String> warning,
-      Save save) throws IOException {
+  public int around(Map<String, String> env, Consumer<String> warning, Save save)
+      throws IOException {
     int code = 1;
     String result = "failure";
-    java.time.Instant began = java.time.Instant.now();
     // An interrupt exits from its handler: the after hooks are among what it runs first.
     try (Interrupts.Registration onInterrupt = hasAfter()
         ? Interrupts.onInterrupt("after hooks", () -> after(env, "interrupted", 130)
             .forEach(failed -> warning.accept(failed.describe())))
         : null) {
       try {
-        try {
-          before(env);
-        } catch (RuntimeException e) {
-          if (metricsFile != null) {
-            // No save ran, and the monitoring must hear of it.
-            SaveMetrics.write(metricsFile, null, began, java.time.Instant.now());
-          }
-          throw e;
-        }
+        before(env);
         code = save.run();
         result = "success";
       } finally {
@@ -167,22 +188,9 @@ public final class Hooks {
           onInterrupt.close();
           after(env, result, code).forEach(failed -> warning.accept(failed.describe()));
         }
-        if (metricsFile != null && !Interrupts.interrupted() && written(metricsFile, began)) {
-          SaveMetrics.addHooks(metricsFile, ran());
-        }
       }
     }
     return code;
-  }
-
-  /** Whether this run wrote {@code file} (a failure found early writes none). */
-  private static boolean written(Path file, java.time.Instant since) {
-    try {
-      return java.nio.file.Files.getLastModifiedTime(file).toInstant()
-          .isAfter(since.minusMillis(5));
-    } catch (IOException e) {
-      return false;
-    }
   }
 
   /** Every hook run so far, in order. */

@@ -15,6 +15,7 @@ import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.read.ImageSources;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.LateFiles;
@@ -54,14 +55,14 @@ public final class Save {
   /**
    * Where the save speaks: notes and warnings as they come, progress while it runs, and the
    * result once the images are complete, before the report file and the ledger are written
-   * (the operator sees the report even when those fail); {@code checkpoint} runs once the
-   * snapshots of {@code --snapshot} are taken, before any file is read.
+   * (the operator sees the report even when those fail); {@code hookLine} a line a hook printed,
+   * and {@code hooksRan} the hooks that ran, once the save has ended however it ended.
    */
   public record Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress,
-      Consumer<Result> result, Runnable checkpoint) {
+      Consumer<Result> result, Consumer<String> hookLine, Consumer<List<Hooks.Ran>> hooksRan) {
     public Output(Consumer<String> note, Consumer<String> warning, PrintWriter progress,
         Consumer<Result> result) {
-      this(note, warning, progress, result, () -> { });
+      this(note, warning, progress, result, line -> { }, ran -> { });
     }
   }
 
@@ -79,39 +80,69 @@ public final class Save {
 
   private final SaveRequest request;
   private final Output output;
+  /** The run's one id: its staging, lock, lease, snapshots, hooks and Beam job are named by it. */
+  private final RunId run;
+  /** Runs once the snapshots are taken, before a file is read: the --after-snapshot hooks. */
+  private Runnable afterSnapshots = () -> { };
   /** The lines of the --files-from list, kept to name them in warnings. */
   private List<FilesFrom.Line> listed = List.of();
 
-  private Save(SaveRequest request, Output output) {
+  private Save(SaveRequest request, Output output, RunId run) {
     this.request = request;
     this.output = output;
+    this.run = run;
   }
 
   /**
-   * Runs the save {@code request} asks for to its end. On failure no unfinished image or
-   * staging is left (see {@link SavePipeline#run}), and {@code metricsFile}, if not null, says
-   * the save failed: also when the request or the options cannot be made, which is why they
-   * are made here.
+   * Runs the save {@code request} asks for to its end, with its hooks around it. On failure no
+   * unfinished image or staging is left (see {@link SavePipeline#run}). {@code metricsFile}, if
+   * not null, gets the run's figures once, when it has ended: a failure too, also when the
+   * request or the options cannot be made (which is why they are made here), and the hooks
+   * that ran.
    */
   public static Result run(Path metricsFile, Supplier<SaveRequest> request,
       Supplier<PipelineOptions> options, Output output) throws IOException {
     Instant began = Instant.now();
+    RunId run = RunId.mint();
+    Result[] result = {null};
+    Hooks hooks = null;
     try {
       checkMetricsFile(metricsFile);
+      SaveRequest asked = request.get();
       PipelineOptions beam = options.get();
-      return new Save(request.get(), output).run(beam);
-    } catch (RuntimeException | IOException e) {
-      if (metricsFile != null) {
-        // A failure is news for the monitoring too; what it was is on stderr.
-        try {
-          SaveMetrics.write(metricsFile, null, began, Instant.now());
-        } catch (RuntimeException unwritable) {
-          e.addSuppressed(unwritable);
-        }
+      beam.setJobName(run.jobName("save"));
+      Save save = new Save(asked, output, run);
+      Hooks.Plan plan = asked.hooks();
+      if (plan.isEmpty()) {
+        result[0] = save.run(beam);
+        return result[0];
       }
-      throw e;
+      hooks = new Hooks(plan.before(), plan.afterSnapshot(), plan.after(),
+          plan.timeoutSeconds(), output.hookLine());
+      Hooks running = hooks;
+      Map<String, String> env = Hooks.environment(asked.libraries(), asked.image(), run.value());
+      save.afterSnapshots = () -> running.afterSnapshot(env)
+          .forEach(failed -> output.warning().accept(failed.describe()));
+      hooks.around(env, output.warning(), () -> {
+        result[0] = save.run(beam);
+        return result[0].partial() ? PARTIAL : 0;
+      });
+      return result[0];
+    } finally {
+      List<Hooks.Ran> ran = hooks == null ? List.of() : hooks.ran();
+      if (metricsFile != null && !io.beamsave.pipelines.runner.Interrupts.interrupted()) {
+        // Once, at the end: a failure is news for the monitoring too (what it was is on
+        // stderr), and so are the hooks.
+        SaveMetrics.write(metricsFile, result[0] == null ? null : result[0].report(),
+            result[0] == null ? began : result[0].start(),
+            result[0] == null ? Instant.now() : result[0].end(), ran);
+      }
+      output.hooksRan().accept(ran);
     }
   }
+
+  /** The exit code of a save whose images are complete but partial, which after hooks hear. */
+  private static final int PARTIAL = 3;
 
   /** One library's dry run: where its image would go, on which base, and what it would take. */
   public record Planned(String library, String image, String base, SaveScan.Found found) {}
@@ -123,7 +154,10 @@ public final class Save {
    */
   public static List<Planned> dryRun(Supplier<SaveRequest> request,
       Supplier<PipelineOptions> options, Output output) throws IOException {
-    Save s = new Save(request.get(), output);
+    Save s = new Save(request.get(), output, RunId.mint());
+    if (!s.request.hooks().isEmpty()) {
+      output.note().accept("--dry-run runs no hooks: it saves nothing for them to be around");
+    }
     SaveSpec save = s.spec(Workers.of(options.get()), false);
     if (s.request.snapshot() != null) {
       // What the save would refuse, a dry run refuses; it walks the library itself.
@@ -204,7 +238,7 @@ public final class Save {
     java.util.concurrent.atomic.AtomicReference<AutoCloseable> lateFiles =
         new java.util.concurrent.atomic.AtomicReference<>();
     try {
-      outcome = SavePipeline.run(save, options, output.progress(), true, held -> {
+      outcome = SavePipeline.run(save, run, options, output.progress(), true, held -> {
         if (request.snapshot() == null) {
           if (postgres == null) {
             return held;
@@ -212,7 +246,7 @@ public final class Save {
           PostgresSave.checkExcludes(held.excludes());
           backup.set(PostgresBackup.start(postgres,
               held.libraries().values().iterator().next().rootPath(),
-              "beamsave " + ProcessHandle.current().pid() + " " + System.currentTimeMillis(),
+              "beamsave " + run,
               lateParent(held)));
           SaveSpec read = backupMode(held, backup.get());
           lateFiles.set(LateFiles.register(read, read.libraries().keySet().iterator().next(),
@@ -223,9 +257,9 @@ public final class Save {
           postgres.checkpoint();
         }
         snapshots.set(Snapshots.take(request.snapshot(), held,
-            request.select().oneFileSystem(), output.note(), output.warning()));
+            request.select().oneFileSystem(), run, output.note(), output.warning()));
         SaveSpec read = snapshots.get().applyTo(held);
-        output.checkpoint().run();
+        afterSnapshots.run();
         return postgres == null ? read : postgres(read, postgres);
       });
     } finally {
@@ -245,9 +279,6 @@ public final class Save {
     }
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
-    if (request.metricsFile() != null) {
-      SaveMetrics.write(request.metricsFile(), report, start, end);
-    }
     warnUnmatchedExcludes(save, outcome);
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
     if (changed > 0 && backup.get() != null) {
@@ -262,7 +293,9 @@ public final class Save {
     if (request.reportJson() != null) {
       report.writeJson(request.reportJson());
     }
-    record(save, outcome, start, end);
+    if (request.ledger()) {
+      record(save, outcome, start, end);
+    }
     return result;
   }
 
@@ -339,7 +372,7 @@ public final class Save {
           TransferCodec.NONE, ImageUpload.DEFAULT_PART, 4, request.linkMbps(), false);
       SaveRequest.Selection select = request.select();
       SaveSpec save = SaveSpecs.of(request.libraries(), request.image(), request.staging(),
-              request.s3(), workers, upload, create)
+              request.s3(), workers, upload, create, run)
           .withCodec(Codecs.forLink(request.codec(), request.linkMbps()))
           .withSizes(request.shardSize() != null ? request.shardSize()
               : SaveSpecs.defaultShardSize(request.image()), request.blockSize())

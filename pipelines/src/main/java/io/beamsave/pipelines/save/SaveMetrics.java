@@ -28,9 +28,25 @@ public final class SaveMetrics {
 
   private SaveMetrics() {}
 
-  /** Writes the figures of a run that began at {@code start}; {@code report} null if it failed. */
-  public static void write(Path file, SaveReport report, Instant start, Instant end) {
+  /**
+   * Writes the figures of a run that began at {@code start}; {@code report} null if it failed;
+   * with the exit code and time of each hook that {@code ran}.
+   */
+  public static void write(Path file, SaveReport report, Instant start, Instant end,
+      List<Hooks.Ran> ran) {
     PrometheusRegistry registry = new PrometheusRegistry();
+    if (!ran.isEmpty()) {
+      Gauge code = Gauge.builder().name("beamsave_save_hook_exit_code")
+          .help("Exit code of each hook of the last save (-1: killed at its time limit)")
+          .labelNames("phase", "index").register(registry);
+      Gauge took = Gauge.builder().name("beamsave_save_hook_seconds")
+          .help("Wall time of each hook of the last save").labelNames("phase", "index")
+          .register(registry);
+      for (Hooks.Ran r : ran) {
+        code.labelValues(r.phase(), Integer.toString(r.index())).set(r.exitCode());
+        took.labelValues(r.phase(), Integer.toString(r.index())).set(r.seconds());
+      }
+    }
     gauge(registry, "beamsave_save_success", "1 if the last save succeeded, else 0")
         .set(report != null ? 1 : 0);
     gauge(registry, "beamsave_save_last_run_timestamp_seconds",
@@ -64,38 +80,6 @@ public final class SaveMetrics {
     Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
     try {
       try (OutputStream out = Files.newOutputStream(tmp)) {
-        PrometheusTextFormatWriter.create().write(out, registry.scrape());
-      }
-      Rename.replacing(tmp, file);
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot write --metrics-file", file, e);
-    }
-  }
-
-  /**
-   * Adds the hooks that ran to what {@link #write} wrote in {@code file}: each one's exit code
-   * (-1 killed at its time limit) and seconds, by phase and index.
-   */
-  public static void addHooks(Path file, List<Hooks.Ran> ran) {
-    if (ran.isEmpty()) {
-      return;
-    }
-    PrometheusRegistry registry = new PrometheusRegistry();
-    Gauge code = Gauge.builder().name("beamsave_save_hook_exit_code")
-        .help("Exit code of each hook of the last save (-1: killed at its time limit)")
-        .labelNames("phase", "index").register(registry);
-    Gauge took = Gauge.builder().name("beamsave_save_hook_seconds")
-        .help("Wall time of each hook of the last save").labelNames("phase", "index")
-        .register(registry);
-    for (Hooks.Ran r : ran) {
-      code.labelValues(r.phase(), Integer.toString(r.index())).set(r.exitCode());
-      took.labelValues(r.phase(), Integer.toString(r.index())).set(r.seconds());
-    }
-    Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-    try {
-      byte[] before = Files.exists(file) ? Files.readAllBytes(file) : new byte[0];
-      try (OutputStream out = Files.newOutputStream(tmp)) {
-        out.write(before);
         PrometheusTextFormatWriter.create().write(out, registry.scrape());
       }
       Rename.replacing(tmp, file);

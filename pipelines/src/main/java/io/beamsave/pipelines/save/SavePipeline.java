@@ -8,6 +8,7 @@ import io.beamsave.pipelines.runs.ImageLock;
 import io.beamsave.pipelines.runs.Leases;
 import io.beamsave.pipelines.runs.RunLease;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.save.CompressShards;
@@ -79,27 +80,30 @@ public final class SavePipeline {
    * this run (its partial file, or its multipart upload and staged shards), then rethrows;
    * images already completed stay (each is whole).
    */
-  public static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress) {
-    return run(spec, options, progress, false);
+  static Outcome run(SaveSpec spec, RunId run, PipelineOptions options,
+      PrintWriter progress) {
+    return run(spec, run, options, progress, false);
   }
 
   /**
-   * Like {@link #run(SaveSpec, PipelineOptions, PrintWriter)}; with {@code walkAhead}, where
+   * Like {@link #run(SaveSpec, RunId, PipelineOptions, PrintWriter)}; with {@code walkAhead}, where
    * the workers run in this JVM ({@link Workers}), the libraries are walked here while Beam and
    * its runner start (see {@link ListLibrary#walkAhead}); elsewhere workers walk them.
    */
-  static Outcome run(
-      SaveSpec spec, PipelineOptions options, PrintWriter progress, boolean walkAhead) {
-    return run(spec, options, progress, walkAhead, java.util.function.UnaryOperator.identity());
+  static Outcome run(SaveSpec spec, RunId run, PipelineOptions options, PrintWriter progress,
+      boolean walkAhead) {
+    return run(spec, run, options, progress, walkAhead,
+        java.util.function.UnaryOperator.identity());
   }
 
   /**
-   * Like {@link #run(SaveSpec, PipelineOptions, PrintWriter, boolean)}; {@code beforeRead} turns
+   * Like {@link #run(SaveSpec, RunId, PipelineOptions, PrintWriter, boolean)}; {@code beforeRead}
+   * turns
    * the spec into the one that is read, once the run holds its images (their locks and lease)
    * and before any file is: where {@code --snapshot} takes its snapshots, so that a second save
    * of the same image is refused before it takes one.
    */
-  static Outcome run(SaveSpec spec, PipelineOptions options, PrintWriter progress,
+  static Outcome run(SaveSpec spec, RunId run, PipelineOptions options, PrintWriter progress,
       boolean walkAhead, java.util.function.UnaryOperator<SaveSpec> beforeRead) {
     walkAhead &= Workers.of(options).inThisJvm();
     AtomicReference<ImageLock> lock = new AtomicReference<>();
@@ -110,7 +114,7 @@ public final class SavePipeline {
     try (Interrupts.Registration undo =
         Interrupts.onInterrupt("save " + spec.staging(), () -> warnLeft(stop(running.get(), lock.get(), lease.get())))) {
       // Refuses a second save of the same image, and clears what killed runs left.
-      lock.set(ImageLock.acquire("save",
+      lock.set(ImageLock.acquire(run, "save",
           spec.libraries().values().stream().map(SaveSpec.Library::destination).toList(),
           spec.staging(), progress != null ? progress : new PrintWriter(System.err, true)));
       lease.set(lease(spec, lock.get().run()));

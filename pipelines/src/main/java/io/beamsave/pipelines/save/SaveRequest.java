@@ -34,6 +34,14 @@ import java.util.List;
  * @param tags what each image is tagged with ({@code save --tag}), for images and prune
  * @param postgres the conninfo of the PostgreSQL server whose data directory the library is,
  *     or null
+ * @param hooks the commands run around the save ({@code --before}, {@code --after-snapshot},
+ *     {@code --after})
+ * @param ledger whether the save goes into the run ledger beside its images (not a comparison's
+ *     or the demo's, which are measurements)
+ *
+ * <p>Made with {@link #builder}. What the operator said wrong in itself (a codec, a size, an
+ * option that needs another) is an {@link IllegalArgumentException}, a usage error; what does
+ * not fit together once said is a {@link BeamsaveException}.
  */
 public record SaveRequest(
     List<Path> libraries,
@@ -56,7 +64,9 @@ public record SaveRequest(
     Path metricsFile,
     io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot,
     io.beamsave.pipelines.postgres.Conninfo postgres,
-    List<String> tags) {
+    List<String> tags,
+    Hooks.Plan hooks,
+    boolean ledger) {
 
   /**
    * Which files of the libraries are saved.
@@ -74,6 +84,9 @@ public record SaveRequest(
       this(excludes, excludeCaches, filesFrom, from0, false);
     }
 
+    /** Every file: no excludes, no list. */
+    public static final Selection ALL = new Selection(List.of(), false, null, false);
+
     public Selection {
       excludes = List.copyOf(excludes);
       if (filesFrom == null && from0) {
@@ -88,16 +101,31 @@ public record SaveRequest(
 
   public SaveRequest {
     libraries = List.copyOf(libraries);
+    hooks = hooks == null ? Hooks.Plan.NONE : hooks;
+    select = select == null ? Selection.ALL : select;
+    keys = keys == null ? Keys.NONE : keys;
+    recipients = recipients == null ? List.of() : recipients;
+    io.beamsave.transforms.codec.Codecs.parse(codec);
+    if (blockSize < io.beamsave.transforms.format.ImageFormat.MIN_BLOCK_SIZE
+        || blockSize > io.beamsave.transforms.format.ImageFormat.MAX_BLOCK_SIZE) {
+      throw new IllegalArgumentException("--block-size "
+          + io.beamsave.pipelines.runner.Sizes.human(blockSize) + " must be between 4 KiB and"
+          + " 64 MiB");
+    }
+    if (postgres != null && libraries.size() != 1) {
+      throw new IllegalArgumentException(
+          "--postgres saves one library, the cluster's data directory");
+    }
+    if (!hooks.afterSnapshot().isEmpty() && snapshot == null) {
+      throw new IllegalArgumentException(
+          "--after-snapshot runs once --snapshot has taken the snapshots: give --snapshot too");
+    }
     tags = tags == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(tags));
     for (String t : tags) {
       if (!TAG.matcher(t).matches()) {
         throw new BeamsaveException("--tag '" + io.beamsave.transforms.Printable.text(t)
             + "': a tag is 1 to 64 of A-Z a-z 0-9 . _ : @ + -");
       }
-    }
-    if (postgres != null && libraries.size() != 1) {
-      throw new BeamsaveException(
-          "--postgres saves one library, the cluster's data directory");
     }
     recipients = List.copyOf(recipients);
     if (libraries.isEmpty()) {
@@ -115,5 +143,138 @@ public record SaveRequest(
   /** Whether each image is encrypted. */
   public boolean encrypted() {
     return !recipients.isEmpty();
+  }
+
+  /** A request to save {@code libraries} into {@code image}, with every other choice left. */
+  public static Builder builder(List<Path> libraries, String image) {
+    return new Builder(libraries, image);
+  }
+
+  /** Fills in a {@link SaveRequest}: the defaults are those of the command line. */
+  public static final class Builder {
+    private final List<Path> libraries;
+    private final String image;
+    private String staging;
+    private String codec = "zstd:3";
+    private Long shardSize;
+    private long blockSize = io.beamsave.transforms.save.SaveSpec.DEFAULT_BLOCK_SIZE;
+    private int linkMbps;
+    private Selection select = Selection.ALL;
+    private boolean allowChanging;
+    private boolean skipUnreadable;
+    private String base;
+    private boolean baseOptional;
+    private int fullEvery;
+    private List<Recipient> recipients = List.of();
+    private Keys keys = Keys.NONE;
+    private S3Settings s3;
+    private Path reportJson;
+    private Path metricsFile;
+    private io.beamsave.pipelines.snapshot.Snapshot.Kind snapshot;
+    private io.beamsave.pipelines.postgres.Conninfo postgres;
+    private List<String> tags = List.of();
+    private Hooks.Plan hooks = Hooks.Plan.NONE;
+    private boolean ledger = true;
+
+    private Builder(List<Path> libraries, String image) {
+      this.libraries = libraries;
+      this.image = image;
+    }
+
+    public Builder staging(String s) {
+      staging = s;
+      return this;
+    }
+
+    public Builder codec(String spec) {
+      codec = spec;
+      return this;
+    }
+
+    /** Raw bytes per shard, and per block; null shard size: the default of the image's kind. */
+    public Builder sizes(Long shard, long block) {
+      shardSize = shard;
+      blockSize = block;
+      return this;
+    }
+
+    public Builder linkMbps(int mbps) {
+      linkMbps = mbps;
+      return this;
+    }
+
+    public Builder select(Selection s) {
+      select = s;
+      return this;
+    }
+
+    public Builder allowChanging(boolean on) {
+      allowChanging = on;
+      return this;
+    }
+
+    public Builder skipUnreadable(boolean on) {
+      skipUnreadable = on;
+      return this;
+    }
+
+    /** The base of an incremental save, whether it may be missing, and every how many full. */
+    public Builder base(String image, boolean optional, int everyFull) {
+      base = image;
+      baseOptional = optional;
+      fullEvery = everyFull;
+      return this;
+    }
+
+    /** Whom the images are for, and what opens an encrypted base. */
+    public Builder encryption(List<Recipient> forWhom, Keys opening) {
+      recipients = forWhom;
+      keys = opening;
+      return this;
+    }
+
+    public Builder s3(S3Settings settings) {
+      s3 = settings;
+      return this;
+    }
+
+    /** Where the report goes as JSON, and the figures for Prometheus; null: nowhere. */
+    public Builder reports(Path json, Path metrics) {
+      reportJson = json;
+      metricsFile = metrics;
+      return this;
+    }
+
+    public Builder snapshot(io.beamsave.pipelines.snapshot.Snapshot.Kind kind) {
+      snapshot = kind;
+      return this;
+    }
+
+    public Builder postgres(io.beamsave.pipelines.postgres.Conninfo server) {
+      postgres = server;
+      return this;
+    }
+
+    public Builder tags(List<String> t) {
+      tags = t;
+      return this;
+    }
+
+    public Builder hooks(Hooks.Plan plan) {
+      hooks = plan;
+      return this;
+    }
+
+    /** Whether the save goes into the run ledger (it does unless told). */
+    public Builder ledger(boolean on) {
+      ledger = on;
+      return this;
+    }
+
+    public SaveRequest build() {
+      return new SaveRequest(libraries, image, staging, codec, shardSize, blockSize, linkMbps,
+          select, allowChanging, skipUnreadable, base, baseOptional, fullEvery, recipients, keys,
+          s3, reportJson, metricsFile, snapshot, postgres, tags, hooks, ledger);
+    }
   }
 }

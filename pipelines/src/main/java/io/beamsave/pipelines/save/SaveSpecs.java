@@ -6,6 +6,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.StoreImageSink;
@@ -47,24 +48,24 @@ public final class SaveSpecs {
    */
   public static SaveSpec of(
       List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
-      ImageUpload.Options upload) {
-    return of(libraries, image, staging, s3, workers, upload, true);
+      ImageUpload.Options upload, RunId run) {
+    return of(libraries, image, staging, s3, workers, upload, true, run);
   }
 
   /**
-   * Like {@link #of(List, String, String, S3Settings, Workers, ImageUpload.Options)}; with
+   * Like {@link #of(List, String, String, S3Settings, Workers, ImageUpload.Options, RunId)}; with
    * {@code create} false (a dry run) an image's directory that does not exist is not made.
    */
   public static SaveSpec of(
       List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
-      ImageUpload.Options upload, boolean create) {
+      ImageUpload.Options upload, boolean create, RunId run) {
     boolean stagingInStore = staging != null && Location.inStore(staging);
     if (!Location.inStore(image)) {
       if (stagingInStore) {
         throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
       }
       return toFiles(libraries, Path.of(image), staging == null ? null : Path.of(staging),
-          create).withS3(s3);
+          create, run).withS3(s3);
     }
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
@@ -87,7 +88,6 @@ public final class SaveSpecs {
     image = image.replace(UTC, utcStamp(started));
     ObjectUri to =
         ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
-    String run = runId();
     ObjectUri shardRoot = null;
     String stagingRoot;
     if (stagingInStore) {
@@ -146,12 +146,12 @@ public final class SaveSpecs {
    * gets its own image from the template). Checks every library is a readable
    * directory. Staging defaults to a fresh directory beside the images.
    */
-  public static SaveSpec toFiles(List<Path> libraries, Path image, Path staging) {
-    return toFiles(libraries, image, staging, true);
+  public static SaveSpec toFiles(List<Path> libraries, Path image, Path staging, RunId run) {
+    return toFiles(libraries, image, staging, true, run);
   }
 
   private static SaveSpec toFiles(List<Path> libraries, Path image, Path staging,
-      boolean create) {
+      boolean create, RunId run) {
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
     }
@@ -201,8 +201,8 @@ public final class SaveSpecs {
     }
     Path stagingRoot =
         staging != null
-            ? staging.resolve(RUN_PREFIX + runId())
-            : imageDir.resolve(STAGING_PREFIX + runId());
+            ? staging.resolve(RUN_PREFIX + run)
+            : imageDir.resolve(STAGING_PREFIX + run);
     SaveSpec spec = SaveSpec.of(stagingRoot.toAbsolutePath().toString())
         .withStartedMillis(started.toEpochMilli());
     for (int i = 0; i < roots.size(); i++) {
@@ -281,10 +281,6 @@ public final class SaveSpecs {
       at = startSecond();
     }
     return at;
-  }
-
-  private static String runId() {
-    return RunNames.runId();
   }
 
   /** The shard size when the operator gives none. */

@@ -1,12 +1,12 @@
 package io.beamsave.pipelines.snapshot;
 
-import io.beamsave.pipelines.runs.RunNames;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.Notes;
+import io.beamsave.transforms.run.RunId;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,9 +52,12 @@ public final class Snapshot implements AutoCloseable {
   public static final String DIR = ".beamsave-snapshots";
 
   private static final String LOCK_SUFFIX = ".lock";
-  /** A run id, as {@link RunNames#runId} makes them. */
+  /**
+   * A snapshot's name: its run's id ({@link RunId}), and for a second snapshot of the run in one
+   * place, its number.
+   */
   private static final java.util.regex.Pattern RUN_NAME =
-      java.util.regex.Pattern.compile("\\d{8}T\\d{6}-\\d+-[0-9a-f]{6}");
+      java.util.regex.Pattern.compile("\\d{8}T\\d{6}-\\d+-[0-9a-f]{6}(-\\d+)?");
 
   private final Kind kind;
   private final Path library;
@@ -80,10 +83,11 @@ public final class Snapshot implements AutoCloseable {
    * Takes a snapshot of what holds {@code library} (a real path), of {@code kind}: {@code auto}
    * takes what its file system supports and refuses in one line where none is. Refuses a
    * library with another file system or subvolume beneath it, which the snapshot would not
-   * hold, unless {@code oneFileSystem} leaves those out anyway.
+   * hold, unless {@code oneFileSystem} leaves those out anyway. {@code name}: the run's id, with
+   * a number after it for the run's second snapshot and on.
    */
-  public static Snapshot take(Kind kind, Path library, boolean oneFileSystem) {
-    return takeBtrfs(library, checked(kind, library, oneFileSystem));
+  public static Snapshot take(Kind kind, Path library, boolean oneFileSystem, String name) {
+    return takeBtrfs(library, checked(kind, library, oneFileSystem), name);
   }
 
   /**
@@ -296,10 +300,9 @@ public final class Snapshot implements AutoCloseable {
   }
 
   /** Takes a btrfs snapshot of the subvolume holding {@code library}, under its lock. */
-  private static Snapshot takeBtrfs(Path library, Mounts.Mount mount) {
+  private static Snapshot takeBtrfs(Path library, Mounts.Mount mount, String run) {
     Path subvolume = Btrfs.subvolumeOf(library);
     Path place = Btrfs.place(library, mount);
-    String run = RunNames.runId();
     Path root = place.resolve(run);
     Path lockFile = place.resolve(run + LOCK_SUFFIX);
     OpenFile lock = null;

@@ -2,6 +2,7 @@ package io.beamsave.pipelines.snapshot;
 
 import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.select.Excludes;
 import java.util.ArrayList;
@@ -24,11 +25,11 @@ public final class Snapshots implements AutoCloseable {
   }
 
   /**
-   * Takes the snapshots for {@code spec}'s libraries and returns them, with what {@code note}
-   * said of each; on failure, removes those already taken.
+   * Takes the snapshots for {@code spec}'s libraries, named by {@code run}, and returns them,
+   * with what {@code note} said of each; on failure, removes those already taken.
    */
   public static Snapshots take(Snapshot.Kind kind, SaveSpec spec, boolean oneFileSystem,
-      Consumer<String> note, Consumer<String> warning) {
+      RunId run, Consumer<String> note, Consumer<String> warning) {
     List<Snapshot> taken = new ArrayList<>();
     Snapshots all = new Snapshots(taken, warning);
     try {
@@ -39,7 +40,8 @@ public final class Snapshots implements AutoCloseable {
               + Snapshot.shown(shared.library()) + ", on the same subvolume");
           continue;
         }
-        Snapshot s = Snapshot.take(kind, lib.rootPath(), oneFileSystem);
+        String name = taken.isEmpty() ? run.value() : run.value() + "-" + (taken.size() + 1);
+        Snapshot s = Snapshot.take(kind, lib.rootPath(), oneFileSystem, name);
         synchronized (taken) {
           taken.add(s);
         }

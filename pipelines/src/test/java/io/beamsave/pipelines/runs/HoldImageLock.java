@@ -15,7 +15,7 @@ public final class HoldImageLock {
 
   public static void main(String[] args) throws Exception {
     Path image = Path.of(args[0]);
-    ImageLock lock = ImageLock.acquire("save", List.of(args[0]), args[1], null);
+    ImageLock lock = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(args[0]), args[1], null);
     Files.writeString(Path.of(args[1]).resolve("listing"), "the run's listing");
     Files.writeString(ImageWriter.partialPath(image), "shards appended by the run");
     System.out.println("locked " + lock.run());

@@ -46,19 +46,19 @@ class ImageLockTest {
 
   @Test
   void aSecondRunOfAnImageIsRefusedInOneLineNamingTheRunThatHoldsIt() {
-    try (ImageLock first = ImageLock.acquire("save", List.of(image), null, null)) {
-      assertThatThrownBy(() -> ImageLock.acquire("save", List.of(image), null, null))
+    try (ImageLock first = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null)) {
+      assertThatThrownBy(() -> ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null))
           .isInstanceOf(BeamsaveException.class)
           .message().matches(refusal("save", image, ProcessHandle.current().pid()));
     }
     // Once it ended, the image is free again.
-    ImageLock.acquire("save", List.of(image), null, null).close();
+    ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null).close();
   }
 
   @Test
   void aConsolidationHoldingTheImageIsNamedAsOne() {
-    try (ImageLock held = ImageLock.acquire("consolidate", List.of(image), null, null)) {
-      assertThatThrownBy(() -> ImageLock.acquire("save", List.of(image), null, null))
+    try (ImageLock held = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "consolidate", List.of(image), null, null)) {
+      assertThatThrownBy(() -> ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null))
           .message().startsWith("another consolidate of " + image + " is running");
     }
   }
@@ -66,15 +66,15 @@ class ImageLockTest {
   @Test
   void everySpellingOfTheImagesPathMeetsTheSameLock() throws Exception {
     Path link = Files.createSymbolicLink(dir.resolve("link"), out);
-    try (ImageLock held = ImageLock.acquire("save", List.of(image), null, null)) {
+    try (ImageLock held = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null)) {
       for (String spelled : List.of(dir.resolve("out/../out/./lib.bsave").toString(),
           link.resolve("lib.bsave").toString())) {
-        assertThatThrownBy(() -> ImageLock.acquire("save", List.of(spelled), null, null))
+        assertThatThrownBy(() -> ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(spelled), null, null))
             .as(spelled)
             .message().matches(refusal("save", spelled, ProcessHandle.current().pid()));
       }
       // Another image beside it is another matter.
-      ImageLock.acquire("save", List.of(out.resolve("other.bsave").toString()), null, null)
+      ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(out.resolve("other.bsave").toString()), null, null)
           .close();
     }
   }
@@ -82,18 +82,18 @@ class ImageLockTest {
   @Test
   void aRunThatCannotLockEveryImageLocksNone() {
     String free = out.resolve("free.bsave").toString();
-    try (ImageLock held = ImageLock.acquire("save", List.of(image), null, null)) {
-      assertThatThrownBy(() -> ImageLock.acquire("save", List.of(free, image), null, null))
+    try (ImageLock held = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null)) {
+      assertThatThrownBy(() -> ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(free, image), null, null))
           .message().startsWith("another save of " + image);
       // The image it did lock first was released with the refusal.
-      ImageLock.acquire("save", List.of(free), null, null).close();
+      ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(free), null, null).close();
     }
   }
 
   @Test
   void aRunThatEndsTakesItsLockFileAndItsStagingWithIt() throws Exception {
     Path staging = dir.resolve(RunNames.STAGING_PREFIX + "ends");
-    ImageLock lock = ImageLock.acquire("save", List.of(image), staging.toString(), null);
+    ImageLock lock = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), staging.toString(), null);
     Path lockFile = ImageLock.lockFile(image);
     assertThat(lockFile).isRegularFile();
     assertThat(Files.readString(lockFile)).contains("run=" + lock.run(), "kind=save",
@@ -109,8 +109,8 @@ class ImageLockTest {
   @Test
   void anObjectStorageImageIsLockedForEveryRunOnThisHostByItsUri() {
     String object = "s3://bucket-" + System.nanoTime() + "/nightly/lib.bsave";
-    try (ImageLock held = ImageLock.acquire("save", List.of(object), null, null)) {
-      assertThatThrownBy(() -> ImageLock.acquire("save", List.of(object), null, null))
+    try (ImageLock held = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(object), null, null)) {
+      assertThatThrownBy(() -> ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(object), null, null))
           .message().matches(refusal("save", object, ProcessHandle.current().pid()));
     }
   }
@@ -129,7 +129,7 @@ class ImageLockTest {
           new InputStreamReader(run.getInputStream(), StandardCharsets.UTF_8)).readLine();
       assertThat(said).startsWith("locked ");
       // While it lives, the lock is its, across processes.
-      assertThatThrownBy(() -> ImageLock.acquire("save", List.of(image), null, null))
+      assertThatThrownBy(() -> ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null))
           .message().matches(refusal("save", image, run.pid()));
     } finally {
       run.destroyForcibly();
@@ -140,7 +140,7 @@ class ImageLockTest {
     assertThat(staging.resolve("listing")).exists();
 
     String other = out.resolve("other.bsave").toString();
-    ImageLock.acquire("save", List.of(other), null, new PrintWriter(notes)).close();
+    ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(other), null, new PrintWriter(notes)).close();
 
     assertThat(partial).doesNotExist();
     assertThat(staging).doesNotExist();
@@ -166,7 +166,7 @@ class ImageLockTest {
     }
     Path partial = Files.writeString(ImageWriter.partialPath(Path.of(image)), "left");
 
-    ImageLock.acquire("save", List.of(out.resolve("other.bsave").toString()), null,
+    ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(out.resolve("other.bsave").toString()), null,
         new PrintWriter(notes)).close();
 
     assertThat(partial).doesNotExist();
@@ -182,7 +182,7 @@ class ImageLockTest {
     // host without protected_hardlinks lets them link any file they can name).
     Path precious = Files.writeString(dir.resolve("precious"), "not a lock");
     Files.createLink(out.resolve("lib.bsave.lock"), precious);
-    ImageLock.acquire("save", List.of(image), null, null).close();
+    ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null).close();
     assertThat(precious).hasContent("not a lock");
     assertThat(Files.getAttribute(precious, "unix:nlink")).isEqualTo(1);
   }
@@ -199,7 +199,7 @@ class ImageLockTest {
     for (Path p : List.of(staging, staging.resolve(ImageLock.RUN_FILE), kept, lock)) {
       Files.setAttribute(p, "unix:uid", 65534);
     }
-    ImageLock.acquire("save", List.of(image), null, new PrintWriter(notes)).close();
+    ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, new PrintWriter(notes)).close();
     assertThat(kept).hasContent("theirs");
   }
 }

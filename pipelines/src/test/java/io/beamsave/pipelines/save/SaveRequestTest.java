@@ -4,19 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.crypt.Keys;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SaveRequestTest {
-  private static final SaveRequest.Selection ALL =
-      new SaveRequest.Selection(List.of(), false, null, false);
-
   private static SaveRequest request(String base, boolean optional, int fullEvery) {
-    return new SaveRequest(List.of(Path.of("/srv/data")), "/backup/data.bsave", null, "zstd:3",
-        null, 1 << 20, 0, ALL, false, false, base, optional, fullEvery, List.of(), Keys.NONE,
-        null, null, null, null, null, null);
+    return SaveRequest.builder(List.of(Path.of("/srv/data")), "/backup/data.bsave")
+        .base(base, optional, fullEvery).build();
   }
 
   @Test
@@ -46,5 +41,20 @@ class SaveRequestTest {
     assertThat(r.fullEvery()).isEqualTo(7);
     assertThat(r.encrypted()).isFalse();
     assertThat(r.libraries()).containsExactly(Path.of("/srv/data"));
+  }
+
+  @Test
+  void whatTheOperatorSaidWrongInItselfIsAUsageErrorNamingTheOption() {
+    SaveRequest.Builder b = SaveRequest.builder(List.of(Path.of("/srv/data")), "/b.bsave");
+    assertThatThrownBy(() -> b.codec("zstd:99").build())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.codec("zstd:3").sizes(null, 1024).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--block-size");
+    assertThatThrownBy(() -> b.sizes(null, 1 << 20)
+        .hooks(new Hooks.Plan(List.of(), List.of("true"), List.of(), 10)).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--snapshot");
+    assertThatThrownBy(() -> new Hooks.Plan(List.of("true"), List.of(), List.of(), 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--hook-timeout");
+    assertThat(b.hooks(Hooks.Plan.NONE).build().ledger()).isTrue();
   }
 }
