@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.restore.Restore;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TreeSnapshot;
@@ -124,10 +125,12 @@ final class DemoCommand implements Callable<Integer> {
         from = upload(out, s3, last, "none");
         upload(out, s3, first, "zstd:3");
       }
+      String image = from;
+      S3Settings store = s3;
+      RestorePipeline.Outcome r = Restore.run(() -> ImageRef.of(image, store, progress),
+          RestoreRequest.of(restored), pipeline::options, progress, Restore.QUIET)
+          .outcome();
       try (ImageRef ref = ImageRef.of(from, s3, progress)) {
-        RestorePipeline.Outcome r =
-            RestorePipeline.run(ref, RestoreRequest.of(restored), pipeline::options, progress,
-                RestorePipeline.QUIET);
         out.printf(
             Locale.ROOT, "restored %s: %d files into %s (%.2fs)%n", from, r.files(), restored,
             r.seconds());

@@ -1,11 +1,11 @@
 package io.beamsave.pipelines.cli;
 
+import io.beamsave.pipelines.restore.Restore;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.RestorePolicy;
 import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TargetMirror;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -194,15 +194,11 @@ final class RestoreCommand implements Callable<Integer> {
 
   private int dryRun(RestoreRequest request, PrintWriter progress) {
     PrintWriter out = spec.commandLine().getOut();
-    RestorePipeline.Planned p;
-    TargetMirror.Removed gone = null;
     Removals named = new Removals(true);
-    try (ImageRef ref = image.open(progress)) {
-      p = RestorePipeline.dryRun(ref, request);
-      if (delete) {
-        gone = TargetMirror.dryRun(ref, target, noPreserveRoot, named::told);
-      }
-    }
+    Restore.Planned planned = Restore.dryRun(() -> image.open(progress), request,
+        named.listener());
+    RestorePipeline.Planned p = planned.restore();
+    TargetMirror.Removed gone = planned.removal();
     String where = io.beamsave.transforms.Printable.text(target.toString());
     if (json.on()) {
       Map<String, Object> m = JsonOutput.object("dryRun");
@@ -238,29 +234,11 @@ final class RestoreCommand implements Callable<Integer> {
   }
 
   private int restore(RestoreRequest request, PrintWriter progress) {
-    RestorePipeline.Outcome o;
-    String next;
-    try (ImageRef ref = image.open(progress)) {
-      if (RestorePipeline.literalPaths(includes) == null && includes != null
-          && !includes.isEmpty() && !request.use().here(0)) {
-        // A pipeline's patterns are matched against the whole catalog: read it while Beam
-        // starts. Otherwise a selection is read page by page, here first.
-        ref.readCatalogAhead();
-      }
-      o = RestorePipeline.run(ref, request, pipeline::options, progress,
-          new Removals(false).listener());
-      next = io.beamsave.pipelines.postgres.PostgresSave.nextStep(
-          ref.head().catalog().notes(), o.target());
-    }
-    boolean mended = next != null && next.contains(" saved in backup mode ");
-    for (String w : o.warnings()) {
-      if (mended && w.contains(" changed while being saved")) {
-        // A backup's files change as the server writes them; the WAL in the image mends them.
-        w = w.replaceAll(" \\(marked f! in 'list'\\):.*", ", as PostgreSQL wrote them (marked"
-            + " f! in 'list'): its recovery from the WAL in the image, when it starts, mends them");
-      }
-      json.warning(w);
-    }
+    Restore.Result r = Restore.run(() -> image.open(progress), request, pipeline::options,
+        progress, new Removals(false).listener());
+    RestorePipeline.Outcome o = r.outcome();
+    String next = r.next();
+    o.warnings().forEach(json::warning);
     String where = io.beamsave.transforms.Printable.text(o.target().toString());
     if (json.on()) {
       Map<String, Object> m = JsonOutput.object("restored");
@@ -281,7 +259,7 @@ final class RestoreCommand implements Callable<Integer> {
       if (o.removed() != null) {
         out.println(removedLine("removed", o.removed()));
       }
-      if (next != null && (includes == null || includes.isEmpty())) {
+      if (next != null) {
         out.println("next: " + next);
       }
     }
@@ -339,8 +317,8 @@ final class RestoreCommand implements Callable<Integer> {
       }
     }
 
-    RestorePipeline.Listener listener() {
-      return new RestorePipeline.Listener() {
+    Restore.Listener listener() {
+      return new Restore.Listener() {
         @Override
         public void removing(PathBytes path) {
           told(path);

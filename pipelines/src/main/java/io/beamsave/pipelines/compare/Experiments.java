@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.compare;
 
+import io.beamsave.pipelines.restore.Restore;
 import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.RestorePolicy;
 import io.beamsave.pipelines.restore.RestoreRequest;
@@ -107,12 +108,11 @@ public final class Experiments {
     try {
       ProcessUsage before = ProcessUsage.now();
       long start = System.nanoTime();
-      try (ImageRef ref = ImageRef.of(saved.image.toString(), null, null)) {
-        // The image this run just saved, checked against its library: trusted as it is.
-        RestorePipeline.run(ref, RestoreRequest.of(target).withPolicy(RestorePolicy.trustImage())
-            .withUse(io.beamsave.pipelines.restore.ReadRun.PipelineUse.ALWAYS), () -> options,
-            null, RestorePipeline.QUIET);
-      }
+      // The image this run just saved, checked against its library: trusted as it is.
+      Restore.run(() -> ImageRef.of(saved.image.toString(), null, null),
+          RestoreRequest.of(target).withPolicy(RestorePolicy.trustImage())
+              .withUse(io.beamsave.pipelines.restore.ReadRun.PipelineUse.ALWAYS),
+          () -> options, null, Restore.QUIET);
       double seconds = (System.nanoTime() - start) / 1e9;
       ProcessUsage usage = ProcessUsage.now().since(before);
       String diff = TreeSnapshot.of(target).diff(original);

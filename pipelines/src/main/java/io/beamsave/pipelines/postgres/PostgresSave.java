@@ -190,6 +190,14 @@ public final class PostgresSave {
     return n;
   }
 
+  /**
+   * Whether an image with {@code notes} holds a data directory read in backup mode, while the
+   * server wrote it: files changed as they were read, and the WAL in the image mends them.
+   */
+  public static boolean savedInBackupMode(Map<String, String> notes) {
+    return notes.containsKey(NOTE) && notes.containsKey(PostgresBackup.NOTE_BACKUP);
+  }
+
   /** What a restore of an image with {@code notes} says to do next, or null. */
   public static String nextStep(Map<String, String> notes, Path target) {
     if (!notes.containsKey(NOTE)) {

@@ -72,7 +72,7 @@ final class BatchedRestore {
 
   /** Restores all of {@code image}, whose catalog's head is {@code head}, as asked. */
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, RestoreRequest request,
-      PrintWriter progress, RestorePipeline.Listener listener) {
+      PrintWriter progress, Restore.Listener listener) {
     return run(image, head, request, progress, listener, Limits.DEFAULT, bytes -> true);
   }
 
@@ -82,7 +82,7 @@ final class BatchedRestore {
    * more bytes than {@code here} takes, touches nothing and returns null: a pipeline's work.
    */
   static RestorePipeline.Outcome run(ImageRef image, CatalogHead head, RestoreRequest request,
-      PrintWriter progress, RestorePipeline.Listener listener, Limits limits, LongPredicate here) {
+      PrintWriter progress, Restore.Listener listener, Limits limits, LongPredicate here) {
     Path target = request.target();
     List<String> includes = request.includes();
     long start = System.nanoTime();
@@ -156,7 +156,8 @@ final class BatchedRestore {
       if (clamped != null) {
         warnings.add(clamped);
       }
-      r.skipped.warnings(warnings);
+      r.skipped.warnings(warnings, io.beamsave.pipelines.postgres.PostgresSave
+          .savedInBackupMode(head.catalog().notes()));
       withheld.warnings(warnings);
       tree.lostMetadata(warnings);
     } catch (IOException e) {

@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.restore;
 
+import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.transfer.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
@@ -104,7 +105,11 @@ public final class RestorePipeline {
       return true;
     }
 
-    void warnings(List<String> out) {
+    /**
+     * The warnings; {@code mendedByWal}: the image is of a PostgreSQL data directory saved in
+     * backup mode, whose changed files the server's recovery mends.
+     */
+    void warnings(List<String> out, boolean mendedByWal) {
       if (unread > 0) {
         out.add(unread + " file" + (unread == 1 ? "" : "s") + " could not be read when saved"
             + " (marked f? in 'list') and " + (unread == 1 ? "was" : "were") + " not restored,"
@@ -114,7 +119,12 @@ public final class RestorePipeline {
         out.add(unlisted + " director" + (unlisted == 1 ? "y" : "ies") + " could not be wholly"
             + " listed when saved (marked d? in 'list'): restored with what was saved");
       }
-      if (changed > 0) {
+      if (changed > 0 && mendedByWal) {
+        // A backup's files change as the server writes them; the WAL in the image mends them.
+        out.add(changed + " restored file" + (changed == 1 ? "" : "s") + " changed while"
+            + " being saved, as PostgreSQL wrote them (marked f! in 'list'): its recovery from"
+            + " the WAL in the image, when it starts, mends them");
+      } else if (changed > 0) {
         out.add(changed + " restored file" + (changed == 1 ? "" : "s") + " changed while"
             + " being saved (marked f! in 'list'): what was read then came back, which may not"
             + " be a whole version of the file");
@@ -136,7 +146,7 @@ public final class RestorePipeline {
    * Plans the restore {@link #run} would make, checking what it checks first (the target, the
    * selection, the bases' presence), and reading only the catalog: nothing is written.
    */
-  public static Planned dryRun(ImageRef image, RestoreRequest request) {
+  static Planned dryRun(ImageRef image, RestoreRequest request) {
     Path target = request.target();
     List<String> includes = request.includes();
     boolean overwrite = request.overwrite();
@@ -221,23 +231,14 @@ public final class RestorePipeline {
         .apply(READ_STEP, read);
   }
 
-  /** What a restore tells as it goes, beyond its progress. */
-  public interface Listener {
-    /** {@code --delete} removed {@code path} (relative to the target), a directory last. */
-    default void removing(PathBytes path) {}
-  }
-
-  /** Tells nothing. */
-  public static final Listener QUIET = new Listener() {};
-
   /**
    * Restores {@code image} as {@code request} says: the catalog read, the target prepared, the
    * chosen files' shards read in parallel (here, or in a pipeline made with {@code options}),
    * everything placed with its metadata as {@link RestorePolicy} allows, and with {@code
    * --delete} what the image lacks removed, beneath the target's handle.
    */
-  public static Outcome run(ImageRef image, RestoreRequest request,
-      Supplier<PipelineOptions> options, PrintWriter progress, Listener listener) {
+  static Outcome run(ImageRef image, RestoreRequest request,
+      Supplier<PipelineOptions> options, PrintWriter progress, Restore.Listener listener) {
     long start = System.nanoTime();
     Path target = request.target();
     List<String> includes = request.includes();
@@ -338,7 +339,7 @@ public final class RestorePipeline {
         if (clamped != null) {
           warnings.add(clamped);
         }
-        skipped.warnings(warnings);
+        skipped.warnings(warnings, PostgresSave.savedInBackupMode(catalog.notes()));
       } finally {
         if (!finished) {
           tree.abandon(workersRan);

@@ -43,7 +43,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
  * A save, from the operator's request to its record: the one entry point of the save path, as
- * {@code RestorePipeline.run} is of restore. In order: where each image goes ({@link
+ * {@code restore.Restore.run} is of restore. In order: where each image goes ({@link
  * SaveSpecs}), which files ({@code --exclude}, {@code --files-from}), a walk begun ahead for
  * workers in this JVM, the bases ({@link BaseImages}), the keys ({@link SaveKeys}), with
  * {@code --snapshot} the snapshots the libraries are read from ({@link Snapshots}, after a

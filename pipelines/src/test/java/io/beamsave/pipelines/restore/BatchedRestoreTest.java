@@ -63,7 +63,7 @@ class BatchedRestoreTest {
     try (ImageRef ref = ImageRef.of(image.toString(), S3Settings.resolve(null, null, null),
         new PrintWriter(new StringWriter()))) {
       return BatchedRestore.run(ref, ref.head(), RestoreRequest.of(target), null,
-          RestorePipeline.QUIET, TINY, b -> true);
+          Restore.QUIET, TINY, b -> true);
     }
   }
 
@@ -71,7 +71,7 @@ class BatchedRestoreTest {
     try (ImageRef ref = ImageRef.of(image.toString(), S3Settings.resolve(null, null, null),
         new PrintWriter(new StringWriter()))) {
       return BatchedRestore.run(ref, ref.head(), RestoreRequest.of(target).withIncludes(includes),
-          null, RestorePipeline.QUIET, TINY, b -> true);
+          null, Restore.QUIET, TINY, b -> true);
     }
   }
 
