@@ -126,4 +126,121 @@ class ArchitectureTest {
           .and().doNotHaveFullyQualifiedName("io.beamsave.transforms.run.RunId")
           .should().callMethod(io.beamsave.transforms.run.RunId.class, "mint")
           .because("a run's staging, locks, lease, snapshots, hooks and job share its one id");
+
+  /**
+   * Process-wide state that may change, each with its reason to be process-wide. A run's state
+   * is the run's ({@code run.RunState}); data reaches the workers through the pipeline. A new
+   * mutable static must be argued for here, and in docs/architecture.md ("Process-wide state").
+   */
+  static final java.util.Map<String, String> MUTABLE_STATICS = java.util.Map.ofEntries(
+      java.util.Map.entry("io.beamsave.transforms.run.RunState.RUNS",
+          "each run's state in this JVM, by its id: stop flags, writers' monitors, live progress"),
+      java.util.Map.entry("io.beamsave.transforms.run.RunState.LAST_SWEEP",
+          "when the runs a TaskManager never heard end were last swept"),
+      java.util.Map.entry("io.beamsave.transforms.run.RunState.CLEANUP_SEQUENCE",
+          "the order of the runs' cleanups at an interrupt"),
+      java.util.Map.entry("io.beamsave.transforms.save.LateFiles.SOURCES",
+          "what a PostgreSQL backup hands over at its end, registered in the save's JVM: a side channel still to go"),
+      java.util.Map.entry("io.beamsave.transforms.store.S3Endpoint.ENDPOINTS",
+          "one SDK client and connection pool per endpoint, for the JVM's life"),
+      java.util.Map.entry("io.beamsave.transforms.crypt.Argon2.DERIVED",
+          "the last keys derived from passwords: Argon2id costs a second each"),
+      java.util.Map.entry("io.beamsave.transforms.fs.Accounts.USERS",
+          "names of users as the C library gave them"),
+      java.util.Map.entry("io.beamsave.transforms.fs.Accounts.GROUPS",
+          "names of groups as the C library gave them"),
+      java.util.Map.entry("io.beamsave.transforms.fs.Accounts.UIDS",
+          "users of names as the C library gave them"),
+      java.util.Map.entry("io.beamsave.transforms.fs.Accounts.GIDS",
+          "groups of names as the C library gave them"),
+      java.util.Map.entry("io.beamsave.transforms.image.CatalogWalk.READER",
+          "the daemon threads that read catalog pages ahead"),
+      java.util.Map.entry("io.beamsave.transforms.image.ImageWriter.FLUSHER",
+          "the daemon thread that flushes partial images"),
+      java.util.Map.entry("io.beamsave.transforms.consolidate.ConsolidateShards$Counted.READ",
+          "the bytes a worker thread read, across its tasks"),
+      java.util.Map.entry("io.beamsave.pipelines.runner.Interrupts.signal",
+          "the signal the process received"),
+      java.util.Map.entry("io.beamsave.pipelines.runner.ProgressOutput.drawing",
+          "the progress bar on the terminal, which is the process's"),
+      java.util.Map.entry("io.beamsave.transforms.fs.Xattrs.listAt",
+          "whether the kernel has listxattrat, found once"),
+      java.util.Map.entry("io.beamsave.pipelines.runs.Leases.hostId",
+          "this host's boot id, read once"),
+      java.util.Map.entry("io.beamsave.pipelines.cli.BeamsaveCommand.SUBCOMMANDS",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.postgres.PostgresBackup.LATE_READ",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.postgres.PostgresBackup.LEFT_OUT",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.postgres.PostgresSave.LEFT_OUT",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.postgres.PostgresSave.NEEDED",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.runner.BeamOptions.FLINK_OPTIONS",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.runner.Warmup.PIPELINE_COMMANDS",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.transforms.codec.Codecs.DTACPR",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.transforms.store.S3Failure.RETRYABLE_CODES",
+          "immutable (List.of, Set.of, Map.of), built once"),
+      java.util.Map.entry("io.beamsave.pipelines.save.SaveReport.STAGES",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.codec.AutoCodec.ZSTD_LADDER",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.crypt.ImageKey.SHARD",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.format.ImageFormat.CATALOG_MAGIC",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.format.ImageFormat.MAGIC",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.format.ImageFormat.TRAILER_MAGIC",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.fs.Handle.EMPTY",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.read.RestoreTarget.ACL_ACCESS",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.read.RestoreTarget.ACL_DEFAULT",
+          "a constant array its package reads and never writes"),
+      java.util.Map.entry("io.beamsave.transforms.save.CacheDirTag.NAME",
+          "a constant array its package reads and never writes"));
+
+  @ArchTest
+  static final ArchRule mutableStaticsAreOnTheList =
+      com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields()
+          .that().areStatic()
+          .should(new com.tngtech.archunit.lang.ArchCondition<com.tngtech.archunit.core.domain
+              .JavaField>("be final and immutable, or on the list of process-wide state") {
+            @Override
+            public void check(com.tngtech.archunit.core.domain.JavaField f,
+                com.tngtech.archunit.lang.ConditionEvents events) {
+              String name = f.getOwner().getName() + "." + f.getName();
+              if (mayChange(f) && !MUTABLE_STATICS.containsKey(name)
+                  && !f.getName().startsWith("$")) {
+                events.add(com.tngtech.archunit.lang.SimpleConditionEvent.violated(f,
+                    name + " is process-wide state that may change (" + f.getRawType().getName()
+                        + "), not on the list"));
+              }
+            }
+          });
+
+  /**
+   * Whether a static field's value may change: not final, or of a type whose contents may (by
+   * name: the JDK's classes are not imported, so their hierarchy is not known). A private array
+   * is a constant its class keeps to itself; one it shares could be written by anyone.
+   */
+  static boolean mayChange(com.tngtech.archunit.core.domain.JavaField f) {
+    java.util.Set<com.tngtech.archunit.core.domain.JavaModifier> m = f.getModifiers();
+    if (!m.contains(com.tngtech.archunit.core.domain.JavaModifier.FINAL)) {
+      return true;
+    }
+    com.tngtech.archunit.core.domain.JavaClass t = f.getRawType();
+    if (t.isArray()) {
+      return !m.contains(com.tngtech.archunit.core.domain.JavaModifier.PRIVATE);
+    }
+    String n = t.getName();
+    return n.matches("java\\.util\\.(\\w*(Map|Set|List|Queue|Deque)|Collection)")
+        || n.startsWith("java.util.concurrent.") || n.equals("java.lang.ThreadLocal");
+  }
 }

@@ -23,8 +23,8 @@ import picocli.CommandLine.Option;
 final class KeyArgs {
   static final String PASSWORD_ENV = "BEAMSAVE_PASSWORD";
 
-  /** Where environment variables are read; tests give their own. */
-  static UnaryOperator<String> environment = System::getenv;
+  /** Where environment variables are read. */
+  static final UnaryOperator<String> environment = System::getenv;
 
   @Option(
       names = "--identity",
