@@ -118,6 +118,29 @@ class ArchitectureTest {
               io.beamsave.transforms.run.RunId.class)
           .because("commands build requests and call one run");
 
+  /**
+   * A location is told apart once, where an operator's text becomes a {@code store.Location}:
+   * beyond the store packages, only the factories of what writes and reads images ({@code
+   * sink}, {@code transfer}, {@code read.ImageSources}) parse object names or open a bucket;
+   * everything else asks the location (its parent, its store, whether it is there).
+   */
+  @ArchTest
+  static final ArchRule locationsAreToldApartOnce =
+      noClasses().that().resideOutsideOfPackages("io.beamsave.transforms.store..",
+              "io.beamsave.transforms.sink..", "io.beamsave.transforms.transfer..")
+          .and().doNotHaveFullyQualifiedName("io.beamsave.transforms.read.ImageSources")
+          .should().callMethod(io.beamsave.transforms.store.Location.class, "inStore",
+              String.class)
+          .orShould().callMethodWhere(target(owner(JavaClass.Predicates.equivalentTo(
+                  io.beamsave.transforms.store.ObjectUri.class)))
+              .and(target(nameMatching("parse"))))
+          .orShould().callMethodWhere(target(owner(JavaClass.Predicates.equivalentTo(
+                  io.beamsave.transforms.store.Stores.class)))
+              .and(target(nameMatching("open|bucketOf"))))
+          .orShould().callConstructorWhere(target(owner(JavaClass.Predicates.equivalentTo(
+                  io.beamsave.transforms.store.ObjectUri.class))))
+          .because("Location.of tells a path from an object once; callers ask the location");
+
   /** One run, one id: minted where a run begins, never by what the run calls. */
   @ArchTest
   static final ArchRule runIdsAreMintedWhereRunsBegin =

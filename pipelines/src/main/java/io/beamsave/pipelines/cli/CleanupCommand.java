@@ -57,9 +57,7 @@ final class CleanupCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!Location.inStore(at)) {
-      at = java.nio.file.Path.of(at).toAbsolutePath().normalize().toString();
-    }
+    at = Location.of(at).normalized().toString();
     Leftovers.Found found = Leftovers.find(at, s3.settings());
     PrintWriter out = spec.commandLine().getOut();
     String action = yes ? "removed" : "remove";

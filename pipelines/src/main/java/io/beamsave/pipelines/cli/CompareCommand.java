@@ -1,14 +1,15 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code beamsave compare}: which strategy gets a library into object storage first. */
 @Command(
@@ -70,7 +71,7 @@ final class CompareCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    ObjectUri prefix = ObjectUri.parse(to, true);
+    ObjectUri prefix = Location.prefix(to, "--to").uri();
     if (links.stream().anyMatch(l -> l < 0)) {
       throw new BeamsaveException("--link-mbps must not be negative");
     }

@@ -152,7 +152,7 @@ final class ConsolidateCommand implements Callable<Integer> {
       return 0;
     }
     List<String> parts = new ArrayList<>();
-    boolean inStore = Location.inStore(o.image());
+    boolean inStore = Location.of(o.image()).isInStore();
     if (inStore || plan.shards(Kind.COPY_IN_STORE) > 0) {
       parts.add(shards(plan.shards(Kind.COPY_IN_STORE)) + " copied in the store ("
           + Sizes.human(plan.storedBytes(Kind.COPY_IN_STORE)) + ")");

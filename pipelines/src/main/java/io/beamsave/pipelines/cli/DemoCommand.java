@@ -14,9 +14,8 @@ import io.beamsave.pipelines.transfer.LocalS3Server;
 import io.beamsave.pipelines.verify.VerifyPipeline;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Removal;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
@@ -165,13 +164,10 @@ final class DemoCommand implements Callable<Integer> {
 
   /** Uploads {@code image} to the demo bucket; returns where it went. */
   private static String upload(PrintWriter out, S3Settings s3, Path image, String codec) {
-    ObjectUri to = new ObjectUri("demo", image.getFileName().toString());
-    ImageUpload.Result r =
-        ImageUpload.upload(
-            Stores.bucketOf(to, s3), image, to,
-            new ImageUpload.Options(
-                TransferCodec.parse(codec), ImageUpload.DEFAULT_PART, 4, 0, false),
-            null);
+    Location.InStore to = Location.object("s3://demo/" + image.getFileName(), "the demo's image");
+    ImageUpload.Result r = ImageUpload.upload(image, to, s3,
+        new ImageUpload.Options(TransferCodec.parse(codec), ImageUpload.DEFAULT_PART, 4, 0, false),
+        null);
     out.printf(
         Locale.ROOT, "uploaded %s to %s with transfer codec %s: %s stored, %.2fs%n",
         image.getFileName(), to, codec, Sizes.human(r.storedBytes()), r.seconds());

@@ -9,8 +9,7 @@ import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
 import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.run.RunId;
-import io.beamsave.transforms.store.ObjectUri;
-import io.beamsave.transforms.store.Stores;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.transfer.ImageDownload;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -75,7 +74,7 @@ final class DownloadCommand implements Callable<Integer> {
    * Removes {@code file} and fails unless it begins and ends as an image does: a store that is
    * no S3 server (a web server answers 200 with a page) must not leave a page named as an image.
    */
-  private static void checkIsImage(ObjectUri from, Path file) throws IOException {
+  private static void checkIsImage(Location from, Path file) throws IOException {
     try (io.beamsave.transforms.image.ImageSource src =
         io.beamsave.transforms.image.FileImageSource.open(file)) {
       io.beamsave.transforms.image.ImageReader.readEnds(src);
@@ -91,7 +90,7 @@ final class DownloadCommand implements Callable<Integer> {
    * of its lineage as it will be found there (beside it, or beside {@code from}): a copy of its
    * base downloaded before it, say, which the image downloaded would then lack.
    */
-  private void refuseLineage(ObjectUri from, Path incoming) throws IOException {
+  private void refuseLineage(Location from, Path incoming) throws IOException {
     try {
       ImageLineage.walk(from.toString(), incoming.toString(), s3.settings(), Keys.NONE,
           List.of(from.parent().toString()))
@@ -106,7 +105,7 @@ final class DownloadCommand implements Callable<Integer> {
   public Integer call() throws IOException {
     Commands.require(spec, image, "--to");
     from = io.beamsave.pipelines.retention.StoredImages.resolveLatest(from, s3.settings());
-    ObjectUri uri = ObjectUri.parse(from, false);
+    Location.InStore uri = Location.object(from, "--from");
     if (parallel < 1 || parallel > 64) {
       throw new BeamsaveException("--parallel must be between 1 and 64");
     }
@@ -123,7 +122,7 @@ final class DownloadCommand implements Callable<Integer> {
             Commands.progress(spec));
         TransferProgress progress =
             new TransferProgress("downloaded", 0, Commands.progress(spec))) {
-      r = ImageDownload.download(Stores.bucketOf(uri, s3.settings()), uri, incoming, parallel, progress);
+      r = ImageDownload.download(uri, s3.settings(), incoming, parallel, progress);
       checkIsImage(uri, incoming);
       if (incoming != target) {
         refuseLineage(uri, incoming);

@@ -44,8 +44,7 @@ final class HistoryCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!Location.inStore(at)
-        && !java.nio.file.Files.isDirectory(java.nio.file.Path.of(at))) {
+    if (!Location.of(at).match(java.nio.file.Files::isDirectory, object -> true)) {
       throw new io.beamsave.transforms.BeamsaveException("--at " + at + ": no such directory");
     }
     List<Ledger.Record> records = Ledger.readBeneath(at, s3.settings());

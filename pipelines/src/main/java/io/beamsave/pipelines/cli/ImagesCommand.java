@@ -90,9 +90,7 @@ final class ImagesCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!Location.inStore(at)) {
-      at = java.nio.file.Path.of(at).toAbsolutePath().normalize().toString();
-    }
+    at = Location.of(at).normalized().toString();
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3.settings());
     List<Row> all = new ArrayList<>();
     for (List<StoredImages.Image> images : series.values()) {

@@ -48,6 +48,11 @@ final class PipelineArgs {
     return BeamOptions.forRun(beamArgs(), flinkVersion);
   }
 
+  /** The options of a run named {@code jobName} unless the operator gave {@code --jobName}. */
+  PipelineOptions options(String jobName) {
+    return BeamOptions.forRun(beamArgs(), flinkVersion, jobName);
+  }
+
   /** Where progress goes: to {@code err}, as JSON lines to {@code out} with --json, or nowhere. */
   PrintWriter progress(PrintWriter err) {
     return progress(err, null);

@@ -8,9 +8,8 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.CatalogReader;
 import io.beamsave.transforms.read.ImageLineage;
-import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
@@ -116,7 +115,7 @@ final class UploadCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     Commands.require(spec, image, "--from");
-    ObjectUri target = ObjectUri.parse(to, false);
+    Location.InStore target = Location.object(to, "--to");
     ImageUpload.Options options;
     try {
       options =
@@ -139,7 +138,7 @@ final class UploadCommand implements Callable<Integer> {
     }
     CatalogReader.Label label = encrypted ? null : Commands.labelOf(image);
     S3Settings settings = s3.settings();
-    if (Stores.bucketOf(target, settings).stat(target.key()).isPresent()) {
+    if (target.exists(settings)) {
       // The image there may be a copy of one the uploaded image's chain needs (its base,
       // uploaded before it): replacing that would break the chain in the store.
       ImageLineage.walk(image.toString(), image.toAbsolutePath().toString(), settings,
@@ -152,7 +151,7 @@ final class UploadCommand implements Callable<Integer> {
             List.of(target.toString()), List.of(), settings);
         TransferProgress progress =
             new TransferProgress("uploaded", Files.size(image), Commands.progress(spec))) {
-      r = ImageUpload.upload(Stores.bucketOf(target, settings), image, target, options, progress);
+      r = ImageUpload.upload(image, target, settings, options, progress);
     }
     Instant end = Instant.now();
     PrintWriter out = spec.commandLine().getOut();

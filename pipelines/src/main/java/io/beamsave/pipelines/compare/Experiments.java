@@ -18,10 +18,10 @@ import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.SaveSpec;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
@@ -139,7 +139,7 @@ public final class Experiments {
   public List<Measurement> compare(
       ObjectUri prefix, List<Integer> linksMbps, S3Settings s3, boolean keepObjects)
       throws IOException {
-    Store store = Stores.bucketOf(prefix, s3);
+    Store store = new Location.InStore(prefix).placed(s3).store();
     store.check(prefix.key());
     if (keepObjects) {
       return measureUploads(store, prefix, linksMbps, s3);
@@ -297,7 +297,10 @@ public final class Experiments {
   /** A save as the save command makes it, but for the ledger (a comparison is a measurement). */
   private SavePipeline.Outcome save(SaveRequest request) {
     try {
-      return Save.run(null, () -> request, () -> options,
+      return Save.run(null, () -> request, jobName -> {
+            options.setJobName(jobName);
+            return options;
+          },
           new Save.Output(note -> { }, warning -> { }, null, done -> { })).outcome();
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);

@@ -24,13 +24,11 @@ import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.run.StageMetrics;
-import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.sink.ImageSinks;
 import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -72,26 +70,29 @@ public final class ConsolidatePipeline {
         .apply("AssembleConsolidated", AssembleConsolidated.of(plan, sink, codec));
   }
 
-  /** The sink of the image at {@code to}: a file, or an upload staging small shards beside it. */
+  /**
+   * The sink of the image at {@code to}: a file (its directory made, one spelling of it from
+   * then on), or an upload staging small shards beside it.
+   */
   static ImageSink sinkFor(String to, S3Settings s3, RunId run) {
-    if (!Location.inStore(to)) {
-      Path file = Path.of(to).toAbsolutePath();
+    Location at = Location.of(to).match(file -> {
       if (Files.isDirectory(file)) {
         throw new BeamsaveException("--to " + to + " is a directory; name the image file");
       }
+      Path abs = file.toAbsolutePath();
       try {
-        Files.createDirectories(file.getParent());
-        file = file.getParent().toRealPath().resolve(file.getFileName());
+        Files.createDirectories(abs.getParent());
+        return new Location.Local(abs.getParent().toRealPath().resolve(abs.getFileName()));
       } catch (IOException e) {
-        throw BeamsaveException.io("cannot create image directory", file.getParent(), e);
+        throw BeamsaveException.io("cannot create image directory", abs.getParent(), e);
       }
-      return new FileImageSink(file);
+    }, object -> Location.object(to, "--to"));
+    if (at.isInStore()) {
+      Location.Placed p = at.placed(s3);
+      p.store().check(p.key());
     }
-    ObjectUri uri = ObjectUri.parse(to, false);
-    Stores.bucketOf(uri, s3).check(uri.key());
-    ObjectUri staging = uri.parent()
-        .child(RunNames.STAGING_PREFIX + run + "/shards/");
-    return new StoreImageSink(uri, staging, s3, 0, ImageUpload.Options.defaults().parallelParts());
+    return ImageSinks.forImage(at, at.sibling(RunNames.STAGING_PREFIX + run + "/shards/"), s3,
+        0, ImageUpload.Options.defaults().parallelParts());
   }
 
   /**
@@ -227,15 +228,8 @@ public final class ConsolidatePipeline {
   }
 
   private static long sizeOf(String image, S3Settings s3) {
-    if (Location.inStore(image)) {
-      ObjectUri uri = ObjectUri.parse(image, false);
-      return Stores.bucketOf(uri, s3).stat(uri.key()).orElseThrow(
-          () -> new BeamsaveException(image + ": not there after it was finished")).size();
-    }
-    try {
-      return Files.size(Path.of(image));
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot read the size of", image, e);
-    }
+    return Location.of(image).stat(s3).orElseThrow(
+        () -> new BeamsaveException(image + ": not there after it was finished")).size();
   }
+
 }

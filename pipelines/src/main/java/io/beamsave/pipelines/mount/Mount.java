@@ -7,9 +7,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -54,8 +52,7 @@ public final class Mount {
       opened.add(tree);
       return new Mount(image, Views.of(tree), opened, err, quiet);
     }
-    String at = Location.inStore(source) ? source
-        : Path.of(source).toAbsolutePath().normalize().toString();
+    String at = Location.of(source).normalized().toString();
     Map<String, List<StoredImages.Image>> series = StoredImages.list(at, s3);
     if (series.isEmpty()) {
       throw new BeamsaveException(source + ": no images under it");
@@ -70,17 +67,10 @@ public final class Mount {
   }
 
   private static boolean isLocation(String source, S3Settings s3) {
-    if (!Location.inStore(source)) {
-      return Files.isDirectory(Path.of(source));
-    }
-    ObjectUri uri = ObjectUri.parse(source, true);
-    if (uri.key().isEmpty() || source.endsWith("/")) {
-      return true;
-    }
-    if (StoredImages.LATEST.equals(uri.name())) {
-      return false;
-    }
-    return Stores.bucketOf(uri, s3).stat(uri.key()).isEmpty();
+    Location where = Location.of(source);
+    // A prefix is spelled as one, or is one because no object has its name.
+    return where.match(Files::isDirectory, uri -> uri.key().isEmpty() || source.endsWith("/")
+        || !StoredImages.LATEST.equals(uri.name()) && !where.exists(s3));
   }
 
   /**

@@ -17,7 +17,6 @@ import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.store.UploadClaim;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -79,11 +78,12 @@ public final class Rekey {
       List<Stanza> kept = kept(image, ends.envelope(), remove);
       ImageKey rekeyed = key.withRecipients(kept, add);
       byte[] header = rekeyed.header();
-      long copied = Location.inStore(image)
-          ? rewriteObject(ObjectUri.parse(image, false), s3, header, size)
+      Location where = Location.of(image);
+      long copied = where instanceof Location.InStore object
+          ? rewriteObject(object, s3, header, size)
           : rewriteFile(Path.of(image), header);
       return new Outcome(image, ends.envelope(), rekeyed.envelope(), copied,
-          Location.inStore(image), (System.nanoTime() - start) / 1e9);
+          where.isInStore(), (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }
@@ -167,8 +167,9 @@ public final class Rekey {
    * The object made anew from {@code header} and the rest of itself, copied by the store; the
    * upload is aborted, and the object left as it is, if it changed meanwhile.
    */
-  static long rewriteObject(ObjectUri uri, S3Settings s3, byte[] header, long size) {
-    Store store = Stores.bucketOf(uri, s3);
+  static long rewriteObject(Location.InStore object, S3Settings s3, byte[] header, long size) {
+    ObjectUri uri = object.uri();
+    Store store = object.placed(s3).store();
     String key = uri.key();
     Store.Stat before = store.stat(key)
         .orElseThrow(() -> new BeamsaveException(uri + ": no such image"));

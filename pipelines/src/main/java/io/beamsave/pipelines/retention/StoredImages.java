@@ -7,17 +7,14 @@ import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Walk;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -57,7 +54,8 @@ public final class StoredImages {
 
   /** Every image under {@code at}, by series (in the order series are first seen). */
   public static Map<String, List<Image>> list(String at, S3Settings s3) {
-    List<Image> all = Location.inStore(at) ? listObjects(at, s3) : listFiles(Path.of(at));
+    Location where = Location.of(at);
+    List<Image> all = where.match(StoredImages::listFiles, object -> listObjects(where, s3));
     Map<String, List<Image>> series = new LinkedHashMap<>();
     for (Image i : all) {
       series.computeIfAbsent(i.series(), k -> new ArrayList<>()).add(i);
@@ -74,13 +72,11 @@ public final class StoredImages {
    * {@link #list} groups them), or the error names the series to choose from.
    */
   public static String resolveLatest(String image, S3Settings s3) {
-    boolean object = Location.inStore(image);
-    String name = object ? ObjectUri.parse(image, true).name() : nameOf(image);
-    if (!LATEST.equals(name) || exists(image, s3)) {
+    Location given = Location.of(image);
+    if (!LATEST.equals(given.name()) || given.exists(s3)) {
       return image;
     }
-    String at = object ? ObjectUri.parse(image, true).parent().toString()
-        : Path.of(image).toAbsolutePath().getParent().toString();
+    String at = given.parent().toString();
     Map<String, List<Image>> series = list(at, s3);
     if (series.isEmpty()) {
       throw new BeamsaveException(image + ": no images under " + at);
@@ -162,8 +158,7 @@ public final class StoredImages {
   }
 
   private static boolean transferCompressed(Image image, S3Settings s3) {
-    return Location.inStore(image.uri())
-        && !ImageSources.transferCodecOf(image.uri(), s3).isNone();
+    return !ImageSources.transferCodecOf(Location.of(image.uri()), s3).isNone();
   }
 
   /**
@@ -209,43 +204,19 @@ public final class StoredImages {
     return nl < 0 ? why : why.substring(0, nl);
   }
 
-  private static String nameOf(String path) {
-    Path p = Path.of(path).getFileName();
-    return p == null ? "" : p.toString();
-  }
-
   private static String parentOf(String relative) {
     int slash = relative.lastIndexOf('/');
     return slash < 0 ? "" : relative.substring(0, slash + 1);
   }
 
-  private static boolean exists(String image, S3Settings s3) {
-    if (!Location.inStore(image)) {
-      return Files.exists(Path.of(image));
-    }
-    ObjectUri uri = ObjectUri.parse(image, true);
-    return Stores.bucketOf(uri, s3).stat(uri.key()).isPresent();
-  }
-
   /** Deletes {@code image} and then its records in the ledger beside it. */
   public static void delete(Image image, S3Settings s3) {
-    if (Location.inStore(image.uri())) {
-      ObjectUri uri = ObjectUri.parse(image.uri(), false);
-      Stores.bucketOf(uri, s3).delete(uri.key());
-    } else {
-      Path p = Path.of(image.uri());
-      try {
-        Removal.file(p);
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot delete", p, e);
-      }
-    }
+    Location.of(image.uri()).delete(s3);
     Ledger.forget(Ledger.besideImage(image.uri()), s3, image.uri());
   }
 
-  private static List<Image> listObjects(String at, S3Settings s3) {
-    ObjectUri prefix = ObjectUri.parse(at, true);
-    List<Store.Item> objects = Stores.bucketOf(prefix, s3).list(prefix.key());
+  private static List<Image> listObjects(Location at, S3Settings s3) {
+    List<Store.Item> objects = at.directory(s3).list("");
     Set<String> busy = new HashSet<>();
     for (Store.Item o : objects) {
       if (o.key().endsWith(ImageFormat.EXTENSION + ImageUpload.STATE_SUFFIX)) {
@@ -255,8 +226,8 @@ public final class StoredImages {
     List<Image> out = new ArrayList<>();
     for (Store.Item o : objects) {
       if (o.key().endsWith(ImageFormat.EXTENSION)) {
-        String uri = new ObjectUri(prefix.bucket(), o.key()).toString();
-        out.add(image(uri, o.modified(), o.size(), busy.contains(o.key())));
+        out.add(image(at.resolve(o.key()).toString(), o.modified(), o.size(),
+            busy.contains(o.key())));
       }
     }
     return out;

@@ -51,6 +51,17 @@ public final class BeamOptions {
     return parse(beamArgs, true, flinkVersion);
   }
 
+  /**
+   * As {@link #forRun(List, String)}, named {@code jobName} unless the operator named the job
+   * ({@code --jobName}): a cluster's job list and the progress read from it go by that name.
+   */
+  public static PipelineOptions forRun(List<String> beamArgs, String flinkVersion,
+      String jobName) {
+    List<String> args = new ArrayList<>(beamArgs);
+    defaultTo(args, "jobName", jobName);
+    return parse(args, true, flinkVersion);
+  }
+
   private static PipelineOptions parse(List<String> beamArgs, boolean run, String flinkVersion) {
     List<String> args = new ArrayList<>(beamArgs);
     defaultTo(args, "enforceImmutability", "false");

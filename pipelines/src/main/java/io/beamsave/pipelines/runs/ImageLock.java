@@ -75,7 +75,7 @@ public final class ImageLock implements AutoCloseable {
   public static ImageLock acquire(RunId runId, String what, List<String> images, String staging,
       PrintWriter notes) {
     String run = runId.value();
-    boolean localStaging = staging != null && !Location.inStore(staging);
+    boolean localStaging = staging != null && !Location.of(staging).isInStore();
     String stagingDir = localStaging ? Path.of(staging).toString() : "";
     List<Held> held = new ArrayList<>();
     ImageLock lock = new ImageLock(run, held);
@@ -126,7 +126,8 @@ public final class ImageLock implements AutoCloseable {
 
   /** Where the lock of the image at {@code to} lives. */
   public static Path lockFile(String to) throws IOException {
-    if (Location.inStore(to)) {
+    if (Location.of(to).isInStore()) {
+      // An object has no directory beside it on this host: runs here meet in the temporary one.
       return Path.of(System.getProperty("java.io.tmpdir"), TEMP_PREFIX + sha256(to));
     }
     Path image = Path.of(to).toAbsolutePath();

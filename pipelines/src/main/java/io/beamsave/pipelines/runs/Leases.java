@@ -11,7 +11,6 @@ import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
-import io.beamsave.transforms.store.Stores;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -109,17 +108,16 @@ public final class Leases {
 
   /** Every lease at any depth under {@code at} (a directory or {@code s3://} prefix). */
   public static List<Found> under(String at, S3Settings s3) {
-    return Location.inStore(at) ? inStore(at, s3) : inDirectory(Path.of(at));
-  }
-
-  private static List<Found> inStore(String at, S3Settings s3) {
-    ObjectUri prefix = ObjectUri.parse(at, true);
-    Store store = Stores.bucketOf(prefix, s3);
-    return inStore(prefix, store, store.list(prefix.key()));
+    return Location.of(at).match(Leases::inDirectory, object -> {
+      Location.InStore prefix = Location.prefix(at, "--at");
+      Store store = prefix.placed(s3).store();
+      return inStore(prefix, store, store.list(prefix.uri().key()));
+    });
   }
 
   /** The leases among {@code items}, the objects under {@code prefix}, listed already. */
-  static List<Found> inStore(ObjectUri prefix, Store store, List<Store.Item> items) {
+  static List<Found> inStore(Location.InStore at, Store store, List<Store.Item> items) {
+    ObjectUri prefix = at.uri();
     List<Found> out = new ArrayList<>();
     Instant now = null;
     for (Store.Item item : items) {
@@ -141,7 +139,7 @@ public final class Leases {
       }
       boolean live = sameHost(p) ? processAlive(p)
           : Duration.between(item.modified(), now).compareTo(RunLease.TTL) < 0;
-      out.add(new Found(new ObjectUri(prefix.bucket(), item.key()).toString(), live, p));
+      out.add(new Found(at.keyed(item.key()).toString(), live, p));
     }
     return out;
   }

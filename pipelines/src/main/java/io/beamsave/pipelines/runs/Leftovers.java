@@ -8,7 +8,6 @@ import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.store.UploadClaim;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -91,12 +90,13 @@ public final class Leftovers {
 
   /** Everything runs that have ended left at any depth under {@code at}. */
   public static Found find(String at, S3Settings s3) {
-    return Location.inStore(at) ? inStore(at, s3) : DirectoryLeftovers.find(Path.of(at));
+    return Location.of(at).match(DirectoryLeftovers::find,
+        object -> inStore(Location.prefix(at, "--at"), s3));
   }
 
-  private static Found inStore(String at, S3Settings s3) {
-    ObjectUri prefix = ObjectUri.parse(at, true);
-    Store store = Stores.bucketOf(prefix, s3);
+  private static Found inStore(Location.InStore at, S3Settings s3) {
+    ObjectUri prefix = at.uri();
+    Store store = at.placed(s3).store();
     Set<String> writing = new HashSet<>();
     Set<String> staging = new HashSet<>();
     List<Item> out = new ArrayList<>();
@@ -105,7 +105,7 @@ public final class Leftovers {
     // writes, so its writing is seen with its lease, never without.
     List<Store.Item> objects = store.list(prefix.key());
     List<Store.Upload> uploads = store.uploads(prefix.key());
-    for (Leases.Found lease : Leases.inStore(prefix, store, store.list(prefix.key()))) {
+    for (Leases.Found lease : Leases.inStore(at, store, store.list(prefix.key()))) {
       if (lease.live()) {
         writing.addAll(lease.writes());
         lease.staging().forEach(s -> staging.add(s.endsWith("/") ? s : s + "/"));
@@ -124,7 +124,7 @@ public final class Leftovers {
     }
     List<NotOurs> notOurs = new ArrayList<>();
     for (Store.Upload u : uploads) {
-      String uri = new ObjectUri(prefix.bucket(), u.key()).toString();
+      String uri = at.keyed(u.key()).toString();
       if (!claimed(claims, u)) {
         notOurs.add(new NotOurs(Kind.UPLOAD, uri, u.uploadId(),
             "no upload state beamsave wrote names it"));
@@ -134,12 +134,11 @@ public final class Leftovers {
     }
     Map<String, long[]> staged = new LinkedHashMap<>();
     for (Store.Item o : objects) {
-      String uri = new ObjectUri(prefix.bucket(), o.key()).toString();
+      String uri = at.keyed(o.key()).toString();
       int at0 = o.key().indexOf(RunNames.STAGING_PREFIX);
       if (at0 >= 0 && (at0 == 0 || o.key().charAt(at0 - 1) == '/')) {
         int end = o.key().indexOf('/', at0);
-        String dir = end < 0 ? null : new ObjectUri(prefix.bucket(),
-            o.key().substring(0, end + 1)).toString();
+        String dir = end < 0 ? null : at.keyed(o.key().substring(0, end + 1)).toString();
         if (dir != null && staging.stream().noneMatch(dir::startsWith)
             && staging.stream().noneMatch(s -> s.startsWith(dir))) {
           long[] sum = staged.computeIfAbsent(dir, k -> new long[2]);
@@ -151,7 +150,7 @@ public final class Leftovers {
         if (!claims.containsKey(o.key())) {
           notOurs.add(new NotOurs(Kind.UPLOAD_STATE, uri, null,
               "not an upload state beamsave wrote"));
-        } else if (!writing.contains(new ObjectUri(prefix.bucket(), image).toString())) {
+        } else if (!writing.contains(at.keyed(image).toString())) {
           out.add(new Item(Kind.UPLOAD_STATE, uri, o.size(), o.modified(), null));
         }
       }
@@ -176,9 +175,9 @@ public final class Leftovers {
   public static void remove(Item item, S3Settings s3) {
     switch (item.kind()) {
       case UPLOAD -> {
-        ObjectUri uri = ObjectUri.parse(item.location(), false);
+        Location.Placed upload = Location.object(item.location(), "an upload").placed(s3);
         try {
-          Stores.bucketOf(uri, s3).abort(uri.key(), item.uploadId());
+          upload.store().abort(upload.key(), item.uploadId());
         } catch (StoreException e) {
           if (e.kind() != StoreException.Kind.NOT_FOUND) {
             throw e;
@@ -186,24 +185,20 @@ public final class Leftovers {
         }
       }
       case STAGED -> {
-        ObjectUri dir = ObjectUri.parse(item.location(), true);
-        Store store = Stores.bucketOf(dir, s3);
-        for (Store.Item o : store.list(dir.key())) {
-          store.delete(o.key());
+        Location.Placed dir = Location.prefix(item.location(), "staged shards").placed(s3);
+        for (Store.Item o : dir.store().list(dir.key())) {
+          dir.store().delete(o.key());
         }
       }
-      case UPLOAD_STATE -> {
-        ObjectUri uri = ObjectUri.parse(item.location(), false);
-        Stores.bucketOf(uri, s3).delete(uri.key());
-      }
-      case LEASE -> {
-        if (Location.inStore(item.location())) {
-          ObjectUri uri = ObjectUri.parse(item.location(), false);
-          Stores.bucketOf(uri, s3).delete(uri.key());
-        } else {
-          DirectoryLeftovers.deleteIfFree(item.under(), Path.of(item.location()), Path.of(item.location()));
-        }
-      }
+      case UPLOAD_STATE -> Location.of(item.location()).delete(s3);
+      case LEASE -> Location.of(item.location()).match(file -> {
+        // A lease file is removed while its lock is held, so that no run takes it meanwhile.
+        DirectoryLeftovers.deleteIfFree(item.under(), file, file);
+        return null;
+      }, object -> {
+        Location.of(item.location()).delete(s3);
+        return null;
+      });
       case LOCK -> DirectoryLeftovers.deleteIfFree(item.under(), Path.of(item.location()),
           Path.of(item.location()));
       case PARTIAL -> {

@@ -5,10 +5,8 @@ import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -148,12 +146,12 @@ public final class RunLease implements AutoCloseable {
 
   private void place(String dir, String image, String run, S3Settings s3) throws IOException {
     String name = RunNames.LEASE_PREFIX + run;
-    if (Location.inStore(dir)) {
-      ObjectUri at = ObjectUri.parse(dir, true).child(name);
-      Store store = Stores.bucketOf(at, s3);
-      store.check(ObjectUri.parse(image, true).key());
-      store.put(at.key(), content, content.length, "text/plain");
-      remote.add(new Remote(store, at.key()));
+    Location where = Location.of(dir);
+    if (where.isInStore()) {
+      Location.Placed at = where.child(name).placed(s3);
+      at.store().check(Location.of(image).placed(s3).key());
+      at.store().put(at.key(), content, content.length, "text/plain");
+      remote.add(new Remote(at.store(), at.key()));
       return;
     }
     Dir d = Dir.open(Path.of(dir));
@@ -235,8 +233,9 @@ public final class RunLease implements AutoCloseable {
   }
 
   static String parentOf(String location) {
-    if (Location.inStore(location)) {
-      return ObjectUri.parse(location, true).parent().toString();
+    Location where = Location.of(location);
+    if (where.isInStore()) {
+      return where.parent().toString();
     }
     Path parent = Path.of(location).toAbsolutePath().getParent();
     try {

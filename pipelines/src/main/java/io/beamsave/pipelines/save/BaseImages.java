@@ -144,7 +144,6 @@ public final class BaseImages {
   }
 
   private static String absolute(String location) {
-    return Location.inStore(location) ? location
-        : Path.of(location).toAbsolutePath().normalize().toString();
+    return Location.of(location).normalized().toString();
   }
 }

@@ -38,6 +38,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.beam.sdk.options.PipelineOptions;
 
@@ -98,10 +99,11 @@ public final class Save {
    * unfinished image or staging is left (see {@link SavePipeline#run}). {@code metricsFile}, if
    * not null, gets the run's figures once, when it has ended: a failure too, also when the
    * request or the options cannot be made (which is why they are made here), and the hooks
-   * that ran.
+   * that ran. {@code options} makes the options of a run given its default job name, the run's
+   * id ({@link RunId#jobName}).
    */
   public static Result run(Path metricsFile, Supplier<SaveRequest> request,
-      Supplier<PipelineOptions> options, Output output) throws IOException {
+      Function<String, PipelineOptions> options, Output output) throws IOException {
     Instant began = Instant.now();
     RunId run = RunId.mint();
     Result[] result = {null};
@@ -109,8 +111,7 @@ public final class Save {
     try {
       checkMetricsFile(metricsFile);
       SaveRequest asked = request.get();
-      PipelineOptions beam = options.get();
-      beam.setJobName(run.jobName("save"));
+      PipelineOptions beam = options.apply(run.jobName("save"));
       Save save = new Save(asked, output, run);
       Hooks.Plan plan = asked.hooks();
       if (plan.isEmpty()) {
@@ -153,12 +154,13 @@ public final class Save {
    * image, staging, lock or directory is made, no file's bytes are read.
    */
   public static List<Planned> dryRun(Supplier<SaveRequest> request,
-      Supplier<PipelineOptions> options, Output output) throws IOException {
-    Save s = new Save(request.get(), output, RunId.mint());
+      Function<String, PipelineOptions> options, Output output) throws IOException {
+    RunId run = RunId.mint();
+    Save s = new Save(request.get(), output, run);
     if (!s.request.hooks().isEmpty()) {
       output.note().accept("--dry-run runs no hooks: it saves nothing for them to be around");
     }
-    SaveSpec save = s.spec(Workers.of(options.get()), false);
+    SaveSpec save = s.spec(Workers.of(options.apply(run.jobName("save"))), false);
     if (s.request.snapshot() != null) {
       // What the save would refuse, a dry run refuses; it walks the library itself.
       for (SaveSpec.Library lib : save.libraries().values()) {
@@ -209,7 +211,7 @@ public final class Save {
     // Not into a store: there a shard that compresses to under 5 MiB cannot be a part of the
     // image's upload and is sent twice, and 24 MiB shards reach the link sooner already.
     if (request.shardSize() == null && workers.inThisJvm()
-        && !Location.inStore(request.image())) {
+        && !Location.of(request.image()).isInStore()) {
       save = save.withSpreadOver(
           options.as(org.apache.beam.runners.direct.DirectOptions.class).getTargetParallelism());
     }
@@ -339,15 +341,13 @@ public final class Save {
    * that cleanup finds them after a kill), else in the temporary directory.
    */
   private static Path lateParent(SaveSpec spec) {
-    if (!Location.inStore(spec.staging())) {
-      Path staging = Path.of(spec.staging());
+    return Location.of(spec.staging()).match(staging -> {
       try {
         return Files.createDirectories(staging);
       } catch (IOException e) {
         throw BeamsaveException.io("cannot make the staging", staging, e);
       }
-    }
-    return Path.of(System.getProperty("java.io.tmpdir"));
+    }, object -> Path.of(System.getProperty("java.io.tmpdir")));
   }
 
   /** Found out before the save, not after a good one. */
@@ -457,7 +457,7 @@ public final class Save {
   private void record(SaveSpec save, SavePipeline.Outcome outcome, Instant start, Instant end) {
     for (ImageSummary s : outcome.images()) {
       // An image in object storage was uploaded while it was saved.
-      String kind = Location.inStore(s.image()) ? "save-upload" : "save";
+      String kind = Location.of(s.image()).isInStore() ? "save-upload" : "save";
       String codec = save.codec().spec();
       Ledger.Record record = new Ledger.Record(
           kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,

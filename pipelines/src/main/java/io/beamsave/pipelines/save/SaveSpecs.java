@@ -8,13 +8,9 @@ import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.save.SaveSpec;
-import io.beamsave.transforms.sink.FileImageSink;
-import io.beamsave.transforms.sink.StoreImageSink;
+import io.beamsave.transforms.sink.ImageSinks;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,8 +55,8 @@ public final class SaveSpecs {
   public static SaveSpec of(
       List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
       ImageUpload.Options upload, boolean create, RunId run) {
-    boolean stagingInStore = staging != null && Location.inStore(staging);
-    if (!Location.inStore(image)) {
+    boolean stagingInStore = staging != null && Location.of(staging).isInStore();
+    if (!Location.of(image).isInStore()) {
       if (stagingInStore) {
         throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
       }
@@ -74,24 +70,24 @@ public final class SaveSpecs {
     List<String> names = libraries.stream().map(SaveSpecs::libraryName).toList();
     String given = image;
     boolean perLibrary = image.contains(LIBRARY);
-    ObjectUri probe = ObjectUri.parse(image.replace(UTC, "x").replace(LIBRARY, "x"),
-        libraries.size() > 1 && !perLibrary);
-    Store bucket = Stores.bucketOf(probe, s3);
-    bucket.check(probe.key());
+    boolean many = libraries.size() > 1 && !perLibrary;
+    Location.Placed probe = (many ? Location.prefix(image.replace(UTC, "x"), "--image")
+        : Location.object(image.replace(UTC, "x").replace(LIBRARY, "x"), "--image"))
+        .placed(s3);
+    probe.store().check(probe.key());
     java.time.Instant started = freeSecond(given, at -> names.stream().anyMatch(name -> {
       String one = given.replace(UTC, utcStamp(at));
-      ObjectUri u = perLibrary ? ObjectUri.parse(one.replace(LIBRARY, name), false)
-          : libraries.size() > 1 ? ObjectUri.parse(one, true).child(name + ImageFormat.EXTENSION)
-          : ObjectUri.parse(one, false);
-      return bucket.stat(u.key()).isPresent();
+      Location u = perLibrary ? Location.of(one.replace(LIBRARY, name))
+          : many ? Location.of(one).child(name + ImageFormat.EXTENSION)
+          : Location.of(one);
+      return u.exists(s3);
     }));
     image = image.replace(UTC, utcStamp(started));
-    ObjectUri to =
-        ObjectUri.parse(image.replace(LIBRARY, "x"), libraries.size() > 1 && !perLibrary);
-    ObjectUri shardRoot = null;
+    Location to = Location.of(image.replace(LIBRARY, "x"));
+    Location shardRoot = null;
     String stagingRoot;
     if (stagingInStore) {
-      shardRoot = ObjectUri.parse(staging, true).child(STAGING_PREFIX + run + "/");
+      shardRoot = Location.of(staging).child(STAGING_PREFIX + run + "/");
       stagingRoot = shardRoot.toString();
     } else if (staging == null && !workers.inThisJvm()) {
       stagingRoot = to.parent().child(STAGING_PREFIX + run + "/").toString();
@@ -105,14 +101,14 @@ public final class SaveSpecs {
     for (int i = 0; i < roots.size(); i++) {
       Path root = roots.get(i);
       String name = names.get(i);
-      ObjectUri target =
-          perLibrary ? ObjectUri.parse(image.replace(LIBRARY, name), false)
+      Location target =
+          perLibrary ? Location.object(image.replace(LIBRARY, name), "--image")
               : roots.size() > 1 ? to.child(name + ImageFormat.EXTENSION) : to;
-      ObjectUri shards = (shardRoot != null ? shardRoot
+      Location shards = (shardRoot != null ? shardRoot
           : target.parent().child(STAGING_PREFIX + run + "/")).child(name + "/shards/");
       try {
-        spec = spec.withLibrary(name, root.toUri().toString(), new StoreImageSink(target, shards,
-            s3, upload.linkMbps(), upload.parallelParts()));
+        spec = spec.withLibrary(name, root.toUri().toString(), ImageSinks.forImage(target,
+            shards, s3, upload.linkMbps(), upload.parallelParts()));
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -210,7 +206,8 @@ public final class SaveSpecs {
       String name = names.get(i);
       Path target = targets.get(i);
       try {
-        spec = spec.withLibrary(name, root.toUri().toString(), new FileImageSink(target));
+        spec = spec.withLibrary(name, root.toUri().toString(),
+            ImageSinks.forImage(new Location.Local(target), null, null, 0, 0));
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -285,7 +282,7 @@ public final class SaveSpecs {
 
   /** The shard size when the operator gives none. */
   public static long defaultShardSize(String image) {
-    return Location.inStore(image) ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
+    return Location.of(image).isInStore() ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
         : SaveSpec.DEFAULT_SHARD_SIZE;
   }
 }

@@ -13,9 +13,7 @@ import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Stores;
 import io.beamsave.transforms.transfer.ImageDownload;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -65,22 +63,20 @@ public final class ImageRef implements AutoCloseable {
 
   /** The image {@code image}; an encrypted one, and its bases, opened with {@code keys}. */
   public static ImageRef of(String image, S3Settings s3, Keys keys, PrintWriter progress) {
-    if (!Location.inStore(image)) {
-      return new ImageRef(image, Path.of(image).toAbsolutePath().toString(), s3, keys, null);
-    }
-    ObjectUri uri = ObjectUri.parse(image, false);
-    if (ImageSources.transferCodecOf(image, s3).isNone()) {
-      return new ImageRef(image, image, s3, keys, null);
+    Location where = Location.of(image);
+    if (ImageSources.transferCodecOf(where, s3).isNone()) {
+      return new ImageRef(image, where.match(p -> p.toAbsolutePath().toString(), o -> image), s3,
+          keys, null);
     }
     try {
       Path dir = Files.createTempDirectory("beamsave-fetch-");
-      Path local = dir.resolve(uri.name());
+      Path local = dir.resolve(where.name());
       if (progress != null) {
-        progress.println("fetching " + uri + " (stored with transfer compression) to read it");
+        progress.println("fetching " + where + " (stored with transfer compression) to read it");
         progress.flush();
       }
       try {
-        ImageDownload.download(Stores.bucketOf(uri, s3), uri, local, 4, null);
+        ImageDownload.download((Location.InStore) where, s3, local, 4, null);
       } catch (RuntimeException e) {
         Removal.tree(dir);
         throw e;

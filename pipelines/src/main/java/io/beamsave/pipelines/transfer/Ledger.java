@@ -3,12 +3,9 @@ package io.beamsave.pipelines.transfer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -148,8 +145,7 @@ public final class Ledger {
 
   /** The ledger's store: the {@value #DIRECTORY} directory (or prefix) at {@code at}. */
   private static Store store(String at, S3Settings s3) {
-    return Stores.open(Location.inStore(at) ? ObjectUri.parse(at, true).child(DIRECTORY + "/")
-        .toString() : Path.of(at).resolve(DIRECTORY).toString(), s3);
+    return Location.of(at).child(DIRECTORY).directory(s3);
   }
 
   /** Every record at {@code at}, oldest first. */
@@ -165,31 +161,15 @@ public final class Ledger {
    */
   public static List<Record> readBeneath(String at, S3Settings s3) {
     List<Record> out = new ArrayList<>();
-    if (Location.inStore(at)) {
-      Store store = Stores.open(ObjectUri.parse(at, true).toString(), s3);
-      for (Store.Item item : store.list("")) {
-        String k = item.key();
-        int dir = k.lastIndexOf(DIRECTORY + "/");
-        boolean inLedger = dir >= 0 && (dir == 0 || k.charAt(dir - 1) == '/')
-            && k.indexOf('/', dir + DIRECTORY.length() + 1) < 0;
-        if (inLedger && k.endsWith(".json")) {
-          out.add(parse(store.get(k), store.where(k)));
-        }
-      }
-    } else {
-      Path root = Path.of(at);
-      if (!java.nio.file.Files.isDirectory(root)) {
-        throw new BeamsaveException(at + ": no such directory");
-      }
-      try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(root)) {
-        for (Path p : (Iterable<Path>) walk::iterator) {
-          if (p.getFileName() != null && p.getFileName().toString().equals(DIRECTORY)
-              && java.nio.file.Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            out.addAll(stored(p.getParent().toString(), s3).keySet());
-          }
-        }
-      } catch (IOException | java.io.UncheckedIOException e) {
-        throw new BeamsaveException("cannot look for ledgers under " + at + ": " + e.getMessage());
+    // Through the store rooted at it: a directory is walked through handles, a prefix listed.
+    Store store = Location.of(at).directory(s3);
+    for (Store.Item item : store.list("")) {
+      String k = item.key();
+      int dir = k.lastIndexOf(DIRECTORY + "/");
+      boolean inLedger = dir >= 0 && (dir == 0 || k.charAt(dir - 1) == '/')
+          && k.indexOf('/', dir + DIRECTORY.length() + 1) < 0;
+      if (inLedger && k.endsWith(".json")) {
+        out.add(parse(store.get(k), store.where(k)));
       }
     }
     out.sort(Comparator.comparing(Record::start));

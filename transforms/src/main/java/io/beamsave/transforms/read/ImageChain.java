@@ -12,12 +12,8 @@ import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
-import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -219,19 +215,12 @@ public final class ImageChain {
       out.add(recorded);
     }
     String name = nameOf(recorded);
-    String beside;
-    if (Location.inStore(image)) {
-      beside = ObjectUri.parse(image, false).parent().child(name).toString();
-    } else {
-      Path parent = Path.of(image).toAbsolutePath().getParent();
-      beside = parent == null ? name : parent.resolve(name).toString();
-    }
+    String beside = Location.of(image).sibling(name).toString();
     if (!out.contains(beside)) {
       out.add(beside);
     }
     for (String dir : lookIn) {
-      String there = Location.inStore(dir) ? ObjectUri.parse(dir, true).child(name).toString()
-          : Path.of(dir).toAbsolutePath().resolve(name).toString();
+      String there = Location.of(dir).normalized().child(name).toString();
       if (!out.contains(there)) {
         out.add(there);
       }
@@ -241,14 +230,8 @@ public final class ImageChain {
 
   /** Whether {@code other} lies in {@code image}'s store: this machine, or its bucket. */
   static boolean sameStore(String image, String other) {
-    if (Location.inStore(image) != Location.inStore(other)) {
-      return false;
-    }
-    if (!Location.inStore(image)) {
-      return true;
-    }
     try {
-      return ObjectUri.parse(image, true).bucket().equals(ObjectUri.parse(other, true).bucket());
+      return Location.of(image).sameContainer(Location.of(other));
     } catch (BeamsaveException bad) {
       return false;
     }
@@ -323,11 +306,7 @@ public final class ImageChain {
 
   /** Whether an image (a regular file, an object) is at {@code where}. */
   static boolean exists(String where, S3Settings s3) {
-    if (!Location.inStore(where)) {
-      return Files.isRegularFile(Path.of(where));
-    }
-    ObjectUri uri = ObjectUri.parse(where, false);
-    return Stores.bucketOf(uri, s3).stat(uri.key()).isPresent();
+    return Location.of(where).exists(s3);
   }
 
   /** Every referenced extent names a shard of its base and lies inside it. */

@@ -62,11 +62,13 @@ public final class ImageSources {
         + " this command began reading it (another image is at its name now)");
   }
 
-  /** The transfer codec an object was stored with ({@code none} for a plain image). */
-  public static TransferCodec transferCodecOf(String location, S3Settings s3) {
-    ObjectUri uri = ObjectUri.parse(location, false);
-    Store.Stat head = Stores.bucketOf(uri, s3).stat(uri.key())
-        .orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
-    return ImageDownload.transferCodec(head);
+  /**
+   * The transfer codec an object was stored with ({@code none} for a plain image, and for a
+   * file, which is never stored with one).
+   */
+  public static TransferCodec transferCodecOf(Location location, S3Settings s3) {
+    return location.match(file -> TransferCodec.NONE,
+        object -> ImageDownload.transferCodec(location.stat(s3)
+            .orElseThrow(() -> new BeamsaveException(object + ": no such image"))));
   }
 }

@@ -31,7 +31,7 @@ final class OwnFiles {
     List<String> own = new ArrayList<>();
     for (SaveSpec.Library l : spec.libraries().values()) {
       String where = l.sink().location();
-      if (!Location.inStore(where) && Path.of(where).getParent() != null) {
+      if (!Location.of(where).isInStore() && Path.of(where).getParent() != null) {
         Path image = real(Path.of(where));
         imageDirs.add(image.getParent());
         if (image.startsWith(root) && !image.equals(root)) {
@@ -53,7 +53,7 @@ final class OwnFiles {
         }
       }
     }
-    if (!Location.inStore(spec.staging())) {
+    if (!Location.of(spec.staging()).isInStore()) {
       Path staging = real(Path.of(spec.staging()));
       if (staging.startsWith(root) && !staging.equals(root)) {
         own.add("/" + Excludes.quote(root.relativize(staging).toString()) + "/");

@@ -8,9 +8,9 @@ import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
 import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.Stores;
 import java.io.Serializable;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -364,7 +364,7 @@ public final class SaveSpec implements Serializable {
 
   /** The store that holds the run's working files. */
   public Store stagingStore() {
-    return Stores.open(staging, s3);
+    return Location.of(staging).directory(s3);
   }
 
   /** The staged name of the pieces of shard {@code shard} of {@code library}, if many. */

@@ -3,8 +3,10 @@ package io.beamsave.transforms.transfer;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.Stores;
 import java.io.IOException;
@@ -57,6 +59,12 @@ public final class ImageDownload {
    *
    * @param progress told the stored bytes of each range once written (from worker threads)
    */
+  /** Downloads the object {@code from} (with {@code s3}'s settings) as {@link #download} does. */
+  public static Result download(Location.InStore from, S3Settings s3, Path image, int parallel,
+      LongConsumer progress) {
+    return download(from.placed(s3).store(), from.uri(), image, parallel, progress);
+  }
+
   public static Result download(
       Store store, ObjectUri from, Path image, int parallel, LongConsumer progress) {
     long start = System.nanoTime();

@@ -2,8 +2,10 @@ package io.beamsave.transforms.transfer;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.LinkThrottle;
+import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
+import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
@@ -101,6 +103,12 @@ public final class ImageUpload {
    *
    * @param progress told the raw bytes of each part once it is stored (from worker threads)
    */
+  /** Uploads {@code image} to the object {@code to} (with {@code s3}'s settings). */
+  public static Result upload(Path image, Location.InStore to, S3Settings s3, Options options,
+      LongConsumer progress) {
+    return upload(to.placed(s3).store(), image, to.uri(), options, progress);
+  }
+
   public static Result upload(
       Store store, Path image, ObjectUri to, Options options, LongConsumer progress) {
     ImageUpload u = new ImageUpload(store, image.getFileName().toString(), to, options, progress);
