@@ -188,7 +188,7 @@ class ArchitectureTest {
           "the progress bar on the terminal, which is the process's"),
       java.util.Map.entry("io.beamsave.transforms.fs.Xattrs.listAt",
           "whether the kernel has listxattrat, found once"),
-      java.util.Map.entry("io.beamsave.pipelines.runs.Leases.hostId",
+      java.util.Map.entry("io.beamsave.pipelines.locks.Leases.hostId",
           "this host's boot id, read once"),
       java.util.Map.entry("io.beamsave.pipelines.cli.BeamsaveCommand.SUBCOMMANDS",
           "immutable (List.of, Set.of, Map.of), built once"),

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.retention.Retention;
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.restore.TreeSnapshot;
-import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Store;

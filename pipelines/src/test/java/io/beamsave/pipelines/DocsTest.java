@@ -96,7 +96,7 @@ class DocsTest {
         "# A page",
         "",
         "The ledger is `beamsave-ledger/`; staging `.beamsave-staging-RUN/<lib>/shards/`, and",
-        "`read.ImageChain`, `ImageSink.finish`, `ConsolidatePlan#catalog`, `runs.ImageLock`,",
+        "`read.ImageChain`, `ImageSink.finish`, `ConsolidatePlan#catalog`, `locks.ImageLock`,",
         "`java.nio.file.Path`, `CacheDirectory=`, `SlowDown`, `FileChannel`.",
         "`--keep-last 7`, `-- --runner=FlinkRunner --flinkMaster=HOST:PORT --targetParallelism=2`,",
         "`bench/compare-links.sh`, `deploy/flink/target/flink-LINE/`, `transforms/.../fs`,",

@@ -180,7 +180,7 @@ class ForgedStaleLockTest {
   void aForgedLockNamingALiveRunsStagingDoesNotHaveTheNextSaveRemoveIt() throws Exception {
     Path dir = imageDirs("live").get(0);
     Path staging = dir.resolve(".beamsave-staging-20261130T021500-777-abcdef");
-    try (io.beamsave.pipelines.runs.ImageLock live = io.beamsave.pipelines.runs.ImageLock
+    try (io.beamsave.pipelines.locks.ImageLock live = io.beamsave.pipelines.locks.ImageLock
         .acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(dir.resolve("live.bsave").toString()), staging.toString(),
             null)) {
       Files.writeString(staging.resolve("listing"), "the live save's listing");

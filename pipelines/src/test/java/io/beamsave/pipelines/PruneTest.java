@@ -3,8 +3,8 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.pipelines.retention.Retention;
-import io.beamsave.pipelines.retention.StoredImages;
-import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.stored.StoredImages;
+import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Store;

@@ -2,7 +2,7 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.pipelines.locks.RunLease;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageReader;

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.runs.Leftovers;
+import io.beamsave.pipelines.locks.Leftovers;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.store.Location;
 import java.io.PrintWriter;

@@ -9,7 +9,7 @@ import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveReport;
 import io.beamsave.pipelines.save.SaveRequest;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.pipelines.transfer.LocalS3Server;
 import io.beamsave.pipelines.verify.VerifyPipeline;
 import io.beamsave.transforms.BeamsaveException;

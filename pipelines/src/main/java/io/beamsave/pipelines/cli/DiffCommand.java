@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.diff.ImageDiff;
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import java.io.PrintWriter;

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.transforms.store.Location;
 import java.io.PrintWriter;
 import java.time.ZoneOffset;

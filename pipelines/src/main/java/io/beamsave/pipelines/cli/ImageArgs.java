@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.retention.StoredImages;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.StoredImages;
+import io.beamsave.pipelines.stored.ImageRef;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Mixin;

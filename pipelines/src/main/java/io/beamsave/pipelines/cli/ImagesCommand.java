@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.retention.Lineage;
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.Lineage;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.runs.Leftovers;
+import io.beamsave.pipelines.locks.Leftovers;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.format.ImageId;

@@ -1,6 +1,6 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.Printable;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.BeamsaveException;

@@ -2,10 +2,10 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.retention.PrunePlan;
 import io.beamsave.pipelines.retention.Retention;
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.runs.Leases;
-import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.pipelines.locks.Leases;
+import io.beamsave.pipelines.locks.RunLease;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
 import java.io.PrintWriter;

@@ -2,8 +2,8 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.rekey.Rekey;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.runs.ImageLock;
-import io.beamsave.pipelines.runs.RunLease;
+import io.beamsave.pipelines.locks.ImageLock;
+import io.beamsave.pipelines.locks.RunLease;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Recipient;
 import io.beamsave.transforms.run.RunId;

@@ -2,7 +2,7 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.postgres.Conninfo;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.runs.RunNames;
+import io.beamsave.pipelines.locks.RunNames;
 import io.beamsave.pipelines.save.Hooks;
 import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SaveRequest;

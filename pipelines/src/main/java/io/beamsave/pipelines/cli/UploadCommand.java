@@ -1,8 +1,8 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.runs.RunLease;
-import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.locks.RunLease;
+import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;

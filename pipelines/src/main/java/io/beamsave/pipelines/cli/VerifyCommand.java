@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.pipelines.verify.VerifyPipeline;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.StructureCheck;

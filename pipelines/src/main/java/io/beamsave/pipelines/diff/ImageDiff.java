@@ -1,6 +1,6 @@
 package io.beamsave.pipelines.diff;
 
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;

@@ -1,8 +1,8 @@
 package io.beamsave.pipelines.mount;
 
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.pipelines.runner.Interrupts;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Keys;

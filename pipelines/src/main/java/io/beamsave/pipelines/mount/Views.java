@@ -1,6 +1,6 @@
 package io.beamsave.pipelines.mount;
 
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.PathBytes;

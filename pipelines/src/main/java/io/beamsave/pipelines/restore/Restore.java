@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.restore;
 
 import io.beamsave.pipelines.postgres.PostgresSave;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.image.PathBytes;
 import java.io.PrintWriter;
 import java.util.function.Supplier;

@@ -2,7 +2,7 @@ package io.beamsave.pipelines.restore;
 
 import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.runner.Job;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.beam.Elements;
 import io.beamsave.transforms.image.Catalog;

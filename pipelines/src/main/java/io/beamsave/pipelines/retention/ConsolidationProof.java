@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.retention;
 
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.Entry;

@@ -1,5 +1,7 @@
 package io.beamsave.pipelines.retention;
 
+import io.beamsave.pipelines.stored.Lineage;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;

@@ -1,5 +1,6 @@
 package io.beamsave.pipelines.retention;
 
+import io.beamsave.pipelines.stored.StoredImages;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;

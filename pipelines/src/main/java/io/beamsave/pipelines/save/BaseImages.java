@@ -1,6 +1,6 @@
 package io.beamsave.pipelines.save;
 
-import io.beamsave.pipelines.retention.StoredImages;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.image.Catalog;

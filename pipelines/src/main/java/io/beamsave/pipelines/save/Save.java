@@ -4,7 +4,7 @@ import io.beamsave.pipelines.postgres.PostgresBackup;
 import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.snapshot.Snapshots;
-import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.codec.Codecs;

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.save;
 
 import io.beamsave.pipelines.runner.Workers;
-import io.beamsave.pipelines.runs.RunNames;
+import io.beamsave.pipelines.locks.RunNames;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageFormat;

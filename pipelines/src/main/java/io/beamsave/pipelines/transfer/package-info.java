@@ -1,5 +1,5 @@
 /**
- * Images in object storage as the commands see them: resolving an {@code --image} that may be
- * an {@code s3://} object, uploads and downloads with progress, and the run ledger.
+ * Moving whole images as the commands do it: uploads and downloads with progress ({@link
+ * io.beamsave.pipelines.transfer.TransferProgress}) and the demo's S3 server.
  */
 package io.beamsave.pipelines.transfer;

@@ -3,7 +3,7 @@ package io.beamsave.pipelines.verify;
 import io.beamsave.pipelines.restore.LinksOut;
 import io.beamsave.pipelines.restore.ReadRun;
 import io.beamsave.pipelines.restore.RestorePipeline;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.pipelines.Cli;
 import io.beamsave.pipelines.Trees;
-import io.beamsave.pipelines.transfer.ImageRef;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageReader;

@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.runs;
+package io.beamsave.pipelines.locks;
 
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;

@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.runs;
+package io.beamsave.pipelines.locks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.retention;
+package io.beamsave.pipelines.stored;
 
 import io.beamsave.transforms.crypt.Envelope;
 import io.beamsave.transforms.format.ImageId;

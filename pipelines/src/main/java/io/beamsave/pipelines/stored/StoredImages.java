@@ -1,6 +1,6 @@
-package io.beamsave.pipelines.retention;
+package io.beamsave.pipelines.stored;
 
-import io.beamsave.pipelines.transfer.Ledger;
+import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;

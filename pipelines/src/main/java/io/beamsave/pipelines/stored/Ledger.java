@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.transfer;
+package io.beamsave.pipelines.stored;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.transforms.BeamsaveException;

@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.runs;
+package io.beamsave.pipelines.locks;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;

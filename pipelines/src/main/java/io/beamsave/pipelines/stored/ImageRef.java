@@ -1,4 +1,4 @@
-package io.beamsave.pipelines.transfer;
+package io.beamsave.pipelines.stored;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
