@@ -158,7 +158,7 @@ class ObjectStorageTest {
     try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
       return s.map(p -> p.getFileName().toString())
           .filter(n -> n.startsWith(".beamsave-staging-"))
-          .collect(java.util.stream.Collectors.toSet());
+          .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
     }
   }
 
@@ -178,7 +178,17 @@ class ObjectStorageTest {
     assertThat(store.uploadsInProgress("failing/payroll.bsave")).isEmpty();
     assertThat(store.list("failing/")).as("no staged shard is left")
         .extracting(Store.Item::key).noneMatch(k -> k.contains(".beamsave-staging-"));
-    assertThat(tmpStaging()).allMatch(before::contains);
+    java.util.Set<String> left = tmpStaging();
+    left.removeAll(before);
+    assertThat(left).as(() -> "what the staging left holds: " + left.stream()
+        .map(n -> Path.of(System.getProperty("java.io.tmpdir"), n)).map(p -> {
+          try (var w = Files.walk(p)) {
+            return w.map(f -> p.relativize(f) + (Files.isDirectory(f) ? "/" : "")).toList()
+                .toString();
+          } catch (java.io.IOException e) {
+            return p + ": " + e;
+          }
+        }).toList()).isEmpty();
   }
 
   @Test
