@@ -1,9 +1,6 @@
 package io.beamsave.pipelines.save;
 
-import io.beamsave.pipelines.postgres.PostgresBackup;
-import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.runner.Workers;
-import io.beamsave.pipelines.snapshot.Snapshots;
 import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
@@ -18,8 +15,6 @@ import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
-import io.beamsave.transforms.save.LateFiles;
-import io.beamsave.transforms.save.ListLibrary;
 import io.beamsave.transforms.save.SaveScan;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.save.Unreadable;
@@ -46,9 +41,9 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * A save, from the operator's request to its record: the one entry point of the save path, as
  * {@code restore.Restore.run} is of restore. In order: where each image goes ({@link
  * SaveSpecs}), which files ({@code --exclude}, {@code --files-from}), a walk begun ahead for
- * workers in this JVM, the bases ({@link BaseImages}), the keys ({@link SaveKeys}), with
- * {@code --snapshot} the snapshots the libraries are read from ({@link Snapshots}, after a
- * PostgreSQL checkpoint with {@code --postgres}), the run with its lock, lease and sinks
+ * workers in this JVM, the bases ({@link BaseImages}), the keys ({@link SaveKeys}), how what
+ * is read holds together ({@link Consistency}: as it is, {@code --snapshot}, or PostgreSQL's backup
+ * mode), the run with its lock, lease and sinks
  * ({@link SavePipeline}), and then the report, the metrics file and the ledger beside each
  * image.
  */
@@ -161,31 +156,7 @@ public final class Save {
       output.note().accept("--dry-run runs no hooks: it saves nothing for them to be around");
     }
     SaveSpec save = s.spec(Workers.of(options.apply(run.jobName("save"))), false);
-    if (s.request.snapshot() != null) {
-      // What the save would refuse, a dry run refuses; it walks the library itself.
-      for (SaveSpec.Library lib : save.libraries().values()) {
-        io.beamsave.pipelines.snapshot.Snapshot.check(s.request.snapshot(), lib.rootPath(),
-            s.request.select().oneFileSystem());
-      }
-      output.note().accept("--dry-run takes no snapshot: it walks the libraries as they are");
-    }
-    if (s.request.postgres() != null) {
-      // The server is asked what the save would ask; nothing is started on it.
-      SaveSpec.Library lib = save.libraries().values().iterator().next();
-      PostgresSave postgres = PostgresSave.check(s.request.postgres(), lib.rootPath(),
-          output.warning());
-      PostgresSave.checkExcludes(save.excludes());
-      List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
-      if (s.request.snapshot() == null) {
-        postgres.checkBackupMode();
-        out.addAll(PostgresBackup.LEFT_OUT);
-      }
-      save = save.withExcludes(save.excludes().withOwn(out));
-      output.note().accept(lib.name() + ": a PostgreSQL " + postgres.version() + " data"
-          + " directory; --dry-run " + (s.request.snapshot() == null
-          ? "starts no backup (pg_backup_start), and the WAL the save would add is not counted"
-          : "asks for no checkpoint"));
-    }
+    save = Consistency.dryRun(s.request, save, output);
     BasePlan bases = BaseImages.choose(save, s.request, output.note());
     List<Planned> planned = new java.util.ArrayList<>();
     for (SaveSpec.Library lib : save.libraries().values()) {
@@ -225,65 +196,17 @@ public final class Save {
     }
     Instant start = Instant.now();
     SavePipeline.Outcome outcome;
-    PostgresSave postgres = request.postgres() == null ? null
-        : PostgresSave.check(request.postgres(),
-            save.libraries().values().iterator().next().rootPath(), output.warning());
-    if (postgres != null && request.snapshot() == null && workers == Workers.FLINK_CLUSTER) {
-      throw new BeamsaveException("--postgres without --snapshot holds PostgreSQL's backup mode"
-          + " in this JVM, and the workers run elsewhere: give --snapshot btrfs (with the"
-          + " workers on this host), or run the save with its workers here");
-    }
-    java.util.concurrent.atomic.AtomicReference<Snapshots> snapshots =
-        new java.util.concurrent.atomic.AtomicReference<>();
-    java.util.concurrent.atomic.AtomicReference<PostgresBackup> backup =
-        new java.util.concurrent.atomic.AtomicReference<>();
-    java.util.concurrent.atomic.AtomicReference<AutoCloseable> lateFiles =
-        new java.util.concurrent.atomic.AtomicReference<>();
-    try {
-      outcome = SavePipeline.run(save, run, options, output.progress(), true, held -> {
-        if (request.snapshot() == null) {
-          if (postgres == null) {
-            return held;
-          }
-          PostgresSave.checkExcludes(held.excludes());
-          backup.set(PostgresBackup.start(postgres,
-              held.libraries().values().iterator().next().rootPath(),
-              "beamsave " + run,
-              lateParent(held)));
-          SaveSpec read = backupMode(held, backup.get());
-          lateFiles.set(LateFiles.register(read, read.libraries().keySet().iterator().next(),
-              backup.get()));
-          return read;
-        }
-        if (postgres != null) {
-          postgres.checkpoint();
-        }
-        snapshots.set(Snapshots.take(request.snapshot(), held,
-            request.select().oneFileSystem(), run, output.note(), output.warning()));
-        SaveSpec read = snapshots.get().applyTo(held);
-        afterSnapshots.run();
-        return postgres == null ? read : postgres(read, postgres);
-      });
-    } finally {
-      if (snapshots.get() != null) {
-        snapshots.get().close();
-      }
-      if (lateFiles.get() != null) {
-        try {
-          lateFiles.get().close();
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      }
-      if (backup.get() != null) {
-        backup.get().close();
-      }
+    boolean backupMode;
+    try (Consistency consistency =
+        Consistency.choose(request, save, workers, run, output, afterSnapshots)) {
+      outcome = SavePipeline.run(save, run, options, output.progress(), true, consistency);
+      backupMode = consistency.inBackupMode();
     }
     Instant end = Instant.now();
     SaveReport report = new SaveReport(outcome);
     warnUnmatchedExcludes(save, outcome);
     long changed = report.json().get("filesChanged") instanceof Long l ? l : 0;
-    if (changed > 0 && backup.get() != null) {
+    if (changed > 0 && backupMode) {
       output.note().accept(changed + " file(s) changed while being saved, as PostgreSQL wrote"
           + " them; its recovery from the WAL in the image repairs them");
     } else if (changed > 0) {
@@ -299,55 +222,6 @@ public final class Save {
       record(save, outcome, start, end);
     }
     return result;
-  }
-
-  /** {@code save}'s one library as a PostgreSQL data directory read from its snapshot. */
-  private SaveSpec postgres(SaveSpec save, PostgresSave postgres) {
-    PostgresSave.checkExcludes(save.excludes());
-    SaveSpec.Library lib = save.libraries().values().iterator().next();
-    Map<String, String> notes = new LinkedHashMap<>(lib.notes());
-    notes.putAll(postgres.notes());
-    output.note().accept(lib.name() + ": a PostgreSQL " + notes.get(PostgresSave.NOTE)
-        + " data directory, from a snapshot after a checkpoint at "
-        + notes.get(PostgresSave.NOTE_CHECKPOINT) + ": no backup mode is needed");
-    return save.withReadFrom(lib.name(), lib.readFrom(), notes)
-        .withExcludes(save.excludes().withOwn(PostgresSave.LEFT_OUT));
-  }
-
-  /**
-   * {@code save}'s one library as a PostgreSQL data directory read in backup mode: changing as
-   * it is read, without what a backup leaves out, and with what {@code backup} hands over at
-   * its end.
-   */
-  private SaveSpec backupMode(SaveSpec save, PostgresBackup backup) {
-    SaveSpec.Library lib = save.libraries().values().iterator().next();
-    Map<String, String> notes = new LinkedHashMap<>(lib.notes());
-    notes.putAll(backup.notes());
-    output.note().accept(lib.name() + ": a PostgreSQL " + notes.get(PostgresSave.NOTE)
-        + " data directory in backup mode from " + backup.startLsn() + ": its files are read"
-        + " while the server writes them, and the WAL up to the backup's end goes into the"
-        + " image with its backup_label");
-    List<String> out = new java.util.ArrayList<>(PostgresSave.LEFT_OUT);
-    out.addAll(PostgresBackup.LEFT_OUT);
-    out.addAll(backup.readLate(save.excludes()));
-    return save.withReadFrom(lib.name(), lib.readFrom(), notes)
-        .withLateFiles(lib.name(), PostgresBackup.FROM)
-        .withAllowChanging(true)
-        .withExcludes(save.excludes().withOwn(out));
-  }
-
-  /**
-   * Where a backup's late files are made: in the run's staging where it is a directory (so
-   * that cleanup finds them after a kill), else in the temporary directory.
-   */
-  private static Path lateParent(SaveSpec spec) {
-    return Location.of(spec.staging()).match(staging -> {
-      try {
-        return Files.createDirectories(staging);
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot make the staging", staging, e);
-      }
-    }, object -> Path.of(System.getProperty("java.io.tmpdir")));
   }
 
   /** Found out before the save, not after a good one. */
