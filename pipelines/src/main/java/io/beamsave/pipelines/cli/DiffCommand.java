@@ -63,10 +63,10 @@ final class DiffCommand implements Callable<Integer> {
         if (json.on()) {
           Map<String, Object> m = JsonOutput.object("difference");
           m.put("change", d.change().name().toLowerCase(Locale.ROOT));
-          ListCommand.putName(m, "path", e.path().bytes());
-          m.put("entryType", ListCommand.entryType(e.type()));
+          EntryJson.putName(m, "path", e.path().bytes());
+          m.put("entryType", EntryJson.entryType(e.type()));
           if (d.before() != null && d.after() != null && d.change() == ImageDiff.Change.TYPE) {
-            m.put("entryTypeBefore", ListCommand.entryType(d.before().type()));
+            m.put("entryTypeBefore", EntryJson.entryType(d.before().type()));
           }
           m.put("size", e.size());
           json.emitBuffered(m);

@@ -1,15 +1,14 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.stored.ImageRef;
-import io.beamsave.transforms.Printable;
 import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.select.Glob;
 import java.io.PrintWriter;
@@ -17,16 +16,15 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code beamsave list}: the catalog as a table. */
 @Command(
@@ -75,106 +73,13 @@ final class ListCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  /** An entry as JSON: its name as text, and as base64 too where it is not valid UTF-8. */
-  static Map<String, Object> entry(Entry e) {
-    return entry(e, null);
-  }
-
-  /** The base image holding a file's bytes, or null where they are in the image itself. */
-  static Catalog.Base baseOf(Catalog c, Entry e) {
-    return e.isFile() && !e.extents().isEmpty() && e.extents().get(0).isReference()
-        ? c.bases().get(e.extents().get(0).image() - 1) : null;
-  }
-
   /** The image holding a file's bytes: "." for this one, else its base's file name. */
   static String source(Catalog c, Entry e) {
-    Catalog.Base b = baseOf(c, e);
+    Catalog.Base b = EntryJson.baseOf(c, e);
     if (b == null) {
       return e.isFile() ? "." : "";
     }
     return b.location().substring(b.location().lastIndexOf('/') + 1);
-  }
-
-  /** An entry's type as JSON names it. */
-  static String entryType(EntryType t) {
-    return switch (t) {
-      case FILE -> "file";
-      case DIRECTORY -> "dir";
-      case SYMLINK -> "symlink";
-      case HARDLINK -> "hardlink";
-      case FIFO -> "fifo";
-      case CHAR_DEVICE -> "chardev";
-      case BLOCK_DEVICE -> "blockdev";
-    };
-  }
-
-  static Map<String, Object> entry(Entry e, Catalog sourcesOf) {
-    Map<String, Object> m = JsonOutput.object("entry");
-    putName(m, "path", e.path().bytes());
-    m.put("entryType", entryType(e.type()));
-    m.put("mode", String.format("%04o", e.mode()));
-    m.put("uid", e.uid());
-    m.put("gid", e.gid());
-    m.put("size", e.size());
-    m.put("mtime", isoTime(e.mtimeSeconds(), e.mtimeNanos()));
-    m.put("mtimeSeconds", e.mtimeSeconds());
-    m.put("mtimeNanos", e.mtimeNanos());
-    m.put("changed", e.changed());
-    m.put("unreadable", e.unreadable());
-    if (e.linkTarget() != null) {
-      putName(m, "linkTarget", e.linkTarget().bytes());
-    }
-    Meta meta = e.meta();
-    if (meta.user() != null) {
-      putName(m, "user", meta.user());
-    }
-    if (meta.group() != null) {
-      putName(m, "group", meta.group());
-    }
-    if (e.type() == EntryType.CHAR_DEVICE || e.type() == EntryType.BLOCK_DEVICE) {
-      m.put("deviceMajor", Integer.toUnsignedLong(Meta.major(meta.rdev())));
-      m.put("deviceMinor", Integer.toUnsignedLong(Meta.minor(meta.rdev())));
-    }
-    if (!meta.xattrs().isEmpty()) {
-      List<Map<String, Object>> xattrs = new ArrayList<>();
-      for (Meta.Xattr x : meta.xattrs()) {
-        Map<String, Object> a = new LinkedHashMap<>();
-        putName(a, "name", x.name());
-        a.put("valueBase64", java.util.Base64.getEncoder().encodeToString(x.value()));
-        xattrs.add(a);
-      }
-      m.put("xattrs", xattrs);
-    }
-    Catalog.Base base = sourcesOf == null ? null : baseOf(sourcesOf, e);
-    if (base != null) {
-      m.put("source", base.location());
-    }
-    return m;
-  }
-
-  /**
-   * {@code name} as a JSON string where it is UTF-8; else as 'list' prints it (\xNN for the
-   * bytes that are not) with the exact bytes in {@code <key>Base64}.
-   */
-  static void putName(Map<String, Object> m, String key, byte[] name) {
-    try {
-      m.put(key, java.nio.charset.StandardCharsets.UTF_8.newDecoder()
-          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
-          .decode(java.nio.ByteBuffer.wrap(name)).toString());
-    } catch (java.nio.charset.CharacterCodingException notUtf8) {
-      m.put(key, io.beamsave.transforms.Printable.bytes(name));
-      m.put(key + "Base64", java.util.Base64.getEncoder().encodeToString(name));
-    }
-  }
-
-  /** RFC 3339 UTC with nanoseconds, or null past the years Java's clock reaches. */
-  static String isoTime(long seconds, int nanos) {
-    try {
-      return Instant.ofEpochSecond(seconds, nanos).toString();
-    } catch (java.time.DateTimeException outOfRange) {
-      return null;
-    }
   }
 
   @Parameters(
@@ -364,7 +269,7 @@ final class ListCommand implements Callable<Integer> {
         bytes += e.size();
       }
       if (json.on()) {
-        json.emitBuffered(entry(e, sources ? c : null));
+        json.emitBuffered(EntryJson.entry(e, sources ? c : null));
         return;
       }
       // Built by hand and written without a flush per line: a million entries took 10 s

@@ -276,7 +276,7 @@ final class RestoreCommand implements Callable<Integer> {
       err.println("beamsave: damaged, not restored: " + d.getKey() + ": " + d.getValue());
       if (json.on()) {
         Map<String, Object> m = JsonOutput.object("damaged");
-        ListCommand.putName(m, "path", d.getKey().bytes());
+        EntryJson.putName(m, "path", d.getKey().bytes());
         m.put("message", d.getValue());
         json.emitBuffered(m);
       }
@@ -309,7 +309,7 @@ final class RestoreCommand implements Callable<Integer> {
       n++;
       if (json.on()) {
         Map<String, Object> m = JsonOutput.object("removal");
-        ListCommand.putName(m, "path", p.bytes());
+        EntryJson.putName(m, "path", p.bytes());
         m.put("dryRun", dryRun);
         json.emitBuffered(m);
       } else if (dryRun && n <= NAMED) {
