@@ -88,14 +88,17 @@ class ArchitectureTest {
           .should().dependOnClassesThat().resideInAPackage("software.amazon.awssdk..")
           .because("only the store packages know S3's SDK");
 
-  /** The core is plain Java: codecs, the format, encryption, files, selection, planning, stores. */
+  /**
+   * The core is plain Java: codecs, the format, encryption, files, selection, planning, stores,
+   * the walk.
+   */
   @ArchTest
   static final ArchRule theCoreHoldsNoBeam =
       noClasses().that().resideInAnyPackage("io.beamsave.transforms.codec..",
               "io.beamsave.transforms.image..", "io.beamsave.transforms.crypt..",
               "io.beamsave.transforms.format..", "io.beamsave.transforms.fs..",
               "io.beamsave.transforms.select..", "io.beamsave.transforms.shard..",
-              "io.beamsave.transforms.store..")
+              "io.beamsave.transforms.store..", "io.beamsave.transforms.walk..")
           .should().dependOnClassesThat().resideInAPackage("org.apache.beam..")
           .because("the core is tested and used without a pipeline");
 
@@ -226,7 +229,7 @@ class ArchitectureTest {
           "a constant array its package reads and never writes"),
       java.util.Map.entry("io.beamsave.transforms.read.RestoreTarget.ACL_DEFAULT",
           "a constant array its package reads and never writes"),
-      java.util.Map.entry("io.beamsave.transforms.save.CacheDirTag.NAME",
+      java.util.Map.entry("io.beamsave.transforms.walk.CacheDirTag.NAME",
           "a constant array its package reads and never writes"));
 
   @ArchTest

@@ -6,7 +6,7 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
-import io.beamsave.transforms.save.Unreadable;
+import io.beamsave.transforms.walk.Unreadable;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;

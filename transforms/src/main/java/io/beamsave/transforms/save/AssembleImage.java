@@ -13,6 +13,8 @@ import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.shard.ShardPlanner;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.store.StoreException;
+import io.beamsave.transforms.walk.Listing;
+import io.beamsave.transforms.walk.Unreadable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

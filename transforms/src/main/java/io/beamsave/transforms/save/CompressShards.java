@@ -17,6 +17,7 @@ import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.run.LiveProgress;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.sink.ImageSink;
+import io.beamsave.transforms.walk.Unreadable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.NoSuchFileException;

@@ -1,15 +1,16 @@
 package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.shard.ShardPlanner;
+import io.beamsave.transforms.walk.WalkedEntry;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -16,6 +16,7 @@ import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.shard.IncrementalPlan;
 import io.beamsave.transforms.shard.ShardPlanner;
+import io.beamsave.transforms.walk.Listing;
 import java.io.ByteArrayInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -4,6 +4,7 @@ import io.beamsave.transforms.image.CatalogCursor;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.PathOrder;
 import io.beamsave.transforms.shard.IncrementalPlan;
+import io.beamsave.transforms.walk.LibraryWalker;
 import java.io.IOException;
 import java.util.concurrent.ForkJoinPool;
 

@@ -6,6 +6,7 @@ import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.Meta;
+import io.beamsave.transforms.walk.WalkedEntry;
 import java.io.IOException;
 
 /**

@@ -2,6 +2,7 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.image.BlockBuffer;
 import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.walk.Listing;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.save;
+package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.fs.Accounts;
 import io.beamsave.transforms.fs.FileStat;
@@ -16,7 +16,7 @@ import java.util.List;
  * directory's handle says beyond them (extended attributes, owner names), bounded as an image
  * may hold it, so that a save never writes what a reader refuses.
  */
-final class WalkedEntry {
+public final class WalkedEntry {
   private WalkedEntry() {}
 
   /**
@@ -35,7 +35,7 @@ final class WalkedEntry {
 
   /** Reads one extended attribute's value by its name; null when it has gone meanwhile. */
   @FunctionalInterface
-  interface XattrReader {
+  public interface XattrReader {
     byte[] read(byte[] name) throws IOException;
   }
 
@@ -43,7 +43,7 @@ final class WalkedEntry {
    * {@code m} with the owner's and group's names as this host knows them, and the extended
    * attributes named {@code names}, sorted by name, as {@code values} reads them.
    */
-  static Meta meta(FileStat s, Meta m, List<byte[]> names, XattrReader values)
+  public static Meta meta(FileStat s, Meta m, List<byte[]> names, XattrReader values)
       throws IOException {
     List<Meta.Xattr> xattrs = List.of();
     if (names.size() > Meta.MAX_XATTRS) {
@@ -79,7 +79,7 @@ final class WalkedEntry {
    * The catalog entry for what {@code s} describes, at {@code rel}, or {@code null} for a
    * socket, which images do not hold.
    */
-  static Entry of(FileStat s, PathBytes rel, byte[] linkTarget) {
+  public static Entry of(FileStat s, PathBytes rel, byte[] linkTarget) {
     EntryType type;
     if (s.isDirectory()) {
       type = EntryType.DIRECTORY;

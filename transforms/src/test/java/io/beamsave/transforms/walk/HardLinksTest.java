@@ -1,4 +1,4 @@
-package io.beamsave.transforms.save;
+package io.beamsave.transforms.walk;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

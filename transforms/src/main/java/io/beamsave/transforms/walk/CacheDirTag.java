@@ -1,4 +1,4 @@
-package io.beamsave.transforms.save;
+package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;

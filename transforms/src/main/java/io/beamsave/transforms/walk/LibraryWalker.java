@@ -1,4 +1,4 @@
-package io.beamsave.transforms.save;
+package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
@@ -47,11 +47,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <p>Every directory is opened from its parent's handle without following links, so a directory
  * swapped for a symlink mid-walk fails the walk instead of leading it outside the library.
  *
- * <p>Plain Java, no Beam: {@link ListLibrary} runs a walk in its DoFn, or on background threads
- * before the pipeline. Static methods only; one walk's state is shared by its directory tasks
- * on the pool given, and by nothing else.
+ * <p>Plain Java, no Beam: {@code save.ListLibrary} runs a walk in its DoFn, or on background
+ * threads before the pipeline. Static methods only; one walk's state is shared by its directory
+ * tasks on the pool given, and by nothing else.
  */
-final class LibraryWalker {
+public final class LibraryWalker {
   private static final PathBytes EMPTY = PathBytes.of(new byte[0]);
 
   /** Directories listed ahead of the entries handed on, at most. */
@@ -64,7 +64,7 @@ final class LibraryWalker {
 
   /** What takes the walk's entries, in path order. */
   @FunctionalInterface
-  interface Sink {
+  public interface Sink {
     void add(Entry e) throws IOException;
   }
 
@@ -73,7 +73,7 @@ final class LibraryWalker {
    * listed paths missing), counts of the entries handed on, the special files skipped, and the
    * entries each of the operator's exclude patterns left out.
    */
-  record Walked(Listing head, long entries, long files, long rawBytes, long special,
+  public record Walked(Listing head, long entries, long files, long rawBytes, long special,
       long[] excluded) {}
 
   /**
@@ -82,8 +82,8 @@ final class LibraryWalker {
    * compared as bytes, the order a directory's names are walked in. Consecutive parts whose
    * bounds meet cover the library once, also names made after they were drawn.
    */
-  record TopNames(byte[] from, byte[] to) implements java.io.Serializable {
-    static final TopNames ALL = new TopNames(null, null);
+  public record TopNames(byte[] from, byte[] to) implements java.io.Serializable {
+    public static final TopNames ALL = new TopNames(null, null);
 
     boolean take(byte[] name) {
       return (from == null || Arrays.compareUnsigned(name, from) >= 0)
@@ -92,7 +92,7 @@ final class LibraryWalker {
   }
 
   /** A pool for walks: one thread per core. */
-  static ForkJoinPool newPool() {
+  public static ForkJoinPool newPool() {
     return new ForkJoinPool(Math.max(1, Runtime.getRuntime().availableProcessors()));
   }
 
@@ -102,7 +102,7 @@ final class LibraryWalker {
    * lists and the way to them; with {@code skip}, keeping what cannot be read flagged unreadable
    * instead of failing.
    */
-  static Walked walk(ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only,
+  public static Walked walk(ForkJoinPool pool, Path root, Excludes excludes, FilesFrom only,
       boolean skip, Sink sink) {
     return walk(pool, root, root, TopNames.ALL, excludes, only, skip, sink);
   }
@@ -111,7 +111,7 @@ final class LibraryWalker {
    * Like {@link #walk(ForkJoinPool, Path, Excludes, FilesFrom, boolean, Sink)}, one part, with
    * the root named {@code shownAs} in messages (a snapshot as the library it was taken of).
    */
-  static Walked walk(ForkJoinPool pool, Path root, Path shownAs, TopNames part,
+  public static Walked walk(ForkJoinPool pool, Path root, Path shownAs, TopNames part,
       Excludes excludes, FilesFrom only, boolean skip, Sink sink) {
     if (only != null && part != TopNames.ALL) {
       // Which listed paths are missing is known only to a walk of all of the library.

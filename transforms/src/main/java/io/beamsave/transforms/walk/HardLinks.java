@@ -1,4 +1,4 @@
-package io.beamsave.transforms.save;
+package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.EntryType;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.save;
+package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.Catalog;
@@ -15,11 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The library root and the entries of one library, as {@link ListLibrary} found them, with what
- * the walk could not read and skipped ({@code --skip-unreadable}) and the paths {@code
- * --files-from} listed that the library does not hold. Once planned against a base image
- * ({@link io.beamsave.transforms.shard.IncrementalPlan}), {@code bases} and {@code depth} are the
- * new image's. A save hands it on as the head of a {@link StagedListing}, without entries, which
+ * The library root and the entries of one library, as {@code save.ListLibrary} found them, with
+ * what the walk could not read and skipped ({@code --skip-unreadable}) and the paths {@code
+ * --files-from} listed that the library does not hold. Once planned against a base image ({@link
+ * io.beamsave.transforms.shard.IncrementalPlan}), {@code bases} and {@code depth} are the new
+ * image's. A save hands it on as the head of a {@code save.StagedListing}, without entries, which
  * wait in staging; {@link #writeEntry} and {@link #readEntry} are their form there.
  */
 public record Listing(
@@ -38,7 +38,7 @@ public record Listing(
   /**
    * Writes the listing; its entries are written apart, each by {@link #writeEntry}.
    */
-  static void writeHead(Listing b, DataOutputStream out) throws IOException {
+  public static void writeHead(Listing b, DataOutputStream out) throws IOException {
     CatalogWriter.writeEntryMetadata(out, b.root);
     writeMeta(b.root, out);
     Unreadable.writeAll(out, b.unreadable);
@@ -54,7 +54,7 @@ public record Listing(
   }
 
   /** An entry: its metadata, and its extents if they are references (own ones are planned). */
-  static void writeEntry(Entry e, DataOutputStream out) throws IOException {
+  public static void writeEntry(Entry e, DataOutputStream out) throws IOException {
     CatalogWriter.writeEntryMetadata(out, e);
     writeMeta(e, out);
     boolean refs = !e.extents().isEmpty() && e.extents().get(0).isReference();
@@ -124,7 +124,7 @@ public record Listing(
   }
 
   /** What {@link #writeHead} wrote. */
-  static Listing readHead(DataInputStream in) throws IOException {
+  public static Listing readHead(DataInputStream in) throws IOException {
     Entry root = readMeta(CatalogReader.readEntryMetadata(in), in);
     List<Unreadable> unreadable = Unreadable.readAll(in);
     List<PathBytes> missing = Unreadable.readPaths(in);
@@ -141,7 +141,7 @@ public record Listing(
     return new Listing(root, unreadable, missing, bases, depth);
   }
 
-  static Entry readEntry(DataInputStream in) throws IOException {
+  public static Entry readEntry(DataInputStream in) throws IOException {
     Entry e = readMeta(CatalogReader.readEntryMetadata(in), in);
     int refs = in.readInt();
     if (refs == 0) {
