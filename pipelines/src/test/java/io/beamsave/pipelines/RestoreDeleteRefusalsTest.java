@@ -36,16 +36,17 @@ class RestoreDeleteRefusalsTest {
   @Test
   void deleteIntoTheRootDirectoryIsRefusedEvenInADryRun() {
     // A dry run only: a restore that went on would empty this machine.
+    String refusal = "refusing --delete into /: it would remove from the whole system what the"
+        + " image does not hold; add --no-preserve-root if that is what you mean";
+    // The stronger reason first, also where --overwrite was not given.
     Cli dry = Cli.run("restore", image, "--target", "/", "--delete", "--dry-run");
     assertThat(dry.exit()).isEqualTo(1);
-    assertOneLineError(dry, "/");
+    assertOneLineError(dry, refusal);
     assertThat(dry.out()).doesNotContain("would remove");
     Cli overwriting = Cli.run("restore", image, "--target", "/", "--delete", "--overwrite",
         "--dry-run");
     assertThat(overwriting.exit()).isEqualTo(1);
-    assertOneLineError(overwriting, "refusing --delete into /: it would remove from the whole"
-        + " system what the image does not hold; add --no-preserve-root if that is what you"
-        + " mean");
+    assertOneLineError(overwriting, refusal);
     assertThat(overwriting.out()).doesNotContain("would remove");
   }
 

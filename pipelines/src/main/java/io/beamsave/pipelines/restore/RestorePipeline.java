@@ -155,6 +155,13 @@ public final class RestorePipeline {
     if (exists && !Files.isDirectory(target)) {
       throw new BeamsaveException("target " + target + " is no directory");
     }
+    if (exists && request.delete()) {
+      try {
+        TargetMirror.refuseRoot(target, target.toRealPath(), request.noPreserveRoot());
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot read restore target", target, e);
+      }
+    }
     if (exists && !overwrite) {
       try (java.util.stream.Stream<Path> in = Files.list(target)) {
         if (in.findAny().isPresent()) {

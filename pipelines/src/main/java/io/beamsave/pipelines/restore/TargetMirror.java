@@ -69,15 +69,23 @@ public final class TargetMirror {
     if (noPreserveRoot) {
       return;
     }
-    if (real.getParent() == null) {
-      throw new BeamsaveException("refusing --delete into " + given + ": it would remove from"
-          + " the whole system what the image does not hold; add --no-preserve-root if that is"
-          + " what you mean");
-    }
+    refuseRoot(given, real, false);
     if (top.mountRoot() && !given.toAbsolutePath().normalize().equals(real)) {
       throw new BeamsaveException("refusing --delete into " + given + ": it leads through a"
           + " link to " + real + ", the root of a mounted file system; name " + real
           + " itself, or add --no-preserve-root");
+    }
+  }
+
+  /**
+   * Refuses a {@code --delete} into {@code /} ({@code real}, where {@code given} leads), unless
+   * {@code noPreserveRoot}: checked before anything else a restore would say of the target.
+   */
+  static void refuseRoot(Path given, Path real, boolean noPreserveRoot) {
+    if (!noPreserveRoot && real.getParent() == null) {
+      throw new BeamsaveException("refusing --delete into " + given + ": it would remove from"
+          + " the whole system what the image does not hold; add --no-preserve-root if that is"
+          + " what you mean");
     }
   }
 
