@@ -111,12 +111,12 @@ public final class Leases {
     return Location.of(at).match(Leases::inDirectory, object -> {
       Location.InStore prefix = Location.prefix(at, "--at");
       Store store = prefix.placed(s3).store();
-      return inStore(prefix, store, store.list(prefix.uri().key()));
+      return inBucket(prefix, store, store.list(prefix.uri().key()));
     });
   }
 
   /** The leases among {@code items}, the objects under {@code prefix}, listed already. */
-  static List<Found> inStore(Location.InStore at, Store store, List<Store.Item> items) {
+  static List<Found> inBucket(Location.InStore at, Store store, List<Store.Item> items) {
     ObjectUri prefix = at.uri();
     List<Found> out = new ArrayList<>();
     Instant now = null;

@@ -91,10 +91,10 @@ public final class Leftovers {
   /** Everything runs that have ended left at any depth under {@code at}. */
   public static Found find(String at, S3Settings s3) {
     return Location.of(at).match(DirectoryLeftovers::find,
-        object -> inStore(Location.prefix(at, "--at"), s3));
+        object -> inBucket(Location.prefix(at, "--at"), s3));
   }
 
-  private static Found inStore(Location.InStore at, S3Settings s3) {
+  private static Found inBucket(Location.InStore at, S3Settings s3) {
     ObjectUri prefix = at.uri();
     Store store = at.placed(s3).store();
     Set<String> writing = new HashSet<>();
@@ -105,7 +105,7 @@ public final class Leftovers {
     // writes, so its writing is seen with its lease, never without.
     List<Store.Item> objects = store.list(prefix.key());
     List<Store.Upload> uploads = store.uploads(prefix.key());
-    for (Leases.Found lease : Leases.inStore(at, store, store.list(prefix.key()))) {
+    for (Leases.Found lease : Leases.inBucket(at, store, store.list(prefix.key()))) {
       if (lease.live()) {
         writing.addAll(lease.writes());
         lease.staging().forEach(s -> staging.add(s.endsWith("/") ? s : s + "/"));
