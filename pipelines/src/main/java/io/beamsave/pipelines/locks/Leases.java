@@ -62,15 +62,12 @@ public final class Leases {
 
     private List<ImageId> ids(String prefix) {
       List<ImageId> ids = new ArrayList<>();
-      for (String k : says.stringPropertyNames()) {
-        if (k.startsWith(prefix)) {
-          String v = says.getProperty(k);
-          int sp = v.indexOf(' ');
-          try {
-            ids.add(ImageId.parse(sp < 0 ? v : v.substring(0, sp)));
-          } catch (RuntimeException bad) {
-            // A lease says what it likes: an unreadable id keeps nothing.
-          }
+      for (String v : listed(prefix)) {
+        int sp = v.indexOf(' ');
+        try {
+          ids.add(ImageId.parse(sp < 0 ? v : v.substring(0, sp)));
+        } catch (RuntimeException bad) {
+          // A lease says what it likes: an unreadable id keeps nothing.
         }
       }
       return ids;
@@ -78,20 +75,19 @@ public final class Leases {
 
     /** The images the run writes. */
     public List<String> writes() {
-      List<String> out = new ArrayList<>();
-      for (String k : says.stringPropertyNames()) {
-        if (k.startsWith("writes.")) {
-          out.add(says.getProperty(k));
-        }
-      }
-      return out;
+      return listed("writes.");
     }
 
     /** Where the run stages its working files and small shards. */
     public List<String> staging() {
+      return listed("staging.");
+    }
+
+    /** The values of the lease's numbered keys {@code prefix0}, {@code prefix1}, ... */
+    private List<String> listed(String prefix) {
       List<String> out = new ArrayList<>();
       for (String k : says.stringPropertyNames()) {
-        if (k.startsWith("staging.")) {
+        if (k.startsWith(prefix)) {
           out.add(says.getProperty(k));
         }
       }

@@ -90,8 +90,8 @@ public final class Leftovers {
 
   /** Everything runs that have ended left at any depth under {@code at}. */
   public static Found find(String at, S3Settings s3) {
-    return Location.of(at).match(DirectoryLeftovers::find,
-        object -> inBucket(Location.prefix(at, "--at"), s3));
+    Location where = Location.of(at);
+    return where.match(DirectoryLeftovers::find, object -> inBucket((Location.InStore) where, s3));
   }
 
   private static Found inBucket(Location.InStore at, S3Settings s3) {
