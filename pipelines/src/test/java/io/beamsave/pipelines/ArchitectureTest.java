@@ -144,6 +144,32 @@ class ArchitectureTest {
                   io.beamsave.transforms.store.ObjectUri.class))))
           .because("Location.of tells a path from an object once; callers ask the location");
 
+  /**
+   * Beyond the store packages, nothing asks which kind a location is: it asks what it needs (its
+   * store, a path on this host where there is one, whether the store copies within itself, its
+   * smallest part, a lease). Where images are written and read ({@code sink}, {@code transfer},
+   * {@code read.ImageSources}) a backend is chosen; and what a directory and a bucket hold
+   * besides images differs in kind ({@code locks.Leftovers}: partial files, locks, staging and
+   * snapshots, or uploads and their claims; {@code stored.StoredImages}: an image being written
+   * is told by its partial file, or by its upload's state).
+   */
+  @ArchTest
+  static final ArchRule nothingElseBranchesOnTheKindOfLocation =
+      noClasses().that().resideOutsideOfPackages("io.beamsave.transforms.store..",
+              "io.beamsave.transforms.sink..", "io.beamsave.transforms.transfer..")
+          .and().doNotHaveFullyQualifiedName("io.beamsave.transforms.read.ImageSources")
+          .and().doNotHaveFullyQualifiedName("io.beamsave.pipelines.locks.Leftovers")
+          .and().doNotHaveFullyQualifiedName("io.beamsave.pipelines.stored.StoredImages")
+          .should().callMethod(io.beamsave.transforms.store.Location.class, "isInStore")
+          .orShould().callMethod(io.beamsave.transforms.store.Location.class, "match",
+              java.util.function.Function.class, java.util.function.Function.class)
+          .orShould().dependOnClassesThat().belongToAnyOf(
+              io.beamsave.transforms.store.Location.Local.class,
+              io.beamsave.transforms.store.Location.InStore.class,
+              io.beamsave.transforms.store.ObjectUri.class)
+          .because("what differs between a directory and a bucket is answered by the location"
+              + " and its store");
+
   /** One run, one id: minted where a run begins, never by what the run calls. */
   @ArchTest
   static final ArchRule runIdsAreMintedWhereRunsBegin =
@@ -165,8 +191,6 @@ class ArchitectureTest {
           "when the runs a TaskManager never heard end were last swept"),
       java.util.Map.entry("io.beamsave.transforms.run.RunState.CLEANUP_SEQUENCE",
           "the order of the runs' cleanups at an interrupt"),
-      java.util.Map.entry("io.beamsave.transforms.save.LateFiles.SOURCES",
-          "what a PostgreSQL backup hands over at its end, registered in the save's JVM: a side channel still to go"),
       java.util.Map.entry("io.beamsave.transforms.store.S3Endpoint.ENDPOINTS",
           "one SDK client and connection pool per endpoint, for the JVM's life"),
       java.util.Map.entry("io.beamsave.transforms.crypt.Argon2.DERIVED",

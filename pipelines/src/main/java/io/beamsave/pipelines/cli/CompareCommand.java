@@ -2,7 +2,6 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -71,7 +70,7 @@ final class CompareCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    ObjectUri prefix = Location.prefix(to, "--to").uri();
+    Location prefix = Location.prefix(to, "--to");
     if (links.stream().anyMatch(l -> l < 0)) {
       throw new BeamsaveException("--link-mbps must not be negative");
     }

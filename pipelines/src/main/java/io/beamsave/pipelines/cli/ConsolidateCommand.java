@@ -152,7 +152,8 @@ final class ConsolidateCommand implements Callable<Integer> {
       return 0;
     }
     List<String> parts = new ArrayList<>();
-    boolean inStore = Location.of(o.image()).isInStore();
+    // Where the store copies shards itself, what it did not is said to have come through here.
+    boolean inStore = Location.of(o.image()).copiesWithin();
     if (inStore || plan.shards(Kind.COPY_IN_STORE) > 0) {
       parts.add(shards(plan.shards(Kind.COPY_IN_STORE)) + " copied in the store ("
           + Sizes.human(plan.storedBytes(Kind.COPY_IN_STORE)) + ")");

@@ -164,7 +164,7 @@ final class DemoCommand implements Callable<Integer> {
 
   /** Uploads {@code image} to the demo bucket; returns where it went. */
   private static String upload(PrintWriter out, S3Settings s3, Path image, String codec) {
-    Location.InStore to = Location.object("s3://demo/" + image.getFileName(), "the demo's image");
+    Location to = Location.object("s3://demo/" + image.getFileName(), "the demo's image");
     ImageUpload.Result r = ImageUpload.upload(image, to, s3,
         new ImageUpload.Options(TransferCodec.parse(codec), ImageUpload.DEFAULT_PART, 4, 0, false),
         null);

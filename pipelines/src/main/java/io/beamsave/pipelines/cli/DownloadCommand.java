@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.locks.ImageLock;
+import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
@@ -105,7 +105,7 @@ final class DownloadCommand implements Callable<Integer> {
   public Integer call() throws IOException {
     Commands.require(spec, image, "--to");
     from = io.beamsave.pipelines.stored.StoredImages.resolveLatest(from, s3.settings());
-    Location.InStore uri = Location.object(from, "--from");
+    Location uri = Location.object(from, "--from");
     if (parallel < 1 || parallel > 64) {
       throw new BeamsaveException("--parallel must be between 1 and 64");
     }

@@ -44,7 +44,7 @@ final class HistoryCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (!Location.of(at).match(java.nio.file.Files::isDirectory, object -> true)) {
+    if (!Location.of(at).isDirectory(s3.settings())) {
       throw new io.beamsave.transforms.BeamsaveException("--at " + at + ": no such directory");
     }
     List<Ledger.Record> records = Ledger.readBeneath(at, s3.settings());

@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.rekey.Rekey;
-import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.locks.ImageLock;
 import io.beamsave.pipelines.locks.RunLease;
+import io.beamsave.pipelines.rekey.Rekey;
+import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Recipient;
 import io.beamsave.transforms.run.RunId;
@@ -89,7 +89,7 @@ final class RekeyCommand implements Callable<Integer> {
     spec.commandLine().getOut().println(String.format(Locale.ROOT,
         "rekeyed %s: for %s (was for %s); header rewritten, %s %s in %.2fs",
         Printable.text(where), o.after().recipients(), o.before().recipients(),
-        Sizes.human(o.bytesCopied()), o.inStore() ? "copied in the store" : "copied beside it",
+        Sizes.human(o.bytesCopied()), o.copiedInStore() ? "copied in the store" : "copied beside it",
         o.seconds()));
     return 0;
   }

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.locks.RunLease;
+import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
@@ -115,7 +115,7 @@ final class UploadCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     Commands.require(spec, image, "--from");
-    Location.InStore target = Location.object(to, "--to");
+    Location target = Location.object(to, "--to");
     ImageUpload.Options options;
     try {
       options =

@@ -1,7 +1,6 @@
 package io.beamsave.pipelines.compare;
 
 import io.beamsave.pipelines.restore.Restore;
-import io.beamsave.pipelines.restore.RestorePipeline;
 import io.beamsave.pipelines.restore.RestorePolicy;
 import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TreeSnapshot;
@@ -9,7 +8,6 @@ import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SavePipeline;
 import io.beamsave.pipelines.save.SaveRequest;
-import io.beamsave.pipelines.save.SaveSpecs;
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.transforms.BeamsaveException;
@@ -19,14 +17,12 @@ import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.save.ImageSummary;
 import io.beamsave.transforms.save.SaveSpec;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.transfer.ImageUpload;
 import io.beamsave.transforms.transfer.TransferCodec;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -137,14 +133,14 @@ public final class Experiments {
    * fails: a comparison is a measurement, not a backup.
    */
   public List<Measurement> compare(
-      ObjectUri prefix, List<Integer> linksMbps, S3Settings s3, boolean keepObjects)
+      Location prefix, List<Integer> linksMbps, S3Settings s3, boolean keepObjects)
       throws IOException {
-    Store store = new Location.InStore(prefix).placed(s3).store();
-    store.check(prefix.key());
+    Store store = prefix.placed(s3).store();
+    store.check(prefix.placed(s3).key());
     if (keepObjects) {
       return measureUploads(store, prefix, linksMbps, s3);
     }
-    String under = prefix.child("").key();
+    String under = prefix.child("").placed(s3).key();
     Set<String> before = new HashSet<>();
     store.list(under).forEach(i -> before.add(i.key()));
     boolean finished = false;
@@ -173,7 +169,7 @@ public final class Experiments {
   }
 
   private List<Measurement> measureUploads(
-      Store store, ObjectUri prefix, List<Integer> linksMbps, S3Settings s3) throws IOException {
+      Store store, Location prefix, List<Integer> linksMbps, S3Settings s3) throws IOException {
     // Elsewhere the workers send the shards to the store themselves, beyond the link emulation,
     // which throttles this process only: that strategy could not be measured at a link speed.
     boolean whileTransferring = Workers.of(options).inThisJvm();
@@ -237,36 +233,36 @@ public final class Experiments {
    * save and upload left the C2 compiler busy through the first measured runs of the others,
    * most of all the saves that compress while transferring. Nothing of it is kept in the store or the ledger.
    */
-  private void warmUp(Store store, S3Settings s3, ObjectUri prefix, int link,
+  private void warmUp(Store store, S3Settings s3, Location prefix, int link,
       boolean whileTransferring) throws IOException {
     say("warm-up (not measured): every save, transfer and codec once, unthrottled");
-    ObjectUri warm = prefix.child("warm-up.bsave");
+    Location warm = prefix.child("warm-up.bsave");
     Saved raw = save("none", 0);
-    send(store, raw.image, warm, TransferCodec.NONE, 0);
+    send(s3, raw.image, warm, TransferCodec.NONE, 0);
     for (String codec : codecs) {
       if (codec.equals("none")) {
         continue;
       }
       Saved saved = save(Codecs.forLink(codec, link), 0);
-      send(store, saved.image, warm, TransferCodec.NONE, 0);
+      send(s3, saved.image, warm, TransferCodec.NONE, 0);
       Removal.file(saved.image);
       TransferCodec inTransfer = transferForm(codec);
       if (inTransfer != null) {
         // As measured: the transfer codec compresses the raw image.
-        send(store, raw.image, warm, inTransfer, 0);
+        send(s3, raw.image, warm, inTransfer, 0);
       }
       if (whileTransferring) {
         saveWhileUploading(s3, warm, Codecs.forLink(codec, link), 0);
       }
     }
-    store.delete(warm.key());
+    store.delete(warm.placed(s3).key());
     Removal.file(raw.image);
   }
 
   /** Saves with {@code codec} straight to the store, the upload running while shards compress. */
   private Measurement whileTransferring(
-      S3Settings s3, ObjectUri prefix, int link, String codec, int run) {
-    ObjectUri to = objectFor(prefix, link, Strategy.COMPRESS_WHILE_TRANSFERRING, codec, run);
+      S3Settings s3, Location prefix, int link, String codec, int run) {
+    Location to = objectFor(prefix, link, Strategy.COMPRESS_WHILE_TRANSFERRING, codec, run);
     String saveCodec = Codecs.forLink(codec, link);
     say("run %d, %s: %s with %s", run, linkName(link), Strategy.COMPRESS_WHILE_TRANSFERRING.label(), saveCodec);
     Instant start = Instant.now();
@@ -287,7 +283,7 @@ public final class Experiments {
   }
 
   private SavePipeline.Outcome saveWhileUploading(
-      S3Settings s3, ObjectUri to, String codec, int link) {
+      S3Settings s3, Location to, String codec, int link) {
     return save(SaveRequest.builder(List.of(library), to.toString()).staging(work.toString())
         .codec(codec).linkMbps(link)
         .sizes((long) SaveSpec.DEFAULT_OBJECT_SHARD_SIZE, SaveSpec.DEFAULT_BLOCK_SIZE)
@@ -308,13 +304,13 @@ public final class Experiments {
   }
 
   private static ImageUpload.Result send(
-      Store store, Path image, ObjectUri to, TransferCodec transfer, int link) {
-    return ImageUpload.upload(store, image, to,
+      S3Settings s3, Path image, Location to, TransferCodec transfer, int link) {
+    return ImageUpload.upload(image, to, s3,
         new ImageUpload.Options(transfer, ImageUpload.DEFAULT_PART, 4, link, false), null);
   }
 
-  private static ObjectUri objectFor(
-      ObjectUri prefix, int link, Strategy strategy, String codec, int run) {
+  private static Location objectFor(
+      Location prefix, int link, Strategy strategy, String codec, int run) {
     return prefix.child((link == 0 ? "unthrottled" : link + "mbps") + "/" + strategy.id()
         + "/" + codec.replace(':', '-') + "-run" + run + ".bsave");
   }
@@ -345,13 +341,13 @@ public final class Experiments {
   }
 
   private Measurement upload(
-      Store store, S3Settings s3, ObjectUri prefix, int link, Strategy strategy, String codec,
+      Store store, S3Settings s3, Location prefix, int link, Strategy strategy, String codec,
       int run, Saved saved, TransferCodec transfer) {
-    ObjectUri to = objectFor(prefix, link, strategy, codec, run);
+    Location to = objectFor(prefix, link, strategy, codec, run);
     say("run %d, %s: %s with %s", run, linkName(link), strategy.label(),
         saved.codec.equals("none") ? codec : saved.codec);
     Instant start = Instant.now();
-    ImageUpload.Result r = send(store, saved.image, to, transfer, link);
+    ImageUpload.Result r = send(s3, saved.image, to, transfer, link);
     Ledger.append(prefix.toString(), s3,
         new Ledger.Record("upload", saved.library, saved.codec, transfer.spec(),
             Ledger.strategy("upload", saved.codec, transfer.spec()), start, Instant.now(),
@@ -360,7 +356,7 @@ public final class Experiments {
         saved.raw, saved.bytes, r.storedBytes(), to.toString(), saved.storedRaw, saved.usage);
   }
 
-  private void ledgerSave(ObjectUri prefix, S3Settings s3, Saved s, String codec) {
+  private void ledgerSave(Location prefix, S3Settings s3, Saved s, String codec) {
     Ledger.append(prefix.toString(), s3,
         new Ledger.Record("save", s.library, codec, "none", Ledger.strategy("save", codec, "none"),
             s.start, s.end, s.seconds, s.raw, s.bytes, s.image.toString()));

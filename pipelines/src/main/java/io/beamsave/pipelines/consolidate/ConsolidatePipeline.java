@@ -1,11 +1,11 @@
 package io.beamsave.pipelines.consolidate;
 
-import io.beamsave.pipelines.runner.Interrupts;
-import io.beamsave.pipelines.runner.Job;
-import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.pipelines.locks.ImageLock;
 import io.beamsave.pipelines.locks.RunLease;
 import io.beamsave.pipelines.locks.RunNames;
+import io.beamsave.pipelines.runner.Interrupts;
+import io.beamsave.pipelines.runner.Job;
+import io.beamsave.pipelines.runner.JobResult;
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.beam.Elements;
@@ -32,8 +32,6 @@ import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.transfer.ImageUpload;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.beam.sdk.Pipeline;
@@ -75,22 +73,7 @@ public final class ConsolidatePipeline {
    * then on), or an upload staging small shards beside it.
    */
   static ImageSink sinkFor(String to, S3Settings s3, RunId run) {
-    Location at = Location.of(to).match(file -> {
-      if (Files.isDirectory(file)) {
-        throw new BeamsaveException("--to " + to + " is a directory; name the image file");
-      }
-      Path abs = file.toAbsolutePath();
-      try {
-        Files.createDirectories(abs.getParent());
-        return new Location.Local(abs.getParent().toRealPath().resolve(abs.getFileName()));
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot create image directory", abs.getParent(), e);
-      }
-    }, object -> Location.object(to, "--to"));
-    if (at.isInStore()) {
-      Location.Placed p = at.placed(s3);
-      p.store().check(p.key());
-    }
+    Location at = Location.of(to).forImage("--to", s3);
     return ImageSinks.forImage(at, at.sibling(RunNames.STAGING_PREFIX + run + "/shards/"), s3,
         0, ImageUpload.Options.defaults().parallelParts());
   }

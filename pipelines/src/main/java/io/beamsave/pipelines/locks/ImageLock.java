@@ -1,7 +1,6 @@
 package io.beamsave.pipelines.locks;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
@@ -17,11 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Properties;
 
@@ -75,8 +71,9 @@ public final class ImageLock implements AutoCloseable {
   public static ImageLock acquire(RunId runId, String what, List<String> images, String staging,
       PrintWriter notes) {
     String run = runId.value();
-    boolean localStaging = staging != null && !Location.of(staging).isInStore();
-    String stagingDir = localStaging ? Path.of(staging).toString() : "";
+    // A staging with a path on this host is made here; one in a bucket needs no making.
+    Path localStaging = staging == null ? null : Location.of(staging).localPath().orElse(null);
+    String stagingDir = localStaging != null ? localStaging.toString() : "";
     List<Held> held = new ArrayList<>();
     ImageLock lock = new ImageLock(run, held);
     try {
@@ -88,8 +85,8 @@ public final class ImageLock implements AutoCloseable {
         }
         held.add(take(file, what, image, stagingDir, run));
       }
-      if (localStaging) {
-        lock.makeStaging(Path.of(staging).toAbsolutePath());
+      if (localStaging != null) {
+        lock.makeStaging(localStaging.toAbsolutePath());
       }
       return lock;
     } catch (IOException e) {
@@ -126,21 +123,7 @@ public final class ImageLock implements AutoCloseable {
 
   /** Where the lock of the image at {@code to} lives. */
   public static Path lockFile(String to) throws IOException {
-    if (Location.of(to).isInStore()) {
-      // An object has no directory beside it on this host: runs here meet in the temporary one.
-      return Path.of(System.getProperty("java.io.tmpdir"), TEMP_PREFIX + sha256(to));
-    }
-    Path image = Path.of(to).toAbsolutePath();
-    return image.getParent().toRealPath().resolve(image.getFileName() + SUFFIX);
-  }
-
-  private static String sha256(String s) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-          .digest(s.getBytes(StandardCharsets.UTF_8)), 0, 16);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    return Location.of(to).onThisHost(SUFFIX, TEMP_PREFIX);
   }
 
   private static byte[] utf8(Path name) {

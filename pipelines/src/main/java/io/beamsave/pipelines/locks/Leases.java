@@ -1,21 +1,12 @@
 package io.beamsave.pipelines.locks;
 
-import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.fs.Dir;
-import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.fs.Walk;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
-import io.beamsave.transforms.store.StoreException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -104,102 +95,26 @@ public final class Leases {
 
   /** Every lease at any depth under {@code at} (a directory or {@code s3://} prefix). */
   public static List<Found> under(String at, S3Settings s3) {
-    return Location.of(at).match(Leases::inDirectory, object -> {
-      Location.InStore prefix = Location.prefix(at, "--at");
-      Store store = prefix.placed(s3).store();
-      return inBucket(prefix, store, store.list(prefix.uri().key()));
-    });
-  }
-
-  /** The leases among {@code items}, the objects under {@code prefix}, listed already. */
-  static List<Found> inBucket(Location.InStore at, Store store, List<Store.Item> items) {
-    ObjectUri prefix = at.uri();
+    Location where = Location.of(at);
+    Store store = where.directory(s3);
     List<Found> out = new ArrayList<>();
     Instant now = null;
-    for (Store.Item item : items) {
-      String name = item.key().substring(item.key().lastIndexOf('/') + 1);
-      if (!name.startsWith(RunNames.LEASE_PREFIX)) {
-        continue;
-      }
-      Properties p;
-      try {
-        p = parse(store.get(item.key()));
-      } catch (StoreException e) {
-        if (e.kind() == StoreException.Kind.NOT_FOUND) {
-          continue; // Its run ended meanwhile.
+    for (Store.FoundLease l : store.leases(RunNames.LEASE_PREFIX)) {
+      Properties p = parse(l.says());
+      boolean live;
+      if (l.held() != null) {
+        live = l.held();
+      } else if (sameHost(p)) {
+        live = processAlive(p);
+      } else {
+        if (now == null) {
+          now = store.now();
         }
-        throw e;
+        live = Duration.between(l.written(), now).compareTo(RunLease.TTL) < 0;
       }
-      if (now == null && !sameHost(p)) {
-        now = storeNow(prefix, store);
-      }
-      boolean live = sameHost(p) ? processAlive(p)
-          : Duration.between(item.modified(), now).compareTo(RunLease.TTL) < 0;
-      out.add(new Found(at.keyed(item.key()).toString(), live, p));
+      out.add(new Found(where.resolve(l.key()).toString(), live, p));
     }
     return out;
-  }
-
-  private static List<Found> inDirectory(Path dir) {
-    List<Found> out = new ArrayList<>();
-    if (!Files.isDirectory(dir)) {
-      return out;
-    }
-    try {
-      // Through handles: a directory renamed or swapped for a link while the walk is under way
-      // is passed over, never followed, and no path is resolved again.
-      Walk.tree(dir, new Walk.Visitor() {
-        @Override
-        public void visit(byte[] rel, FileStat s) {
-          // Only visit(Dir, ...) is used.
-        }
-
-        @Override
-        public void visit(Dir d, byte[] name, byte[] rel, FileStat s) throws IOException {
-          String text = Walk.text(rel);
-          if (text == null || !s.isRegularFile() || !Walk.text(name).startsWith(
-              RunNames.LEASE_PREFIX)) {
-            return;
-          }
-          try (OpenFile o = d.openRead(name)) {
-            boolean free = o.tryLock();
-            out.add(new Found(dir.resolve(text).toString(), !free, ImageLock.read(o)));
-          } catch (NoSuchFileException | io.beamsave.transforms.fs.SymlinkException gone) {
-            // Its run ended meanwhile, or it is not a lease.
-          }
-        }
-      });
-    } catch (NoSuchFileException gone) {
-      return out;
-    } catch (IOException e) {
-      throw BeamsaveException.io("cannot look for leases in", dir, e);
-    }
-    return out;
-  }
-
-  /**
-   * The store's own clock: the time a probe object written now gets, so that a lease's age does
-   * not depend on how far this host's clock is from the writer's. This host's where the probe
-   * cannot be written.
-   */
-  private static Instant storeNow(ObjectUri prefix, Store store) {
-    String key = prefix.key() + (prefix.key().isEmpty() || prefix.key().endsWith("/") ? "" : "/")
-        + ".beamsave-clock-" + random();
-    try {
-      store.put(key, new byte[0], 0, "text/plain");
-      try {
-        for (Store.Item i : store.list(key)) {
-          if (i.key().equals(key)) {
-            return i.modified();
-          }
-        }
-      } finally {
-        store.delete(key);
-      }
-    } catch (RuntimeException readOnly) {
-      // Credentials that may not write: this host's clock it is.
-    }
-    return Instant.now();
   }
 
   /**

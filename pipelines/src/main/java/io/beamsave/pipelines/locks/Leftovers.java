@@ -2,7 +2,6 @@ package io.beamsave.pipelines.locks;
 
 import io.beamsave.pipelines.snapshot.Snapshot;
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
@@ -105,7 +104,7 @@ public final class Leftovers {
     // writes, so its writing is seen with its lease, never without.
     List<Store.Item> objects = store.list(prefix.key());
     List<Store.Upload> uploads = store.uploads(prefix.key());
-    for (Leases.Found lease : Leases.inBucket(at, store, store.list(prefix.key()))) {
+    for (Leases.Found lease : Leases.under(at.toString(), s3)) {
       if (lease.live()) {
         writing.addAll(lease.writes());
         lease.staging().forEach(s -> staging.add(s.endsWith("/") ? s : s + "/"));

@@ -1,17 +1,11 @@
 package io.beamsave.pipelines.locks;
 
-import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.fs.Dir;
-import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -47,12 +41,7 @@ public final class RunLease implements AutoCloseable {
   /** An image a run uses: its id and where it is. */
   public record Use(ImageId id, String location) {}
 
-  private record Local(Dir dir, byte[] name, OpenFile file) {}
-
-  private record Remote(Store store, String key) {}
-
-  private final List<Local> local = new ArrayList<>();
-  private final List<Remote> remote = new ArrayList<>();
+  private final List<Store.Lease> leases = new ArrayList<>();
   private final List<String> warnings = new ArrayList<>();
   private final byte[] content;
   private ScheduledExecutorService refresher;
@@ -119,20 +108,17 @@ public final class RunLease implements AutoCloseable {
         // credentials may only read), it runs all the same; prune there cannot see it.
         try {
           lease.place(dir.getKey(), dir.getValue(), run, s3);
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
           lease.warnings.add("cannot leave a lease beside " + dir.getValue() + " ("
-              + (e instanceof IOException io ? BeamsaveException.describe(io) : e.getMessage())
-              + "): a prune there meanwhile cannot see that this " + kind + " uses it");
+              + e.getMessage() + "): a prune there meanwhile cannot see that this " + kind
+              + " uses it");
         }
       }
-    } catch (IOException e) {
-      lease.close();
-      throw BeamsaveException.io("cannot write the run's lease in", dirs.keySet().toString(), e);
     } catch (RuntimeException e) {
       lease.close();
       throw e;
     }
-    if (!lease.remote.isEmpty()) {
+    if (lease.leases.stream().anyMatch(Store.Lease::refreshed)) {
       lease.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "beamsave-lease");
         t.setDaemon(true);
@@ -144,46 +130,11 @@ public final class RunLease implements AutoCloseable {
     return lease;
   }
 
-  private void place(String dir, String image, String run, S3Settings s3) throws IOException {
-    String name = RunNames.LEASE_PREFIX + run;
-    Location where = Location.of(dir);
-    if (where.isInStore()) {
-      Location.Placed at = where.child(name).placed(s3);
-      at.store().check(Location.of(image).placed(s3).key());
-      at.store().put(at.key(), content, content.length, "text/plain");
-      remote.add(new Remote(at.store(), at.key()));
-      return;
-    }
-    Dir d = Dir.open(Path.of(dir));
-    try {
-      byte[] n = name.getBytes(StandardCharsets.UTF_8);
-      for (int attempt = 0; attempt < 5; attempt++) {
-        OpenFile f = d.openOrCreate(n, 0644);
-        if (!f.tryLock()) {
-          f.close();
-          throw new BeamsaveException(d.child(n) + ": held by another process");
-        }
-        f.truncate(0);
-        f.write(0, content, 0, content.length);
-        // A save clearing dead runs' leases may have taken this one for such between its
-        // creation and its lock, and removed it: then it is taken again.
-        boolean there;
-        try {
-          there = d.stat(n).sameFile(f.stat());
-        } catch (NoSuchFileException removed) {
-          there = false;
-        }
-        if (there) {
-          local.add(new Local(d, n, f));
-          return;
-        }
-        f.close();
-      }
-      throw new BeamsaveException(d.child(n) + ": it keeps being removed");
-    } catch (IOException | RuntimeException e) {
-      d.close();
-      throw e;
-    }
+  private void place(String dir, String image, String run, S3Settings s3) {
+    Store store = Location.of(dir).directory(s3);
+    // A store that cannot be written is named by the image there, not by the lease.
+    store.check(Location.of(image).name());
+    leases.add(store.lease(RunNames.LEASE_PREFIX + run, content));
   }
 
   /** What could not be leased (beside images the run only reads), one line each. */
@@ -192,9 +143,9 @@ public final class RunLease implements AutoCloseable {
   }
 
   private void refresh() {
-    for (Remote r : remote) {
+    for (Store.Lease l : leases) {
       try {
-        r.store().put(r.key(), content, content.length, "text/plain");
+        l.refresh();
       } catch (RuntimeException e) {
         // The next refresh tries again; a lease ten refreshes old is taken for a dead run's.
       }
@@ -208,41 +159,18 @@ public final class RunLease implements AutoCloseable {
       refresher.shutdownNow();
       refresher = null;
     }
-    for (Remote r : remote) {
+    for (Store.Lease l : leases) {
       try {
-        r.store().delete(r.key());
+        l.close();
       } catch (RuntimeException e) {
-        // A lease left behind ages out, and cleanup removes it.
+        // A lease left behind ages out, or its lock went with this process; cleanup removes it.
       }
     }
-    remote.clear();
-    for (Local l : local) {
-      try {
-        l.dir().delete(l.name());
-      } catch (IOException e) {
-        // Its lock goes with the descriptor: a lease left is a dead run's.
-      }
-      try {
-        l.file().close();
-        l.dir().close();
-      } catch (IOException ignored) {
-        // Nothing was left unwritten.
-      }
-    }
-    local.clear();
+    leases.clear();
   }
 
   static String parentOf(String location) {
-    Location where = Location.of(location);
-    if (where.isInStore()) {
-      return where.parent().toString();
-    }
-    Path parent = Path.of(location).toAbsolutePath().getParent();
-    try {
-      return parent.toRealPath().toString();
-    } catch (IOException e) {
-      return parent.toString();
-    }
+    return Location.of(location).realParent().toString();
   }
 
   private static byte[] bytes(Properties p) {

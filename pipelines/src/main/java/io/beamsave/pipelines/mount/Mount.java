@@ -1,8 +1,8 @@
 package io.beamsave.pipelines.mount;
 
-import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.pipelines.stored.ImageRef;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.Keys;
@@ -68,9 +68,11 @@ public final class Mount {
 
   private static boolean isLocation(String source, S3Settings s3) {
     Location where = Location.of(source);
-    // A prefix is spelled as one, or is one because no object has its name.
-    return where.match(Files::isDirectory, uri -> uri.key().isEmpty() || source.endsWith("/")
-        || !StoredImages.LATEST.equals(uri.name()) && !where.exists(s3));
+    if (StoredImages.LATEST.equals(where.name()) && !source.endsWith("/") && !where.exists(s3)) {
+      // "latest" that is no image is the newest image there, unless a directory has that name.
+      return where.localPath().map(Files::isDirectory).orElse(false);
+    }
+    return where.isDirectory(s3);
   }
 
   /**

@@ -14,7 +14,6 @@ import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.sink.StoreImageSink;
 import io.beamsave.transforms.store.Location;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.UploadClaim;
@@ -50,7 +49,7 @@ public final class Rekey {
 
   /** What a rekey did: the recipients before and after, and how the rest was copied. */
   public record Outcome(String image, Envelope before, Envelope after, long bytesCopied,
-      boolean inStore, double seconds) {}
+      boolean copiedInStore, double seconds) {}
 
   /** The largest part copied in one request: S3 allows 5 GiB. */
   static final long COPY_PART = 1L << 30;
@@ -79,11 +78,12 @@ public final class Rekey {
       ImageKey rekeyed = key.withRecipients(kept, add);
       byte[] header = rekeyed.header();
       Location where = Location.of(image);
-      long copied = where instanceof Location.InStore object
-          ? rewriteObject(object, s3, header, size)
-          : rewriteFile(Path.of(image), header);
+      // Where the store copies the rest itself, only the head passes through this host.
+      long copied = where.copiesWithin()
+          ? rewriteObject(where, s3, header, size)
+          : rewriteFile(where.localPath().orElseThrow(), header);
       return new Outcome(image, ends.envelope(), rekeyed.envelope(), copied,
-          where.isInStore(), (System.nanoTime() - start) / 1e9);
+          where.copiesWithin(), (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }
@@ -167,10 +167,11 @@ public final class Rekey {
    * The object made anew from {@code header} and the rest of itself, copied by the store; the
    * upload is aborted, and the object left as it is, if it changed meanwhile.
    */
-  static long rewriteObject(Location.InStore object, S3Settings s3, byte[] header, long size) {
-    ObjectUri uri = object.uri();
-    Store store = object.placed(s3).store();
-    String key = uri.key();
+  static long rewriteObject(Location object, S3Settings s3, byte[] header, long size) {
+    Location uri = object;
+    Location.Placed placed = object.placed(s3);
+    Store store = placed.store();
+    String key = placed.key();
     Store.Stat before = store.stat(key)
         .orElseThrow(() -> new BeamsaveException(uri + ": no such image"));
     if (before.size() != size) {

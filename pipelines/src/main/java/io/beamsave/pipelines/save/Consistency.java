@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /**
@@ -187,12 +188,14 @@ final class Consistency implements UnaryOperator<SaveSpec>, AutoCloseable {
    * that cleanup finds them after a kill), else in the temporary directory.
    */
   private static Path lateParent(SaveSpec spec) {
-    return Location.of(spec.staging()).match(staging -> {
-      try {
-        return Files.createDirectories(staging);
-      } catch (IOException e) {
-        throw BeamsaveException.io("cannot make the staging", staging, e);
-      }
-    }, object -> Path.of(System.getProperty("java.io.tmpdir")));
+    Optional<Path> staging = Location.of(spec.staging()).localPath();
+    if (staging.isEmpty()) {
+      return Path.of(System.getProperty("java.io.tmpdir"));
+    }
+    try {
+      return Files.createDirectories(staging.get());
+    } catch (IOException e) {
+      throw BeamsaveException.io("cannot make the staging", staging.get(), e);
+    }
   }
 }

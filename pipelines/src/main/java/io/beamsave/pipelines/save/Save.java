@@ -182,7 +182,7 @@ public final class Save {
     // Not into a store: there a shard that compresses to under 5 MiB cannot be a part of the
     // image's upload and is sent twice, and 24 MiB shards reach the link sooner already.
     if (request.shardSize() == null && workers.inThisJvm()
-        && !Location.of(request.image()).isInStore()) {
+        && Location.of(request.image()).minimumPart() == 0) {
       save = save.withSpreadOver(
           options.as(org.apache.beam.runners.direct.DirectOptions.class).getTargetParallelism());
     }
@@ -330,8 +330,8 @@ public final class Save {
   /** Appends each image's record to the ledger beside it. */
   private void record(SaveSpec save, SavePipeline.Outcome outcome, Instant start, Instant end) {
     for (ImageSummary s : outcome.images()) {
-      // An image in object storage was uploaded while it was saved.
-      String kind = Location.of(s.image()).isInStore() ? "save-upload" : "save";
+      // An image with no path on this host was uploaded while it was saved.
+      String kind = Location.of(s.image()).localPath().isEmpty() ? "save-upload" : "save";
       String codec = save.codec().spec();
       Ledger.Record record = new Ledger.Record(
           kind, s.library(), codec, "none", Ledger.strategy(kind, codec, "none"), start, end,

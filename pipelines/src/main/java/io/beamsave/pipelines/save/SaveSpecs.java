@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.save;
 
-import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.pipelines.locks.RunNames;
+import io.beamsave.pipelines.runner.Workers;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageFormat;
@@ -22,6 +22,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Where a save's images and working files go: each library's name, its image (a file, or an
@@ -55,13 +56,15 @@ public final class SaveSpecs {
   public static SaveSpec of(
       List<Path> libraries, String image, String staging, S3Settings s3, Workers workers,
       ImageUpload.Options upload, boolean create, RunId run) {
-    boolean stagingInStore = staging != null && Location.of(staging).isInStore();
-    if (!Location.of(image).isInStore()) {
+    // A staging with no path on this host is in a bucket, where shards are parts of the upload.
+    Optional<Path> stagingPath = staging == null ? Optional.empty() : Location.of(staging).localPath();
+    boolean stagingInStore = staging != null && stagingPath.isEmpty();
+    Optional<Path> file = Location.of(image).localPath();
+    if (file.isPresent()) {
       if (stagingInStore) {
         throw new BeamsaveException("--staging " + staging + " needs an s3:// --image");
       }
-      return toFiles(libraries, Path.of(image), staging == null ? null : Path.of(staging),
-          create, run).withS3(s3);
+      return toFiles(libraries, file.get(), stagingPath.orElse(null), create, run).withS3(s3);
     }
     if (libraries.isEmpty()) {
       throw new BeamsaveException("no library given: use --library DIR");
@@ -92,8 +95,7 @@ public final class SaveSpecs {
     } else if (staging == null && !workers.inThisJvm()) {
       stagingRoot = to.parent().child(STAGING_PREFIX + run + "/").toString();
     } else {
-      Path base =
-          staging != null ? Path.of(staging) : Path.of(System.getProperty("java.io.tmpdir"));
+      Path base = stagingPath.orElse(Path.of(System.getProperty("java.io.tmpdir")));
       stagingRoot = base.resolve(STAGING_PREFIX + run).toAbsolutePath().toString();
     }
     SaveSpec spec =
@@ -207,7 +209,7 @@ public final class SaveSpecs {
       Path target = targets.get(i);
       try {
         spec = spec.withLibrary(name, root.toUri().toString(),
-            ImageSinks.forImage(new Location.Local(target), null, null, 0, 0));
+            ImageSinks.forImage(Location.of(target), null, null, 0, 0));
       } catch (IllegalArgumentException e) {
         throw new BeamsaveException(e.getMessage());
       }
@@ -282,7 +284,8 @@ public final class SaveSpecs {
 
   /** The shard size when the operator gives none. */
   public static long defaultShardSize(String image) {
-    return Location.of(image).isInStore() ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
+    // Shards are parts of the image's upload where the store writes in parts.
+    return Location.of(image).minimumPart() > 0 ? SaveSpec.DEFAULT_OBJECT_SHARD_SIZE
         : SaveSpec.DEFAULT_SHARD_SIZE;
   }
 }

@@ -65,8 +65,8 @@ public final class ImageRef implements AutoCloseable {
   public static ImageRef of(String image, S3Settings s3, Keys keys, PrintWriter progress) {
     Location where = Location.of(image);
     if (ImageSources.transferCodecOf(where, s3).isNone()) {
-      return new ImageRef(image, where.match(p -> p.toAbsolutePath().toString(), o -> image), s3,
-          keys, null);
+      return new ImageRef(image, where.localPath().map(p -> p.toAbsolutePath().toString())
+          .orElse(image), s3, keys, null);
     }
     try {
       Path dir = Files.createTempDirectory("beamsave-fetch-");

@@ -54,7 +54,7 @@ public final class ImageSources {
     if (!tag.isEmpty() && !head.etag().isEmpty() && !tag.equals(head.etag())) {
       throw replaced(location);
     }
-    return new S3ImageSource(store, uri, head.size(), tag.isEmpty() ? head.etag() : tag);
+    return new StoreImageSource(store, uri.key(), uri.toString(), head.size(), tag.isEmpty() ? head.etag() : tag);
   }
 
   private static StoreException replaced(String location) {

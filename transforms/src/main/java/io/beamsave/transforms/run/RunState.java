@@ -46,6 +46,7 @@ public final class RunState {
   private final Map<Object, Object> shared = new ConcurrentHashMap<>();
   private final AtomicReference<Stop> stop = new AtomicReference<>();
   private final Map<Long, Runnable> cleanups = new ConcurrentHashMap<>();
+  private final AtomicInteger pinned = new AtomicInteger();
   private volatile long lastUsed = System.nanoTime();
 
   private RunState() {}
@@ -91,12 +92,14 @@ public final class RunState {
 
   /**
    * Whether nothing of the run has been used for {@code idle} nanoseconds and nothing of it can
-   * still matter: no undo registered (the launcher's running command), no write in flight, no
-   * stop for good that a late worker must still see.
+   * still matter: no undo registered (the launcher's running command), nothing {@link #share}d
+   * until its run says so, no write in flight, no stop for good that a late worker must still
+   * see.
    */
-  private boolean idleSince(long now, long idle) {
+  boolean idleSince(long now, long idle) {
     Stop s = stop.get();
-    return now - lastUsed > idle && cleanups.isEmpty() && (s == null || !s.forever())
+    return now - lastUsed > idle && cleanups.isEmpty() && pinned.get() == 0
+        && (s == null || !s.forever())
         && inFlight.values().stream().allMatch(n -> n.get() == 0);
   }
 
@@ -165,5 +168,28 @@ public final class RunState {
   @SuppressWarnings("unchecked")
   public <V> V sharedIfAny(Object key) {
     return (V) shared.get(key);
+  }
+
+  /**
+   * Shares {@code value} under {@code key} with the run's workers in this JVM until the handle
+   * returned is closed; the run's state is kept meanwhile, however long it goes unused.
+   */
+  public AutoCloseable share(Object key, Object value) {
+    shared.put(key, value);
+    pinned.incrementAndGet();
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return () -> {
+      if (closed.compareAndSet(false, true)) {
+        shared.remove(key, value);
+        pinned.decrementAndGet();
+      }
+    };
+  }
+
+  /** Removes what is shared under {@code key} and returns it, or null if there was none. */
+  @SuppressWarnings("unchecked")
+  public <V> V take(Object key) {
+    return (V) shared.remove(key);
   }
 }

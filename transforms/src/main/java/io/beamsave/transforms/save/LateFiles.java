@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Files a library's image holds that exist only once every other file of it has been read:
@@ -57,17 +56,15 @@ public final class LateFiles {
     static final Compressed NONE = new Compressed(List.of(), List.of(), Map.of(), 0);
   }
 
-  private static final Map<String, Source> SOURCES = new ConcurrentHashMap<>();
+  /** What a library's source is shared under in its save's state. */
+  private record SourceOf(String library) {}
 
-  /** Makes {@code source} the one for {@code library} of {@code spec} until closed. */
+  /**
+   * Makes {@code source} the one for {@code library} of {@code spec} until closed: in the save's
+   * state in this JVM, where the worker that assembles the image finds it.
+   */
   public static AutoCloseable register(SaveSpec spec, String library, Source source) {
-    String key = key(spec, library);
-    SOURCES.put(key, source);
-    return () -> SOURCES.remove(key, source);
-  }
-
-  private static String key(SaveSpec spec, String library) {
-    return spec.staging() + "\u0000" + library;
+    return Staging.state(spec).share(new SourceOf(library), source);
   }
 
   /**
@@ -80,7 +77,7 @@ public final class LateFiles {
     if (lib.lateFrom() == null) {
       return Compressed.NONE;
     }
-    Source source = SOURCES.get(key(spec, name));
+    Source source = Staging.state(spec).sharedIfAny(new SourceOf(name));
     if (source == null) {
       throw new BeamsaveException(name + ": " + lib.lateFrom() + " hands its files over in the"
           + " JVM that runs the save, and this image is assembled elsewhere: run the save with"

@@ -109,14 +109,13 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
 
   /**
    * Emits listings walked before the pipeline, and counts them as a walk in the pipeline would.
-   * What travels with the DoFn is a name: the walks' results stay in the launcher's JVM, in a
-   * {@link RunState} of their own, where the workers (threads of that JVM: walks begin ahead
-   * only for such runners) take them, once. A worker that finds none (a task run again) walks
+   * The walks' results stay in the launcher's JVM, in the save's state there ({@link
+   * Staging#state}), where the workers (threads of that JVM: walks begin ahead only for such
+   * runners) take them, once. A worker that finds none (a task run again) walks
    * the library itself.
    */
   static final class WalkedAheadFn extends DoFn<byte[], KV<String, StagedListing>> {
     private final SaveSpec spec;
-    private final String handed;
     private final Counter filesListed = StageMetrics.counter(StageMetrics.FILES_LISTED);
     private final Counter specialSkipped =
         StageMetrics.counter(StageMetrics.SPECIAL_FILES_SKIPPED);
@@ -124,17 +123,16 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
 
     WalkedAheadFn(SaveSpec spec, Map<String, Staged> walks) {
       this.spec = spec;
-      this.handed = "walked ahead " + java.util.UUID.randomUUID();
       Map<String, Staged> copy = new LinkedHashMap<>(walks);
-      RunState.of(handed).shared(WalkedAheadFn.class, k -> copy);
+      RunState state = Staging.state(spec);
+      state.take(WalkedAheadFn.class);
+      state.shared(WalkedAheadFn.class, k -> copy);
     }
 
     @ProcessElement
     public void process(OutputReceiver<KV<String, StagedListing>> out) {
       stage.started();
-      RunState state = RunState.find(handed);
-      Map<String, Staged> walks = state == null ? null : state.sharedIfAny(WalkedAheadFn.class);
-      RunState.end(handed);
+      Map<String, Staged> walks = Staging.state(spec).take(WalkedAheadFn.class);
       for (String name : spec.libraries().keySet()) {
         Staged w = walks == null ? null : walks.get(name);
         if (w == null) {

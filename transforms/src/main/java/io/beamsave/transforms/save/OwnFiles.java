@@ -30,9 +30,10 @@ final class OwnFiles {
     Set<Path> imageDirs = new LinkedHashSet<>();
     List<String> own = new ArrayList<>();
     for (SaveSpec.Library l : spec.libraries().values()) {
-      String where = l.sink().location();
-      if (!Location.of(where).isInStore() && Path.of(where).getParent() != null) {
-        Path image = real(Path.of(where));
+      // Only an image with a path on this host can lie inside a library.
+      java.util.Optional<Path> file = Location.of(l.sink().location()).localPath();
+      if (file.isPresent() && file.get().getParent() != null) {
+        Path image = real(file.get());
         imageDirs.add(image.getParent());
         if (image.startsWith(root) && !image.equals(root)) {
           // This run's image whatever its name, with its .partial and .lock.
@@ -53,8 +54,9 @@ final class OwnFiles {
         }
       }
     }
-    if (!Location.of(spec.staging()).isInStore()) {
-      Path staging = real(Path.of(spec.staging()));
+    java.util.Optional<Path> stagingPath = Location.of(spec.staging()).localPath();
+    if (stagingPath.isPresent()) {
+      Path staging = real(stagingPath.get());
       if (staging.startsWith(root) && !staging.equals(root)) {
         own.add("/" + Excludes.quote(root.relativize(staging).toString()) + "/");
       }

@@ -15,11 +15,12 @@ public final class Staging {
   private Staging() {}
 
   /**
-   * The run's state in this JVM, by its staging (unique to the run): one monitor, so that a
-   * write and the run's abandonment never interleave, and whether it was stopped, after which
-   * nothing more is written there.
+   * The save's state in this JVM, by its staging (named by the run's id): one monitor, so that
+   * a write and the run's abandonment never interleave; whether it was stopped, after which
+   * nothing more is written there; what the launcher hands its workers here (the listings of a
+   * walk begun ahead, a PostgreSQL backup's late files).
    */
-  private static RunState state(SaveSpec spec) {
+  static RunState state(SaveSpec spec) {
     return RunState.of("staging " + spec.staging());
   }
 

@@ -53,7 +53,7 @@ public final class StoreImageSink implements ImageSink {
   private static final long serialVersionUID = 3L;
 
   /** S3's smallest part but the last. */
-  public static final long MIN_PART = 5L << 20;
+  public static final long MIN_PART = S3Store.MIN_PART;
   /** S3's part numbers are 1 .. 10,000. */
   static final int MAX_PARTS = 10_000;
   /** The image's metadata naming the run that made it. */

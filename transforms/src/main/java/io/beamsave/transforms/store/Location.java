@@ -34,6 +34,17 @@ public sealed interface Location {
       return new Local(path.resolve(name));
     }
 
+    /** Its directory by its real path, where that can be found. */
+    @Override
+    public Location realParent() {
+      Path parent = path.toAbsolutePath().getParent();
+      try {
+        return new Local(parent.toRealPath());
+      } catch (IOException e) {
+        return new Local(parent);
+      }
+    }
+
     @Override
     public String name() {
       Path n = path.getFileName();
@@ -81,6 +92,47 @@ public sealed interface Location {
     }
 
     @Override
+    public Optional<Path> localPath() {
+      return Optional.of(path);
+    }
+
+    @Override
+    public boolean copiesWithin() {
+      return false;
+    }
+
+    @Override
+    public long minimumPart() {
+      return 0;
+    }
+
+    @Override
+    public boolean isDirectory(S3Settings s3) {
+      return Files.isDirectory(path);
+    }
+
+    @Override
+    public Path onThisHost(String suffix, String elsewhere) throws IOException {
+      Path image = path.toAbsolutePath();
+      return image.getParent().toRealPath().resolve(image.getFileName() + suffix);
+    }
+
+    /** Its directory made, and its real path from then on: one spelling of it for the run. */
+    @Override
+    public Location forImage(String option, S3Settings s3) {
+      if (Files.isDirectory(path)) {
+        throw new BeamsaveException(option + " " + path + " is a directory; name the image file");
+      }
+      Path abs = path.toAbsolutePath();
+      try {
+        Files.createDirectories(abs.getParent());
+        return new Local(abs.getParent().toRealPath().resolve(abs.getFileName()));
+      } catch (IOException e) {
+        throw BeamsaveException.io("cannot create image directory", abs.getParent(), e);
+      }
+    }
+
+    @Override
     public String toString() {
       return path.toString();
     }
@@ -125,6 +177,50 @@ public sealed interface Location {
       return other instanceof InStore o && o.uri.bucket().equals(uri.bucket());
     }
 
+    @Override
+    public Optional<Path> localPath() {
+      return Optional.empty();
+    }
+
+    @Override
+    public boolean copiesWithin() {
+      return true;
+    }
+
+    @Override
+    public long minimumPart() {
+      return S3Store.MIN_PART;
+    }
+
+    @Override
+    public Path onThisHost(String suffix, String elsewhere) {
+      try {
+        return Path.of(System.getProperty("java.io.tmpdir"), elsewhere + java.util.HexFormat.of()
+            .formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0, 16));
+      } catch (java.security.NoSuchAlgorithmException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+
+    /** A prefix spelled as one, or one because no object has its name. */
+    @Override
+    public boolean isDirectory(S3Settings s3) {
+      return uri.key().isEmpty() || uri.key().endsWith("/") || !exists(s3);
+    }
+
+    /** Checked to be reachable and writable before any work is done for it. */
+    @Override
+    public Location forImage(String option, S3Settings s3) {
+      if (uri.key().isEmpty()) {
+        throw new BeamsaveException(option + " " + uri
+            + ": no object key after the bucket (s3://BUCKET/KEY)");
+      }
+      Placed p = placed(s3);
+      p.store().check(p.key());
+      return this;
+    }
+
     /** The object at {@code key} of this one's bucket: where a bucket's listing names it. */
     public InStore keyed(String key) {
       return new InStore(new ObjectUri(uri.bucket(), key));
@@ -139,6 +235,11 @@ public sealed interface Location {
   /** A store and the key of one object in it: where {@link #placed} finds a location. */
   record Placed(Store store, String key) {}
 
+  /** The local path {@code path}. */
+  static Location of(Path path) {
+    return new Local(path);
+  }
+
   /**
    * The location {@code text} names: {@code s3://BUCKET/KEY} (a key may be empty: a bucket's
    * top) is in a store, anything else a local path.
@@ -152,7 +253,7 @@ public sealed interface Location {
    * The object {@code text} names, where only an object will do ({@code upload --to}, {@code
    * download --from}): refused in one line naming {@code option} otherwise.
    */
-  static InStore object(String text, String option) {
+  static Location object(String text, String option) {
     if (!inStore(text)) {
       throw new BeamsaveException(option + " " + text
           + ": give an object in S3-compatible storage, s3://BUCKET/KEY");
@@ -161,7 +262,7 @@ public sealed interface Location {
   }
 
   /** Like {@link #object}, for a key prefix (a bucket's top too): {@code s3://BUCKET/PREFIX}. */
-  static InStore prefix(String text, String option) {
+  static Location prefix(String text, String option) {
     if (!inStore(text)) {
       throw new BeamsaveException(option + " " + text
           + ": give a place in S3-compatible storage, s3://BUCKET/PREFIX");
@@ -184,6 +285,14 @@ public sealed interface Location {
 
   /** The directory or key prefix holding this (a local one made absolute). */
   Location parent();
+
+  /**
+   * {@link #parent}, spelled one way however this was reached (a directory's links resolved):
+   * what runs that meet there compare.
+   */
+  default Location realParent() {
+    return parent();
+  }
 
   /** {@code name} under this, taken as a directory or key prefix. */
   Location child(String name);
@@ -227,7 +336,39 @@ public sealed interface Location {
   /** Whether {@code other} is in the same store as this: any directory, or the same bucket. */
   boolean sameContainer(Location other);
 
-  /** Whether this is in a store rather than a local path. */
+  /**
+   * The path on this host's file system, where this is one: for what only a file system has (a
+   * directory made owner-only, a file locked while a run writes beside it, an image that may lie
+   * inside the library it saves). Empty for an object, which has none of these.
+   */
+  Optional<Path> localPath();
+
+  /**
+   * The file on this host through which its runs take turns at this: beside it for a path (its
+   * name and {@code suffix}, in its directory's real path); for an object, which has no
+   * directory here, in the temporary directory, named {@code elsewhere} and a digest of it.
+   */
+  Path onThisHost(String suffix, String elsewhere) throws IOException;
+
+  /** Whether the store copies an object into another itself, without the bytes passing here. */
+  boolean copiesWithin();
+
+  /**
+   * The smallest part but the last of an object written in parts (0: written as one stream):
+   * shards that compress to less cannot be parts of an image's upload.
+   */
+  long minimumPart();
+
+  /** Whether this names a directory or key prefix rather than a file or object. */
+  boolean isDirectory(S3Settings s3);
+
+  /**
+   * This, ready for an image to be written to it (named by {@code option} in an error): a file
+   * whose directory exists, or an object in a bucket that answers.
+   */
+  Location forImage(String option, S3Settings s3);
+
+  /** Whether this is in a store rather than a local path: for the store packages. */
   default boolean isInStore() {
     return this instanceof InStore;
   }

@@ -32,6 +32,8 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * a store itself holds no more than where it is. Open one with {@link Stores}.
  */
 public final class S3Store implements Store {
+  /** S3's smallest part of a multipart upload but the last. */
+  public static final long MIN_PART = 5L << 20;
   private final S3Settings s3;
   private final S3Endpoint endpoint;
   private final S3Client client;

@@ -194,4 +194,99 @@ public interface Store {
   default boolean wantsPartMd5() {
     return true;
   }
+
+  /**
+   * A small object that says a run is alive while it is held ({@link #lease}): another run tells a
+   * live holder from a dead one by it.
+   */
+  interface Lease extends AutoCloseable {
+    /** Writes it again, where it lives by being written ({@link #refreshed}). */
+    void refresh();
+
+    /**
+     * Whether it must be written again now and then to count as live (in object storage, where
+     * nothing can be locked); otherwise the holder's lock on it says so for as long as it lives.
+     */
+    boolean refreshed();
+
+    /** Removes it. */
+    @Override
+    void close();
+  }
+
+  /**
+   * Leaves {@code content} at {@code key} as a lease: here an object written now and at each
+   * {@link Lease#refresh}, removed at {@link Lease#close}; a directory overrides this with a
+   * file held locked, which the kernel lets go however the holder ends.
+   */
+  default Lease lease(String key, byte[] content) {
+    put(key, content, content.length, "text/plain");
+    return new Lease() {
+      @Override
+      public void refresh() {
+        put(key, content, content.length, "text/plain");
+      }
+
+      @Override
+      public boolean refreshed() {
+        return true;
+      }
+
+      @Override
+      public void close() {
+        delete(key);
+      }
+    };
+  }
+
+  /**
+   * A lease found ({@link #leases}): its key, what it says, and whether its holder holds its lock
+   * (null where leases live by being written; then {@code written} says when it last was).
+   */
+  record FoundLease(String key, byte[] says, Boolean held, java.time.Instant written) {}
+
+  /** Every lease at any depth under this store whose name starts with {@code name}. */
+  default List<FoundLease> leases(String name) {
+    List<FoundLease> out = new java.util.ArrayList<>();
+    for (Item item : list("")) {
+      if (!item.key().substring(item.key().lastIndexOf('/') + 1).startsWith(name)) {
+        continue;
+      }
+      try {
+        out.add(new FoundLease(item.key(), get(item.key()), null, item.modified()));
+      } catch (StoreException e) {
+        if (e.kind() != StoreException.Kind.NOT_FOUND) {
+          throw e;
+        }
+        // Its holder ended meanwhile.
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The store's own clock: the time an object written now gets, so that a lease's age does not
+   * depend on how far this host's clock is from its writer's. This host's where nothing can be
+   * written.
+   */
+  default java.time.Instant now() {
+    byte[] b = new byte[8];
+    new java.security.SecureRandom().nextBytes(b);
+    String key = ".beamsave-clock-" + java.util.HexFormat.of().formatHex(b);
+    try {
+      put(key, new byte[0], 0, "text/plain");
+      try {
+        for (Item i : list(key)) {
+          if (i.key().equals(key)) {
+            return i.modified();
+          }
+        }
+      } finally {
+        delete(key);
+      }
+    } catch (RuntimeException readOnly) {
+      // Credentials that may not write: this host's clock it is.
+    }
+    return java.time.Instant.now();
+  }
 }

@@ -17,7 +17,6 @@ import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -60,9 +59,12 @@ public final class ImageDownload {
    * @param progress told the stored bytes of each range once written (from worker threads)
    */
   /** Downloads the object {@code from} (with {@code s3}'s settings) as {@link #download} does. */
-  public static Result download(Location.InStore from, S3Settings s3, Path image, int parallel,
+  public static Result download(Location from, S3Settings s3, Path image, int parallel,
       LongConsumer progress) {
-    return download(from.placed(s3).store(), from.uri(), image, parallel, progress);
+    if (!(from instanceof Location.InStore object)) {
+      throw new BeamsaveException(from + ": a download comes from object storage, s3://BUCKET/KEY");
+    }
+    return download(from.placed(s3).store(), object.uri(), image, parallel, progress);
   }
 
   public static Result download(

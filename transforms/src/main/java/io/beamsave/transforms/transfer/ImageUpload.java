@@ -6,6 +6,7 @@ import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.Md5;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Settings;
+import io.beamsave.transforms.store.S3Store;
 import io.beamsave.transforms.store.Store;
 import io.beamsave.transforms.store.StoreException;
 import io.beamsave.transforms.store.Stores;
@@ -40,7 +41,7 @@ import java.util.function.LongConsumer;
  * </ul>
  */
 public final class ImageUpload {
-  public static final long MIN_PART = 5L << 20;
+  public static final long MIN_PART = S3Store.MIN_PART;
   public static final long MAX_PART = 5L << 30;
   public static final long DEFAULT_PART = 16L << 20;
   static final int MAX_PARTS = 10_000;
@@ -104,9 +105,12 @@ public final class ImageUpload {
    * @param progress told the raw bytes of each part once it is stored (from worker threads)
    */
   /** Uploads {@code image} to the object {@code to} (with {@code s3}'s settings). */
-  public static Result upload(Path image, Location.InStore to, S3Settings s3, Options options,
+  public static Result upload(Path image, Location to, S3Settings s3, Options options,
       LongConsumer progress) {
-    return upload(to.placed(s3).store(), image, to.uri(), options, progress);
+    if (!(to instanceof Location.InStore object)) {
+      throw new BeamsaveException(to + ": an upload goes to object storage, s3://BUCKET/KEY");
+    }
+    return upload(to.placed(s3).store(), image, object.uri(), options, progress);
   }
 
   public static Result upload(

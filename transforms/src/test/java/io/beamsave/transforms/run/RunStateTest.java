@@ -37,6 +37,26 @@ class RunStateTest {
   }
 
   @Test
+  void whatIsSharedUntilClosedKeepsTheRunsStateHoweverLongUnusedAndGoesWithIt() throws Exception {
+    String a = run();
+    RunState state = RunState.of(a);
+    long later = System.nanoTime() + java.util.concurrent.TimeUnit.HOURS.toNanos(3);
+    long idle = java.util.concurrent.TimeUnit.MINUTES.toNanos(RunState.IDLE_MINUTES);
+    Object source = new Object();
+    AutoCloseable shared = state.share("late files", source);
+    assertThat(state.<Object>sharedIfAny("late files")).isSameAs(source);
+    assertThat(state.idleSince(later, idle)).isFalse();
+    shared.close();
+    shared.close();
+    assertThat(state.<Object>sharedIfAny("late files")).isNull();
+    assertThat(state.idleSince(later, idle)).isTrue();
+    state.shared("walked", k -> "listings");
+    assertThat(state.<String>take("walked")).isEqualTo("listings");
+    assertThat(state.<String>take("walked")).isNull();
+    RunState.end(a);
+  }
+
+  @Test
   void anEndedRunLeavesNothingBehind() {
     String a = run();
     RunState.of(a).monitor("x");

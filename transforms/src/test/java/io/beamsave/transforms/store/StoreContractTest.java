@@ -283,4 +283,37 @@ class StoreContractTest {
     assertThatThrownBy(() -> store.list("")).isInstanceOf(StoreException.class);
     assertThat(outside.resolve("x")).doesNotExist();
   }
+
+  /**
+   * A lease is found with what it says while it is held, live by its lock in a directory and by
+   * when it was written (on the store's clock) in a bucket, and gone once closed.
+   */
+  @ParameterizedTest
+  @MethodSource("stores")
+  void aLeaseIsFoundWhileHeldAndGoneWhenClosed(Store store) {
+    store.put("images/a.bsave", new byte[1], 1, "application/octet-stream");
+    byte[] says = "run=r1\n".getBytes(StandardCharsets.UTF_8);
+    java.time.Instant before = java.time.Instant.now().minusSeconds(60);
+    try (Store.Lease lease = store.lease("images/.lease-r1", says)) {
+      List<Store.FoundLease> found = store.leases(".lease-");
+      assertThat(found).singleElement().satisfies(f -> {
+        assertThat(f.key()).isEqualTo("images/.lease-r1");
+        assertThat(f.says()).isEqualTo(says);
+        if (lease.refreshed()) {
+          assertThat(f.held()).isNull();
+          assertThat(f.written()).isAfter(before).isBefore(store.now().plusSeconds(1));
+        } else {
+          assertThat(f.held()).isTrue();
+        }
+      });
+      lease.refresh();
+      if (!lease.refreshed()) {
+        assertThatThrownBy(() -> store.lease("images/.lease-r1", says))
+            .isInstanceOf(StoreException.class).hasMessageContaining("held by another process");
+      }
+    }
+    assertThat(store.leases(".lease-")).isEmpty();
+    assertThat(store.list("")).extracting(Store.Item::key).containsExactly("images/a.bsave");
+    store.delete("images/a.bsave");
+  }
 }

@@ -2,21 +2,21 @@ package io.beamsave.transforms.read;
 
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.Store;
 
 /**
- * An image stored as one object, read with ranged GETs. A read inside the range announced by
+ * An image stored as one object in a store, read by ranges. A read inside the range announced by
  * {@link #willRead} fetches up to {@link #WINDOW} bytes of it at once; any other read fetches
  * exactly what it asks for. So listing an image costs three small requests (header, trailer,
  * catalog) and restoring one file costs those plus the blocks that hold it. Not thread-safe:
  * one per worker.
  */
-public final class S3ImageSource implements ImageSource {
+public final class StoreImageSource implements ImageSource {
   static final int WINDOW = 8 << 20;
 
   private final Store store;
-  private final ObjectUri uri;
+  private final String key;
+  private final String name;
   private final long size;
   /** Every read asks for the object with this ETag: one replaced meanwhile fails as such. */
   private final String etag;
@@ -26,9 +26,10 @@ public final class S3ImageSource implements ImageSource {
   private long windowStart;
   private int windowLen;
 
-  S3ImageSource(Store store, ObjectUri uri, long size, String etag) {
+  StoreImageSource(Store store, String key, String name, long size, String etag) {
     this.store = store;
-    this.uri = uri;
+    this.key = key;
+    this.name = name;
     this.size = size;
     this.etag = etag == null ? "" : etag;
   }
@@ -40,7 +41,7 @@ public final class S3ImageSource implements ImageSource {
 
   @Override
   public String name() {
-    return uri.toString();
+    return name;
   }
 
   @Override
@@ -68,13 +69,13 @@ public final class S3ImageSource implements ImageSource {
       if (window.length < n) {
         window = new byte[Math.max(n, Math.min(WINDOW, window.length * 2))];
       }
-      store.read(uri.key(), etag, pos, window, 0, n);
+      store.read(key, etag, pos, window, 0, n);
       windowStart = pos;
       windowLen = n;
       System.arraycopy(window, 0, buf, off, len);
       return;
     }
-    store.read(uri.key(), etag, pos, buf, off, len);
+    store.read(key, etag, pos, buf, off, len);
   }
 
   @Override
