@@ -225,128 +225,32 @@ public final class LocalStore implements Store {
   }
 
   /**
-   * A file held locked ({@code flock}) for the lease's life, written through the directory's
-   * handle: the kernel drops the lock however the holder ends, so a lease whose lock is free is a
-   * dead one's.
+   * A file held locked ({@code flock}) for the lease's life ({@link DirectoryLeases}): the
+   * kernel drops the lock however the holder ends.
    */
   @Override
   public Lease lease(String key, byte[] content) {
-    List<byte[]> path = components(key);
-    byte[] n = path.get(path.size() - 1);
     try {
-      Dir d = Dir.open(root);
-      for (byte[] c : path.subList(0, path.size() - 1)) {
-        try (Dir up = d) {
-          d = up.openDir(c);
-        }
-      }
-      try {
-        for (int attempt = 0; attempt < 5; attempt++) {
-          OpenFile f = d.openOrCreate(n, 0644);
-          if (!f.tryLock()) {
-            f.close();
-            throw new StoreException(StoreException.Kind.FAILED, d.child(n)
-                + ": held by another process");
-          }
-          f.truncate(0);
-          f.write(0, content, 0, content.length);
-          // Whoever clears dead runs' leases may have taken this one for such between its
-          // creation and its lock, and removed it: then it is taken again.
-          boolean there;
-          try {
-            there = d.stat(n).sameFile(f.stat());
-          } catch (NoSuchFileException removed) {
-            there = false;
-          }
-          if (there) {
-            return new HeldFile(d, n, f);
-          }
-          f.close();
-        }
-        throw new StoreException(StoreException.Kind.FAILED, d.child(n)
-            + ": it keeps being removed");
-      } catch (IOException | RuntimeException e) {
-        d.close();
-        throw e;
-      }
+      return DirectoryLeases.take(root, components(key), content);
     } catch (IOException e) {
       throw failure(key, e);
     }
   }
 
-  /**
-   * Every lease file under the directory, walked through handles (a directory renamed or swapped
-   * for a link meanwhile is passed over, never followed), each live while its lock is held.
-   */
+  /** Every lease file beneath the directory, each live while its lock is held. */
   @Override
   public List<FoundLease> leases(String name) {
-    List<FoundLease> out = new ArrayList<>();
-    if (!Files.isDirectory(root)) {
-      return out;
-    }
     try {
-      Walk.tree(root, new Walk.Visitor() {
-        @Override
-        public void visit(byte[] rel, FileStat s) {
-          // Only visit(Dir, ...) is used.
-        }
-
-        @Override
-        public void visit(Dir d, byte[] leaf, byte[] rel, FileStat s) throws IOException {
-          String text = Walk.text(rel);
-          if (text == null || !s.isRegularFile() || !Walk.text(leaf).startsWith(name)) {
-            return;
-          }
-          try (OpenFile o = d.openRead(leaf)) {
-            boolean free = o.tryLock();
-            byte[] b = new byte[(int) Math.min(o.stat().size(), 1 << 16)];
-            int n = o.read(0, b, 0, b.length);
-            out.add(new FoundLease(text, java.util.Arrays.copyOf(b, Math.max(n, 0)), !free,
-                java.time.Instant.ofEpochSecond(s.mtimeSeconds(), s.mtimeNanos())));
-          } catch (NoSuchFileException | io.beamsave.transforms.fs.SymlinkException gone) {
-            // Its holder ended meanwhile, or it is not a lease.
-          }
-        }
-      });
-    } catch (NoSuchFileException gone) {
-      return out;
+      return DirectoryLeases.find(root, name);
     } catch (IOException e) {
       throw failure("", e);
     }
-    return out;
   }
 
   /** This host's clock: a directory's files are stamped by it. */
   @Override
   public java.time.Instant now() {
     return java.time.Instant.now();
-  }
-
-  /** A lease file, its lock and its directory's handle, through which it is removed. */
-  private record HeldFile(Dir dir, byte[] name, OpenFile file) implements Lease {
-    @Override
-    public void refresh() {}
-
-    @Override
-    public boolean refreshed() {
-      return false;
-    }
-
-    @Override
-    public void close() {
-      try {
-        // Removed while its lock is held, so that no run takes it meanwhile.
-        dir.delete(name);
-      } catch (IOException e) {
-        // Its lock goes with the descriptor: a lease left is a dead run's.
-      }
-      try {
-        file.close();
-        dir.close();
-      } catch (IOException ignored) {
-        // Nothing was left unwritten.
-      }
-    }
   }
 
   private static final String TEMPORARY = ".beamsave-tmp";
