@@ -21,9 +21,6 @@ import java.util.List;
  * clock decides it.
  */
 final class DirectoryLeases {
-  /** What is read of a lease: more is not a lease of beamsave's. */
-  private static final int MOST = 1 << 16;
-
   private DirectoryLeases() {}
 
   /** Takes the lease at {@code path} beneath {@code root}, saying {@code content}. */
@@ -91,7 +88,7 @@ final class DirectoryLeases {
           }
           try (OpenFile o = d.openRead(leaf)) {
             boolean free = o.tryLock();
-            byte[] b = new byte[(int) Math.min(o.stat().size(), MOST)];
+            byte[] b = new byte[(int) Math.min(o.stat().size(), Store.LEASE_MOST)];
             int n = Math.max(0, o.read(0, b, 0, b.length));
             out.add(new Store.FoundLease(key, Arrays.copyOf(b, n), !free,
                 Instant.ofEpochSecond(s.mtimeSeconds(), s.mtimeNanos())));

@@ -245,11 +245,16 @@ public interface Store {
    */
   record FoundLease(String key, byte[] says, Boolean held, java.time.Instant written) {}
 
+  /** The most a lease may hold: what is larger is not one. */
+  int LEASE_MOST = 1 << 16;
+
   /** Every lease at any depth under this store whose name starts with {@code name}. */
   default List<FoundLease> leases(String name) {
     List<FoundLease> out = new java.util.ArrayList<>();
     for (Item item : list("")) {
-      if (!item.key().substring(item.key().lastIndexOf('/') + 1).startsWith(name)) {
+      // Larger than any lease beamsave writes: someone else's object, never read whole.
+      if (!item.key().substring(item.key().lastIndexOf('/') + 1).startsWith(name)
+          || item.size() > LEASE_MOST) {
         continue;
       }
       try {
