@@ -6,11 +6,7 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.save.LateFiles;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -67,7 +62,6 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
   /** Who hands the late files over, for messages. */
   public static final String FROM = "pg_backup_stop";
 
-  private static final String DONE = "beamsave:done";
   private static final Pattern START =
       Pattern.compile("^START WAL LOCATION: ([0-9A-F]+/[0-9A-F]+)", Pattern.MULTILINE);
   private static final Pattern TIMELINE =
@@ -77,12 +71,13 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
   private final Path library;
   private final String version;
   private final int versionNum;
-  private final Process psql;
-  private final Writer in;
-  private final BufferedReader out;
-  private final StringBuilder err = new StringBuilder();
+  private final PsqlSession session;
+  /**
+   * Guards {@link #closed}: not this object, whose monitor {@link #collect} holds while psql
+   * answers, and an interrupt's close must not wait for that.
+   */
+  private final Object closing = new Object();
   private final Interrupts.Registration onInterrupt;
-  private final Thread errors;
   private final PostgresSave postgres;
   private final Path lateParent;
   /** The files read once the backup has ended (see {@link #LATE_READ}) that are here. */
@@ -100,43 +95,23 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     this.lateParent = lateParent;
     this.version = postgres.version();
     this.versionNum = postgres.versionNum();
-    ProcessBuilder pb = PostgresSave.psql(postgres.conninfo());
-    psql = pb.start();
-    in = new OutputStreamWriter(psql.getOutputStream(), StandardCharsets.UTF_8);
-    out = new BufferedReader(new InputStreamReader(psql.getInputStream(),
-        StandardCharsets.UTF_8));
-    errors = new Thread(() -> {
-      try (BufferedReader e = new BufferedReader(new InputStreamReader(psql.getErrorStream(),
-          StandardCharsets.UTF_8))) {
-        for (String line; (line = e.readLine()) != null; ) {
-          synchronized (err) {
-            if (err.length() < 4096) {
-              err.append(line).append('\n');
-            }
-          }
-        }
-      } catch (IOException gone) {
-        // The session has ended; what it said is kept.
-      }
-    }, "psql-errors");
-    errors.setDaemon(true);
-    errors.start();
+    session = new PsqlSession(postgres.conninfo());
     onInterrupt = Interrupts.onInterrupt("postgres backup", this::close);
     // A session the server ends mid-save (max_slot_wal_keep_size, an operator) ends the backup:
     // said at once, though the save fails only when it comes to stop it.
-    psql.onExit().thenRun(() -> {
+    session.onEnd(() -> {
       boolean early;
-      synchronized (err) {
+      synchronized (closing) {
         early = !closed && startLsn != null;
       }
       if (early && handedOver() == null) {
         try {
-          errors.join(5000);
+          session.awaitErrors();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
         System.err.println("beamsave: warning: --postgres: the backup's session ended ("
-            + Printable.text(cause()) + "): the save fails when it has read the files");
+            + Printable.text(session.cause()) + "): the save fails when it has read the files");
       }
     });
   }
@@ -170,7 +145,7 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
   }
 
   private void begin(String label) {
-    List<String[]> rows = call("SELECT setting FROM pg_settings"
+    List<String[]> rows = session.call("SELECT setting FROM pg_settings"
         + " WHERE name = 'wal_segment_size'");
     if (rows.size() != 1 || rows.get(0).length != 1) {
       throw new BeamsaveException("--postgres: the server did not say its WAL segment size");
@@ -181,9 +156,9 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     }
     // The session waits, idle, while the save reads: a server's timeouts must not end it, and
     // the backup with it.
-    call("SET statement_timeout = 0");
+    session.call("SET statement_timeout = 0");
     if (versionNum >= 140000) {
-      call("SET idle_session_timeout = 0");
+      session.call("SET idle_session_timeout = 0");
     }
     for (String name : LATE_READ) {
       if (Files.isRegularFile(library.resolve(name), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
@@ -192,10 +167,10 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     }
     // Held by this session: the WAL from the last checkpoint on stays until it ends.
     String slot = ("beamsave_" + label.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "_"));
-    call("SELECT 1 FROM pg_create_physical_replication_slot('"
+    session.call("SELECT 1 FROM pg_create_physical_replication_slot('"
         + slot.substring(0, Math.min(slot.length(), 63)) + "', true, true)");
     String quoted = "'" + label.replace("'", "''") + "'";
-    rows = call(versionNum >= 150000
+    rows = session.call(versionNum >= 150000
         ? "SELECT pg_backup_start(" + quoted + ", true)"
         : "SELECT pg_start_backup(" + quoted + ", true, false)");
     startLsn = rows.isEmpty() ? null : rows.get(0)[0];
@@ -227,7 +202,7 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     if (handed != null) {
       return handed;
     }
-    List<String[]> rows = call("SELECT lsn, encode(convert_to(labelfile, 'UTF8'), 'hex'),"
+    List<String[]> rows = session.call("SELECT lsn, encode(convert_to(labelfile, 'UTF8'), 'hex'),"
         + " encode(convert_to(coalesce(spcmapfile, ''), 'UTF8'), 'hex') FROM "
         + (versionNum >= 150000 ? "pg_backup_stop(false)" : "pg_stop_backup(false, false)"));
     if (rows.size() != 1 || rows.get(0).length != 3) {
@@ -329,67 +304,16 @@ public final class PostgresBackup implements LateFiles.Source, AutoCloseable {
     }
   }
 
-  /** Rows of {@code sql}, run in the session; fails on the server's first error. */
-  private synchronized List<String[]> call(String sql) {
-    try {
-      in.write(sql + ";\n\\echo " + DONE + "\n");
-      in.flush();
-      List<String[]> rows = new ArrayList<>();
-      for (String line; (line = out.readLine()) != null; ) {
-        if (line.equals(DONE)) {
-          return rows;
-        }
-        if (!line.isEmpty()) {
-          rows.add(line.split("\u001f", -1));
-        }
-      }
-    } catch (IOException ended) {
-      // Said below, with what psql said.
-    }
-    try {
-      psql.waitFor(5, TimeUnit.SECONDS);
-      // What psql said is all read once its stderr ends.
-      errors.join(5000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    throw new BeamsaveException("--postgres: " + Printable.text(cause()));
-  }
-
-  /** What psql said of why it ended: the cause, where it says one, before what followed. */
-  private String cause() {
-    synchronized (err) {
-      List<String> lines = err.toString().lines().filter(l -> !l.isBlank()).toList();
-      return lines.stream().filter(l -> l.startsWith("FATAL:")).findFirst()
-          .or(() -> lines.stream().filter(l -> l.startsWith("ERROR:")).findFirst())
-          .or(() -> lines.stream().findFirst())
-          .orElse("psql ended (exit " + (psql.isAlive() ? "?" : psql.exitValue()) + ")")
-          .strip();
-    }
-  }
-
   /** Ends the session (a backup not yet stopped is abandoned) and removes the late files. */
   @Override
   public void close() {
-    synchronized (err) {
+    synchronized (closing) {
       if (closed) {
         return;
       }
       closed = true;
     }
-    try {
-      in.close();
-    } catch (IOException gone) {
-      // The session has ended already.
-    }
-    try {
-      if (!psql.waitFor(10, TimeUnit.SECONDS)) {
-        psql.destroyForcibly();
-      }
-    } catch (InterruptedException e) {
-      psql.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
+    session.close();
     try {
       if (late != null) {
         Removal.tree(late);

@@ -216,7 +216,7 @@ public final class CompressShards
       if (pieces.size() > ShardTask.INLINE_PIECES) {
         // Named for this attempt: a task run twice may have read other bytes, and the result
         // kept must find its own digests.
-        stagedDigests = spec.digestsName(task.library(), task.shard());
+        stagedDigests = Staging.digestsName(task.library(), task.shard());
         Staging.write(spec, task.library(), stagedDigests, digests, digests.length);
         digests = new byte[0];
       }

@@ -59,12 +59,12 @@ public record ImageSummary(
   void writeTo(SaveSpec spec) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     CODER.encode(this, out);
-    Staging.write(spec, library, SaveSpec.summaryName(library), out.toByteArray(), out.size());
+    Staging.write(spec, library, Staging.summaryName(library), out.toByteArray(), out.size());
   }
 
   /** Reads the summary {@link AssembleImage} left for {@code library} of {@code spec}. */
   public static ImageSummary read(SaveSpec spec, String library) throws IOException {
     return CODER.decode(new ByteArrayInputStream(
-        Staging.read(spec, library, SaveSpec.summaryName(library))));
+        Staging.read(spec, library, Staging.summaryName(library))));
   }
 }

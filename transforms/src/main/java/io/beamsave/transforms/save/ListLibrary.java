@@ -83,7 +83,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
 
   /** Walks library {@code name} of {@code spec} on {@code pool}, staging its entries. */
   static Staged stage(ForkJoinPool pool, SaveSpec spec, String name) {
-    return stage(pool, spec, name, LibraryWalker.TopNames.ALL, SaveSpec.walkName(name));
+    return stage(pool, spec, name, LibraryWalker.TopNames.ALL, Staging.walkName(name));
   }
 
   /** Walks the part of library {@code name} that {@code top} covers, staged as {@code stem}. */

@@ -142,7 +142,7 @@ public final class PlanShards
       try (DataOutputStream data = new DataOutputStream(bytes)) {
         ShardTask.writePieces(pieces, data);
       }
-      String staged = SaveSpec.piecesName(library, shard);
+      String staged = Staging.piecesName(library, shard);
       Staging.write(spec, library, staged, bytes.array(), bytes.size());
       out.output(new ShardTask(library, shard, List.of(), staged));
     }
@@ -158,7 +158,7 @@ public final class PlanShards
     SaveSpec.Library lib = spec.library(library);
     Catalog.Base base = lib.base();
     StagedEntries.Writer planned =
-        new StagedEntries.Writer(spec, library, SaveSpec.planName(library));
+        new StagedEntries.Writer(spec, library, Staging.planName(library));
     long[] counts = new long[3];
     IncrementalPlan.Merge merge;
     Iterator<Entry> now = walked.read(spec);
@@ -192,7 +192,7 @@ public final class PlanShards
       // Some of the base's own bases are no longer referenced: the references are numbered
       // anew, which takes the planned listing once more.
       StagedEntries.Writer again =
-          new StagedEntries.Writer(spec, library, SaveSpec.planName(library) + "-renumbered");
+          new StagedEntries.Writer(spec, library, Staging.planName(library) + "-renumbered");
       for (Iterator<Entry> it = StagedEntries.read(spec, library, stem, chunks,
           planned.entries()); it.hasNext(); ) {
         again.add(IncrementalPlan.renumbered(it.next(), renumber));
@@ -220,13 +220,13 @@ public final class PlanShards
       throws IOException {
     BlockBuffer out = new BlockBuffer(4096);
     StagedListing.CODER.encode(listing, out);
-    Staging.write(spec, library, SaveSpec.listingName(library), out.array(), out.size());
+    Staging.write(spec, library, Staging.listingName(library), out.array(), out.size());
   }
 
   /** The planned listing {@link #writeListing} left in staging. */
   static StagedListing readListing(SaveSpec spec, String library) throws IOException {
     return StagedListing.CODER.decode(
-        new ByteArrayInputStream(Staging.read(spec, library, SaveSpec.listingName(library))));
+        new ByteArrayInputStream(Staging.read(spec, library, Staging.listingName(library))));
   }
 
   /**

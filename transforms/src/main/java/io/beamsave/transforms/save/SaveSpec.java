@@ -3,7 +3,6 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.crypt.ImageKey;
-import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
@@ -22,7 +21,7 @@ import java.util.Map;
  * every save transform is configured with it. The defaults live here.
  */
 public final class SaveSpec implements Serializable {
-  private static final long serialVersionUID = 8L;
+  private static final long serialVersionUID = 9L;
 
   /**
    * One library and where its image goes; {@code name} keys it through the pipeline. {@code
@@ -78,8 +77,7 @@ public final class SaveSpec implements Serializable {
 
   private final Map<String, Library> libraries;
   private final Codec codec;
-  private final long shardSize;
-  private final int blockSize;
+  private final ShardSizes sizes;
   private final String staging;
   private final boolean allowChanging;
   private final S3Settings s3;
@@ -87,8 +85,6 @@ public final class SaveSpec implements Serializable {
   private final boolean skipUnreadable;
   /** Per library name, what {@code --files-from} selects; a library absent is saved whole. */
   private final Map<String, FilesFrom> filesFrom;
-  /** How many workers a library's shards are shared by; see {@link #shardSize(long)}. */
-  private final int spreadOver;
   /**
    * When the run began, which its images record as their creation time (the {@code {utc}} of
    * their names, to the second); 0 for when each image is assembled.
@@ -98,28 +94,24 @@ public final class SaveSpec implements Serializable {
   private SaveSpec(
       Map<String, Library> libraries,
       Codec codec,
-      long shardSize,
-      int blockSize,
+      ShardSizes sizes,
       String staging,
       boolean allowChanging,
       S3Settings s3,
       Excludes excludes,
       boolean skipUnreadable,
       Map<String, FilesFrom> filesFrom,
-      int spreadOver,
       long startedMillis) {
     this.startedMillis = startedMillis;
     this.libraries = libraries;
     this.codec = codec;
-    this.shardSize = shardSize;
-    this.blockSize = blockSize;
+    this.sizes = sizes;
     this.staging = staging;
     this.allowChanging = allowChanging;
     this.s3 = s3;
     this.excludes = excludes;
     this.skipUnreadable = skipUnreadable;
     this.filesFrom = filesFrom;
-    this.spreadOver = spreadOver;
   }
 
   /**
@@ -128,9 +120,9 @@ public final class SaveSpec implements Serializable {
    * prefix.
    */
   public static SaveSpec of(String staging) {
-    return new SaveSpec(
-        new LinkedHashMap<>(), DEFAULT_CODEC, DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE, staging,
-        false, null, Excludes.NONE, false, Map.of(), 1, 0);
+    return new SaveSpec(new LinkedHashMap<>(), DEFAULT_CODEC,
+        ShardSizes.of(DEFAULT_SHARD_SIZE, DEFAULT_BLOCK_SIZE), staging, false, null, Excludes.NONE,
+        false, Map.of(), 0);
   }
 
   /** Adds a library whose image goes to {@code sink}. */
@@ -141,8 +133,8 @@ public final class SaveSpec implements Serializable {
     }
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, root, sink));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(copy, codec, sizes, staging, allowChanging, s3, excludes, skipUnreadable,
+        filesFrom, startedMillis);
   }
 
   /** The same save with library {@code name}'s image going to {@code sink} instead. */
@@ -151,8 +143,8 @@ public final class SaveSpec implements Serializable {
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), sink, lib.base(), lib.baseKey(),
         lib.baseTag(), lib.readFrom(), lib.notes(), lib.lateFrom()));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(copy, codec, sizes, staging, allowChanging, s3, excludes, skipUnreadable,
+        filesFrom, startedMillis);
   }
 
   /** The same save with library {@code name} saved incrementally against {@code base}. */
@@ -171,8 +163,8 @@ public final class SaveSpec implements Serializable {
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), base, baseKey, tag, lib.readFrom(),
         lib.notes(), lib.lateFrom()));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(copy, codec, sizes, staging, allowChanging, s3, excludes, skipUnreadable,
+        filesFrom, startedMillis);
   }
 
   /** The same save with {@code notes} for library {@code name}'s image. */
@@ -190,8 +182,8 @@ public final class SaveSpec implements Serializable {
     copy.put(name, new Library(name, lib.root(), lib.sink(), lib.base(), lib.baseKey(),
         lib.baseTag(), readFrom, io.beamsave.transforms.image.Notes.check(notes),
         lib.lateFrom()));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(copy, codec, sizes, staging, allowChanging, s3, excludes, skipUnreadable,
+        filesFrom, startedMillis);
   }
 
   /**
@@ -204,14 +196,14 @@ public final class SaveSpec implements Serializable {
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), lib.base(), lib.baseKey(),
         lib.baseTag(), lib.readFrom(), lib.notes(), from));
-    return new SaveSpec(copy, codec, shardSize, blockSize, staging, allowChanging, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(copy, codec, sizes, staging, allowChanging, s3, excludes, skipUnreadable,
+        filesFrom, startedMillis);
   }
 
   /** How to reach object storage, for staging or images there. */
   public SaveSpec withS3(S3Settings s3) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes,
+        skipUnreadable, filesFrom, startedMillis);
   }
 
   public S3Settings s3() {
@@ -224,36 +216,28 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withCodec(Codec codec) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes,
+        skipUnreadable, filesFrom, startedMillis);
   }
 
   public SaveSpec withShardSize(long bytes) {
-    return withSizes(bytes, blockSize);
+    return withSizes(bytes, sizes.blockSize());
   }
 
   public SaveSpec withBlockSize(long bytes) {
-    return withSizes(shardSize, bytes);
+    return withSizes(sizes.shardSize(), bytes);
   }
 
   /** Both sizes at once, checked together, so the order they are given in does not matter. */
   public SaveSpec withSizes(long shard, long block) {
-    if (block < ImageFormat.MIN_BLOCK_SIZE || block > ImageFormat.MAX_BLOCK_SIZE) {
-      throw new IllegalArgumentException(
-          "block size " + block + " must be between 4 KiB and 64 MiB");
-    }
-    if (shard < block || shard > MAX_SHARD_SIZE) {
-      throw new IllegalArgumentException(
-          "shard size " + shard + " must be between the block size (" + block + ") and 1 GiB");
-    }
-    return new SaveSpec(libraries, codec, shard, (int) block, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes.withSizes(shard, block), staging, allowChanging,
+        s3, excludes, skipUnreadable, filesFrom, startedMillis);
   }
 
   /** What the walk leaves out of every library. */
   public SaveSpec withExcludes(Excludes excludes) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes,
+        skipUnreadable, filesFrom, startedMillis);
   }
 
   public Excludes excludes() {
@@ -267,8 +251,8 @@ public final class SaveSpec implements Serializable {
    * save.
    */
   public SaveSpec withSkipUnreadable(boolean skip) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skip, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes, skip,
+        filesFrom, startedMillis);
   }
 
   public boolean skipUnreadable() {
@@ -277,8 +261,8 @@ public final class SaveSpec implements Serializable {
 
   /** Saves only what {@code selection} lists of each library it names (see {@link FilesFrom}). */
   public SaveSpec withFilesFrom(Map<String, FilesFrom> selection) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, Map.copyOf(selection), spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes,
+        skipUnreadable, Map.copyOf(selection), startedMillis);
   }
 
   /** What {@code --files-from} selects of library {@code name}, or null to save it whole. */
@@ -289,8 +273,8 @@ public final class SaveSpec implements Serializable {
 
   /** The same save, its images recording {@code millis} as when they were made. */
   public SaveSpec withStartedMillis(long millis) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, spreadOver, millis);
+    return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes,
+        skipUnreadable, filesFrom, millis);
   }
 
   /** When the run began, as its images record it; 0 for when each is assembled. */
@@ -299,8 +283,8 @@ public final class SaveSpec implements Serializable {
   }
 
   public SaveSpec withAllowChanging(boolean allow) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allow, s3, excludes,
-        skipUnreadable, filesFrom, spreadOver, startedMillis);
+    return new SaveSpec(libraries, codec, sizes, staging, allow, s3, excludes, skipUnreadable,
+        filesFrom, startedMillis);
   }
 
   public Map<String, Library> libraries() {
@@ -321,24 +305,16 @@ public final class SaveSpec implements Serializable {
 
   /** The largest shard: what --shard-size gives, or the default. */
   public long shardSize() {
-    return shardSize;
+    return sizes.shardSize();
   }
 
   /**
    * The shard size of a library of {@code rawBytes} to store: {@link #shardSize()}, or, when
-   * the save is spread over several workers, the size that makes the library's shards a
-   * multiple of their number and no larger than that, in whole blocks. Workers then finish
-   * together: 74 MiB in a 64 MiB and a 10 MiB shard kept one of two cores busy for most of the
-   * compression. Planning, assembly and the catalog all take it from here.
+   * the save is spread over several workers, a size that gives every worker as many shards.
+   * Planning, assembly and the catalog all take it from here.
    */
   public long shardSize(long rawBytes) {
-    long shards = -Math.floorDiv(-rawBytes, shardSize);
-    if (spreadOver <= 1 || shards == 0) {
-      return shardSize;
-    }
-    shards = -Math.floorDiv(-shards, spreadOver) * spreadOver;
-    long size = -Math.floorDiv(-rawBytes, shards);
-    return Math.min(shardSize, Math.max(blockSize, -Math.floorDiv(-size, blockSize) * blockSize));
+    return sizes.forLibrary(rawBytes);
   }
 
   /**
@@ -346,12 +322,12 @@ public final class SaveSpec implements Serializable {
    * workers} workers (1: every shard but the last is {@link #shardSize()}).
    */
   public SaveSpec withSpreadOver(int workers) {
-    return new SaveSpec(libraries, codec, shardSize, blockSize, staging, allowChanging, s3,
-        excludes, skipUnreadable, filesFrom, Math.max(1, workers), startedMillis);
+    return new SaveSpec(libraries, codec, sizes.spreadOver(workers), staging, allowChanging, s3,
+        excludes, skipUnreadable, filesFrom, startedMillis);
   }
 
   public int blockSize() {
-    return blockSize;
+    return sizes.blockSize();
   }
 
   public String staging() {
@@ -365,38 +341,5 @@ public final class SaveSpec implements Serializable {
   /** The store that holds the run's working files. */
   public Store stagingStore() {
     return Location.of(staging).directory(s3);
-  }
-
-  /** The staged name of the pieces of shard {@code shard} of {@code library}, if many. */
-  public static String piecesName(String library, int shard) {
-    return library + "/pieces-" + shard;
-  }
-
-  /**
-   * A new staged name for the digests of shard {@code shard} of {@code library}, unique to the
-   * attempt that read it.
-   */
-  public String digestsName(String library, int shard) {
-    return library + "/digests-" + shard + "-" + java.util.UUID.randomUUID();
-  }
-
-  /** The stem of the staged entries of {@code library} as its walk found them. */
-  public static String walkName(String library) {
-    return library + "/walk";
-  }
-
-  /** The stem of the staged entries of {@code library} as planned against a base. */
-  public static String planName(String library) {
-    return library + "/plan";
-  }
-
-  /** The staged name of the planned listing of {@code library}, which waits for assembly. */
-  public static String listingName(String library) {
-    return library + "/listing";
-  }
-
-  /** The staged name of the {@link ImageSummary} {@link AssembleImage} leaves for the report. */
-  public static String summaryName(String library) {
-    return library + ".summary";
   }
 }

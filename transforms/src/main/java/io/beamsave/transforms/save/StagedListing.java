@@ -97,7 +97,7 @@ public record StagedListing(Listing head, List<Segment> segments, long entries, 
     };
   }
 
-  /** The library a stem belongs to: its first component ({@link SaveSpec#listingName}). */
+  /** The library a stem belongs to: its first component ({@link Staging#listingName}). */
   private static String libraryOf(String stem) {
     return stem.substring(0, stem.lastIndexOf('/'));
   }

@@ -14,6 +14,39 @@ import io.beamsave.transforms.store.Store;
 public final class Staging {
   private Staging() {}
 
+  /** The staged name of the pieces of shard {@code shard} of {@code library}, if many. */
+  public static String piecesName(String library, int shard) {
+    return library + "/pieces-" + shard;
+  }
+
+  /**
+   * A new staged name for the digests of shard {@code shard} of {@code library}, unique to the
+   * attempt that read it.
+   */
+  public static String digestsName(String library, int shard) {
+    return library + "/digests-" + shard + "-" + java.util.UUID.randomUUID();
+  }
+
+  /** The stem of the staged entries of {@code library} as its walk found them. */
+  public static String walkName(String library) {
+    return library + "/walk";
+  }
+
+  /** The stem of the staged entries of {@code library} as planned against a base. */
+  public static String planName(String library) {
+    return library + "/plan";
+  }
+
+  /** The staged name of the planned listing of {@code library}, which waits for assembly. */
+  public static String listingName(String library) {
+    return library + "/listing";
+  }
+
+  /** The staged name of the {@link ImageSummary} {@link AssembleImage} leaves for the report. */
+  public static String summaryName(String library) {
+    return library + ".summary";
+  }
+
   /**
    * The save's state in this JVM, by its staging (named by the run's id): one monitor, so that
    * a write and the run's abandonment never interleave; whether it was stopped, after which

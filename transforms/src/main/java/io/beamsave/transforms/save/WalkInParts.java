@@ -179,7 +179,7 @@ final class WalkInParts {
       String name = part.getKey();
       Part p = part.getValue();
       Staged w = ListLibrary.stage(pool, spec, name, p.top(),
-          p.of() == 1 ? SaveSpec.walkName(name) : SaveSpec.walkName(name) + "-" + p.index());
+          p.of() == 1 ? Staging.walkName(name) : Staging.walkName(name) + "-" + p.index());
       out.output(KV.of(name, new PartListing(p.index(), p.of(), w.listing())));
       filesListed.inc(w.listing().files());
       specialSkipped.inc(w.walked().special());

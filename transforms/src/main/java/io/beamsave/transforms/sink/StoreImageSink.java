@@ -18,7 +18,6 @@ import io.beamsave.transforms.store.UploadClaim;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -44,10 +43,10 @@ import java.util.function.Function;
  * whose ETag the part has, so the catalog always describes the bytes the image holds. The image
  * appears at its key only when complete and its length checked. A failed or interrupted run
  * aborts the upload once its workers in this JVM have no write in flight ({@link UploadGate}),
- * and its staged shards are removed either way. From its beginning until it is completed or
- * aborted, the upload's {@link UploadClaim} lies beside the image's key: where a run is killed,
- * or its store stops answering before the abort, the claim is what lets {@code cleanup} abort
- * the upload it left.
+ * and its staged shards are removed either way ({@link UploadCleanup}). From its beginning
+ * until it is completed or aborted, the upload's {@link UploadClaim} lies beside the image's
+ * key: where a run is killed, or its store stops answering before the abort, the claim is what
+ * lets {@code cleanup} abort the upload it left.
  */
 public final class StoreImageSink implements ImageSink {
   private static final long serialVersionUID = 3L;
@@ -139,6 +138,11 @@ public final class StoreImageSink implements ImageSink {
     return staging + String.format(Locale.ROOT, "shard-%06d-%016x", shard, copy);
   }
 
+  /** The prefix under which this run stages small shards, within the image's bucket. */
+  String stagingPrefix() {
+    return staging;
+  }
+
   /** The bytes of staged copy {@code s}, for {@link Assembly}. */
   byte[] stagedBytes(Store store, WrittenShard s) {
     if (!(s.copy() instanceof Copy.Staged staged)) {
@@ -214,19 +218,9 @@ public final class StoreImageSink implements ImageSink {
     }
   }
 
-  /**
-   * {@code e}; where it says the store cannot be reached, or kept failing until the retries
-   * were spent, no worker of this JVM sends a shard of this run for the store's timeout: the
-   * DirectRunner lets every running bundle go on after a failure, and each would compress its
-   * shard for nothing. Other failures (a part refused, a worker interrupted by its cluster) stop
-   * only their own shard.
-   */
+  /** {@code e}, the run stopped for the store's timeout where it says the store is down. */
   private StoreException stop(StoreException e) {
-    boolean storeDown = e.kind() == StoreException.Kind.UNREACHABLE || e.attempts() > 1;
-    if (uploadId != null && storeDown) {
-      UploadGate.stopFor(uploadId, e.getMessage(), s3.timeout());
-    }
-    return e;
+    return uploadId == null ? e : UploadGate.stopIfStoreDown(uploadId, e, s3.timeout());
   }
 
   @Override
@@ -330,8 +324,7 @@ public final class StoreImageSink implements ImageSink {
       int blockSize) throws IOException {
     Store store = store();
     if (completedByThisRun(store)) {
-      dropClaim(store);
-      warnUnremoved(store);
+      new UploadCleanup(this, store).afterCompleted();
       return store.stat(uri().key()).map(Store.Stat::size).orElseThrow();
     }
     if (uploadId == null) {
@@ -341,42 +334,11 @@ public final class StoreImageSink implements ImageSink {
     try (Assembly a = new Assembly(this, store)) {
       length = a.assemble(shards, catalog, codec, blockSize);
     }
-    dropClaim(store);
-    warnUnremoved(store);
+    new UploadCleanup(this, store).afterCompleted();
     return length;
   }
 
-  /**
-   * Removes the upload's claim, once the upload is completed or aborted. One left behind names
-   * an upload that is no more: {@code cleanup} removes it, and it ties nothing to beamsave.
-   */
-  private void dropClaim(Store store) {
-    try {
-      store.delete(UploadClaim.nameFor(uri().key(), uploadId));
-    } catch (RuntimeException e) {
-      // As above.
-    }
-  }
-
-  /** Removes the run's staged shards; returns whether it could. */
-  private boolean removeStaged(Store store) {
-    try {
-      for (Store.Item staged : store.list(staging)) {
-        store.delete(staged.key());
-      }
-      return true;
-    } catch (RuntimeException e) {
-      return false;
-    }
-  }
-
-  private void warnUnremoved(Store store) {
-    if (!removeStaged(store)) {
-      System.err.println("beamsave: warning: cannot remove the staged shards under "
-          + store.where(staging) + "; 'beamsave cleanup' removes them");
-    }
-  }
-
+  /** Stops the run's writers, then removes what it left ({@link UploadCleanup}). */
   @Override
   public List<String> discard() {
     if (uploadId != null) {
@@ -384,34 +346,7 @@ public final class StoreImageSink implements ImageSink {
       UploadGate.stopForGood(uploadId, image + ": the run was stopped",
           s3.timeout().plus(Duration.ofSeconds(5)));
     }
-    List<String> left = new ArrayList<>();
-    Store store = store();
-    if (!abortUpload(store)) {
-      // Its claim stays: what lets cleanup abort it.
-      left.add("the multipart upload of " + image);
-    } else if (uploadId != null) {
-      dropClaim(store);
-    }
-    if (!removeStaged(store)) {
-      left.add("any staged shards under " + store.where(staging));
-    }
-    return left;
-  }
-
-  /**
-   * Aborts the run's upload; one already completed (an image made whole) is not affected.
-   * Returns whether no upload is left.
-   */
-  private boolean abortUpload(Store store) {
-    if (uploadId == null) {
-      return true;
-    }
-    try {
-      store.abort(uri().key(), uploadId);
-      return true;
-    } catch (StoreException e) {
-      return e.kind() == StoreException.Kind.NOT_FOUND;
-    }
+    return new UploadCleanup(this, store()).discard();
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.beamsave.transforms.sink;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.run.RunState;
+import io.beamsave.transforms.store.StoreException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -63,6 +64,20 @@ final class UploadGate {
   /** Stops the run of upload {@code uploadId} for {@code pause}, unless it is stopped for good. */
   static void stopFor(String uploadId, String why, Duration pause) {
     run(uploadId).stop(why, false, System.nanoTime() + pause.toNanos());
+  }
+
+  /**
+   * {@code e}; where it says the store cannot be reached, or kept failing until the retries
+   * were spent, no worker of this JVM sends a shard of the run of upload {@code uploadId} for
+   * {@code pause}: the DirectRunner lets every running bundle go on after a failure, and each
+   * would compress its shard for nothing. Other failures (a part refused, a worker interrupted
+   * by its cluster) stop only their own shard.
+   */
+  static StoreException stopIfStoreDown(String uploadId, StoreException e, Duration pause) {
+    if (e.kind() == StoreException.Kind.UNREACHABLE || e.attempts() > 1) {
+      stopFor(uploadId, e.getMessage(), pause);
+    }
+    return e;
   }
 
   /**
