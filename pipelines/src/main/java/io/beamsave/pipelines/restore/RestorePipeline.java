@@ -223,7 +223,7 @@ public final class RestorePipeline {
    */
   static BeamsaveException skipDamagedHint(BeamsaveException e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof io.beamsave.transforms.image.DamagedDataException) {
+      if (t instanceof io.beamsave.transforms.image.block.DamagedDataException) {
         return new BeamsaveException(e.getMessage() + "; restore --skip-damaged restores every"
             + " file whose blocks check", e);
       }

@@ -6,6 +6,7 @@ import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockDecoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -5,6 +5,8 @@ import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.image.block.BlockBuffer;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import io.beamsave.transforms.run.RunState;
 import java.io.IOException;
 import java.nio.ByteBuffer;

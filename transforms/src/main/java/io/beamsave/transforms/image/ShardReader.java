@@ -4,6 +4,8 @@ import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockDecoder;
+import io.beamsave.transforms.image.block.DamagedDataException;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.ArrayList;

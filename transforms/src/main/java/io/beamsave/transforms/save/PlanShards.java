@@ -2,7 +2,6 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
-import io.beamsave.transforms.image.BlockBuffer;
 import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
@@ -12,6 +11,7 @@ import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.image.block.BlockBuffer;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.shard.IncrementalPlan;

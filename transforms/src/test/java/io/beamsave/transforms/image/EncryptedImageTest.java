@@ -12,6 +12,7 @@ import io.beamsave.transforms.crypt.Recipient;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.format.ImageId;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -6,6 +6,7 @@ import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.format.ImageId;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -7,6 +7,8 @@ import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockDecoder;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -3,6 +3,7 @@ package io.beamsave.transforms.image;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -8,6 +8,7 @@ import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
