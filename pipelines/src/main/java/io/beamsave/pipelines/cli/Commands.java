@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.CatalogReader;
 import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.CatalogReader;
 import java.io.IOException;
 import java.nio.file.Path;
 

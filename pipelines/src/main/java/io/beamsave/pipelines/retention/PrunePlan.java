@@ -4,7 +4,7 @@ import io.beamsave.pipelines.stored.Lineage;
 import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import static io.beamsave.testing.Entries.dir;
 import static io.beamsave.testing.Entries.file;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageId;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,11 @@ import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.CatalogWalk;
+import io.beamsave.transforms.image.FileImageSource;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -30,6 +35,13 @@ class PagedCatalogTest {
   @TempDir Path dir;
 
   static final int BLOCK = 4096;
+
+  /** A golden image (image.GoldenImageTest makes and checks them), as its bytes. */
+  static byte[] golden(String name) throws java.io.IOException {
+    try (java.io.InputStream in = PagedCatalogTest.class.getResourceAsStream("/golden/" + name)) {
+      return in.readAllBytes();
+    }
+  }
 
   /** {@code dirs} directories of {@code files} empty files each, with long names. */
   static List<Entry> tree(int dirs, int files) {
@@ -186,7 +198,7 @@ class PagedCatalogTest {
     byte[] page = raw.toByteArray();
     assertThat(page.length).isLessThan(128 * 1024);
     Path golden = dir.resolve("v7.bsave");
-    Files.write(golden, GoldenImageTest.resource("v7.bsave"));
+    Files.write(golden, golden("v7.bsave"));
     CatalogHead h = head(golden);
     CatalogHead crafted = new CatalogHead(h.catalog(), null, h.totals(),
         List.of(new CatalogHead.Page(entries.get(0).path(), entries.size(), 1, page.length, 0, 0,

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import io.beamsave.transforms.format.ImageException;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.format.ImageException;
@@ -47,7 +47,7 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
    * Decodes and checks the head ({@code raw}) of an image whose shards start at {@code
    * dataStart} and whose head starts at {@code headOffset}.
    */
-  static CatalogHead decode(String image, byte[] raw, long dataStart, long headOffset,
+  public static CatalogHead decode(String image, byte[] raw, long dataStart, long headOffset,
       int version) throws ImageException {
     CatalogInput in = new CatalogInput(image, ByteBuffer.wrap(raw));
     Catalog p = CatalogReader.readPreamble(in, version);
@@ -131,7 +131,7 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
    * its entries, sorted into {@link PathOrder} (they were saved in byte order) so that readers
    * of either kind meet entries in the same order.
    */
-  static CatalogHead ofWhole(Catalog c) {
+  public static CatalogHead ofWhole(Catalog c) {
     List<Entry> sorted = new ArrayList<>(c.entries());
     sorted.sort(PathOrder.ENTRIES);
     Catalog ordered = new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
@@ -229,7 +229,7 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
    * The whole catalog from every page's entries, in order, checked as a whole (parents,
    * extents that share no byte) and against the totals.
    */
-  Catalog whole(String image, List<Entry> entries) throws ImageException {
+  public Catalog whole(String image, List<Entry> entries) throws ImageException {
     long files = 0;
     long raw = 0;
     long own = 0;
@@ -263,7 +263,8 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
     return new CatalogHead(catalog.withKey(key), pageKey, totals, pages, version, whole);
   }
 
-  static byte[] sha256(byte[] raw) {
+  /** The SHA-256 of a page's raw bytes, as its row of the index records it. */
+  public static byte[] sha256(byte[] raw) {
     try {
       return MessageDigest.getInstance("SHA-256").digest(raw);
     } catch (java.security.NoSuchAlgorithmException e) {

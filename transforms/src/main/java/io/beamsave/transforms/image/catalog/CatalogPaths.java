@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 /**
  * The rules a path must keep to be held in a catalog and restored from it: its length, its

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.FileImageSource;
+import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageSource;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +58,7 @@ class EntryMetadataTest {
   /** Decodes {@code raw} as the one page of an image of {@code version}. */
   List<Entry> decode(byte[] raw, PathBytes first, int count, int version) throws Exception {
     Path golden = dir.resolve("v9.bsave");
-    Files.write(golden, GoldenImageTest.resource("v9.bsave"));
+    Files.write(golden, PagedCatalogTest.golden("v9.bsave"));
     CatalogHead h;
     try (ImageSource src = FileImageSource.open(golden)) {
       h = ImageReader.readHead(src, io.beamsave.transforms.crypt.Keys.NONE, false);

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 /**
  * A piece of a file stored in one shard: {@code length} bytes at {@code offset} of the shard's

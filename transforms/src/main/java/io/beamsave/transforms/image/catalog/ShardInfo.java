@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 /**
  * Where a shard lies in an image: its first block's offset, its stored length (blocks with

@@ -1,4 +1,4 @@
-package io.beamsave.transforms.image;
+package io.beamsave.transforms.image.catalog;
 
 /** What a catalog entry is. The codes are part of the image format. */
 public enum EntryType {
