@@ -4,6 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.CatalogWalk;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.catalog.Catalog;
@@ -107,9 +108,9 @@ public final class ImageRef implements AutoCloseable {
   }
 
   /** The header and trailer, checked: whether the image is encrypted, and what for. */
-  public ImageReader.Trailer ends() {
+  public ImageEnds.Trailer ends() {
     try (ImageSource src = ImageSources.open(location, s3)) {
-      return ImageReader.readEnds(src);
+      return ImageEnds.read(src);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }

@@ -7,6 +7,7 @@ import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.Walk;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.catalog.Catalog;
@@ -170,7 +171,7 @@ public final class StoredImages {
       return null;
     }
     try (ImageSource src = ImageSources.open(image.uri(), s3)) {
-      ImageReader.Trailer ends = ImageReader.readEnds(src);
+      ImageEnds.Trailer ends = ImageEnds.read(src);
       // The head alone holds the lineage: a paged catalog's entries are not read.
       if (!ends.encrypted()) {
         return Lineage.of(ImageReader.readHead(src, Keys.NONE, false).catalog());

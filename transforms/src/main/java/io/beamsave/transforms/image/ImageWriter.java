@@ -28,7 +28,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.zip.CRC32C;
 
 /**
  * Writes an image in two steps. Workers {@link #appendShard append} their compressed shards to
@@ -393,17 +392,10 @@ public final class ImageWriter implements AutoCloseable {
     }
     long stored = out.size();
     if (key != null) {
-      out.write(ImageReader.encryptedTrailer(key, catalogKey, raw.length, offset, stored));
+      out.write(ImageEnds.encryptedTrailer(key, catalogKey, raw.length, offset, stored));
       return out.toByteArray();
     }
-    ByteBuffer t = ByteBuffer.allocate(ImageFormat.TRAILER_SIZE);
-    t.putLong(offset).putLong(stored).putLong(raw.length);
-    t.putShort((short) version).putShort((short) 0);
-    CRC32C crc = new CRC32C();
-    crc.update(t.array(), 0, 28);
-    t.putInt((int) crc.getValue());
-    t.put(ImageFormat.TRAILER_MAGIC);
-    out.write(t.array());
+    out.write(ImageEnds.plainTrailer(offset, stored, raw.length, version));
     return out.toByteArray();
   }
 

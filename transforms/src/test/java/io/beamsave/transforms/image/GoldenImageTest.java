@@ -426,9 +426,9 @@ class GoldenImageTest {
     Files.write(image, resource("v4.bsave"));
     io.beamsave.transforms.crypt.Keys key = io.beamsave.transforms.crypt.Keys.NONE.withKeyFile(
         new io.beamsave.transforms.crypt.Recipient.KeyFile(resource("v4.key")));
-    ImageReader.Trailer ends;
+    ImageEnds.Trailer ends;
     try (ImageSource src = FileImageSource.open(image)) {
-      ends = ImageReader.readEnds(src);
+      ends = ImageEnds.read(src);
     }
     assertThat(ends.version()).isEqualTo(4);
     assertThat(ends.dataStart()).isEqualTo(4096);
