@@ -18,7 +18,7 @@ import javax.crypto.spec.SecretKeySpec;
  * complete image and of where its catalog lies, and the trailer written after a catalog. An
  * encrypted image's trailer holds its catalog's key and raw length sealed under the image's key,
  * bound to where the catalog lies. Needs no key to check the ends; {@link ImageReader} opens the
- * seal with the image's key, and {@link ImageWriter} writes the trailer.
+ * seal with the image's key, and {@link ImageTail} writes the trailer.
  */
 public final class ImageEnds {
   private ImageEnds() {}
