@@ -2,12 +2,12 @@ package io.beamsave.pipelines;
 
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

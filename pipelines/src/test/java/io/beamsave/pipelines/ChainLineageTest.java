@@ -6,8 +6,8 @@ import static io.beamsave.pipelines.ConsolidateTest.random;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.S3TestServer;
-import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.Catalog;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

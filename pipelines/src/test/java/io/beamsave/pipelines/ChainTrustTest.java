@@ -6,12 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.S3TestServer;
 import io.beamsave.transforms.codec.Codecs;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
-import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import io.beamsave.transforms.store.ObjectUri;
 import io.beamsave.transforms.store.S3Store;
 import java.io.IOException;

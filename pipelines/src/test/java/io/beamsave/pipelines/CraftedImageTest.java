@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.CraftedImage;
 import io.beamsave.testing.Entries;
-import io.beamsave.transforms.image.CatalogWriter;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.image.catalog.CatalogWriter;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -85,12 +86,12 @@ class CraftedImageTest {
 
   @Test
   void aCatalogTimeOutsideJavasClockListsAndRestores() throws IOException {
-    Entry far = new Entry(io.beamsave.transforms.image.PathBytes.of("far"),
-        io.beamsave.transforms.image.EntryType.DIRECTORY, 0, 0755, 0, 0, Long.MAX_VALUE, 0, 0,
+    Entry far = new Entry(io.beamsave.transforms.image.catalog.PathBytes.of("far"),
+        EntryType.DIRECTORY, 0, 0755, 0, 0, Long.MAX_VALUE, 0, 0,
         0, 0, 0, null, List.of());
     byte[] zeros;
-    try (io.beamsave.transforms.image.ExtentDigest d =
-        new io.beamsave.transforms.image.ExtentDigest()) {
+    try (io.beamsave.transforms.image.catalog.ExtentDigest d =
+        new io.beamsave.transforms.image.catalog.ExtentDigest()) {
       d.update(new byte[8192], 0, 8192);
       zeros = d.digest();
     }
@@ -109,8 +110,8 @@ class CraftedImageTest {
   @Test
   void aFileWhoseMtimeTheTargetCannotHoldIsNamedInTheWarning() throws IOException {
     byte[] zeros;
-    try (io.beamsave.transforms.image.ExtentDigest d =
-        new io.beamsave.transforms.image.ExtentDigest()) {
+    try (io.beamsave.transforms.image.catalog.ExtentDigest d =
+        new io.beamsave.transforms.image.catalog.ExtentDigest()) {
       d.update(new byte[8192], 0, 8192);
       zeros = d.digest();
     }
@@ -139,8 +140,8 @@ class CraftedImageTest {
 
   @Test
   void anOwnerThatChownCannotSetIsRefused() throws IOException {
-    Entry nobody = new Entry(io.beamsave.transforms.image.PathBytes.of("x"),
-        io.beamsave.transforms.image.EntryType.DIRECTORY, 0, 0755, -1, 0, 0, 0, 0, 0, 0, 0, null,
+    Entry nobody = new Entry(io.beamsave.transforms.image.catalog.PathBytes.of("x"),
+        EntryType.DIRECTORY, 0, 0755, -1, 0, 0, 0, 0, 0, 0, 0, null,
         List.of());
     assertEveryCommandRefuses(craft(List.of(nobody)), "entry 0 (x): owner 4294967295:0 cannot"
         + " be restored");

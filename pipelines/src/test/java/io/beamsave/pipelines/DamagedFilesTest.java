@@ -2,8 +2,8 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.Catalog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package io.beamsave.pipelines;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.select.Excludes;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.beamsave.transforms.fs.Dir;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -235,8 +236,8 @@ class MetadataTest {
   void aCraftedLinkToAFileTheImageDoesNotHoldIsRefusedAndLinksNothing() throws Exception {
     Path image = tmp.resolve("crafted.bsave");
     io.beamsave.transforms.image.ImageWriter.appendShard(image, new byte[0], 0);
-    Entry link = new Entry(io.beamsave.transforms.image.PathBytes.of("zz"), EntryType.HARDLINK,
-        0, 0644, 0, 0, 1, 0, 1, 0, 1, 0, io.beamsave.transforms.image.PathBytes.of("secret"),
+    Entry link = new Entry(PathBytes.of("zz"), EntryType.HARDLINK,
+        0, 0644, 0, 0, 1, 0, 1, 0, 1, 0, PathBytes.of("secret"),
         List.of());
     try (io.beamsave.transforms.image.ImageWriter w =
         io.beamsave.transforms.image.ImageWriter.open(image)) {

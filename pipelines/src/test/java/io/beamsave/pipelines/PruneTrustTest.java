@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.beamsave.pipelines.locks.RunLease;
 import io.beamsave.transforms.format.ImageId;
 import io.beamsave.transforms.image.FileImageSource;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import java.io.IOException;
@@ -39,7 +40,7 @@ class PruneTrustTest {
 
   static ImageId idOf(Path image) throws IOException {
     try (ImageSource src = FileImageSource.open(image)) {
-      ImageReader.Trailer t = ImageReader.readEnds(src);
+      ImageEnds.Trailer t = ImageEnds.read(src);
       return t.encrypted() ? t.envelope().id() : ImageReader.readCatalog(image).id();
     }
   }

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageWriter;
-import io.beamsave.transforms.image.Meta;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Meta;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.beamsave.pipelines.cli.BeamsaveCommand;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.image.ImageReader;
-import io.beamsave.transforms.image.Notes;
+import io.beamsave.transforms.image.catalog.Notes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -2,8 +2,8 @@ package io.beamsave.testing;
 
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.image.BlockEncoder;
 import io.beamsave.transforms.image.ImageWriter;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;

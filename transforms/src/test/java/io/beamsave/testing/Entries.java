@@ -1,11 +1,11 @@
 package io.beamsave.testing;
 
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.util.List;
 
 /** Catalog entries for tests, with plain metadata unless a test cares. */

@@ -1,11 +1,11 @@
 package io.beamsave.testing;
 
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

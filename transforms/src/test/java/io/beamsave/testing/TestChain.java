@@ -1,6 +1,6 @@
 package io.beamsave.testing;
 
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

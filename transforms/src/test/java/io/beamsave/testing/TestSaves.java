@@ -1,7 +1,7 @@
 package io.beamsave.testing;
 
-import io.beamsave.transforms.image.Catalog;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.save.AssembleImage;
 import io.beamsave.transforms.save.CompressShards;
 import io.beamsave.transforms.save.ListLibrary;

@@ -1,9 +1,10 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.CatalogReader;
 import io.beamsave.transforms.image.FileImageSource;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.catalog.CatalogReader;
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -46,9 +47,9 @@ final class Commands {
   }
 
   /** The header and trailer of a local image, checked (no key needed). */
-  static ImageReader.Trailer endsOf(Path image) {
+  static ImageEnds.Trailer endsOf(Path image) {
     try (FileImageSource src = FileImageSource.open(image)) {
-      return ImageReader.readEnds(src);
+      return ImageEnds.read(src);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }

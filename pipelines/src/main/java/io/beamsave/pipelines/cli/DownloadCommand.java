@@ -77,7 +77,7 @@ final class DownloadCommand implements Callable<Integer> {
   private static void checkIsImage(Location from, Path file) throws IOException {
     try (io.beamsave.transforms.image.ImageSource src =
         io.beamsave.transforms.image.FileImageSource.open(file)) {
-      io.beamsave.transforms.image.ImageReader.readEnds(src);
+      io.beamsave.transforms.image.ImageEnds.read(src);
     } catch (IOException | RuntimeException e) {
       Removal.file(file);
       throw new BeamsaveException(from + ": what was downloaded is not a beamsave image ("

@@ -4,12 +4,12 @@ import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.select.Glob;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -231,14 +231,14 @@ final class ListCommand implements Callable<Integer> {
           time(Math.floorDiv(c.createdMillis(), 1000)),
           Sizes.count(h.totals().entries(), "entry", "entries"),
           Sizes.count(c.shards().size(), "shard", "shards"));
-      String snapshot = c.notes().get(io.beamsave.transforms.image.Notes.SNAPSHOT);
+      String snapshot = c.notes().get(io.beamsave.transforms.image.catalog.Notes.SNAPSHOT);
       if (snapshot != null) {
         out.printf(Locale.ROOT, "read from a %s snapshot taken at %s%n", Printable.text(snapshot),
             Printable.text(c.notes().getOrDefault(
-                io.beamsave.transforms.image.Notes.SNAPSHOT_TAKEN, "?")));
+                io.beamsave.transforms.image.catalog.Notes.SNAPSHOT_TAKEN, "?")));
       }
       for (Map.Entry<String, String> n : c.notes().entrySet()) {
-        if (!n.getKey().startsWith(io.beamsave.transforms.image.Notes.SNAPSHOT)) {
+        if (!n.getKey().startsWith(io.beamsave.transforms.image.catalog.Notes.SNAPSHOT)) {
           out.printf(Locale.ROOT, "note %s: %s%n", n.getKey(), Printable.text(n.getValue()));
         }
       }

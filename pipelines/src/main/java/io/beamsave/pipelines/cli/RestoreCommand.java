@@ -6,7 +6,7 @@ import io.beamsave.pipelines.restore.RestorePolicy;
 import io.beamsave.pipelines.restore.RestoreRequest;
 import io.beamsave.pipelines.restore.TargetMirror;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;

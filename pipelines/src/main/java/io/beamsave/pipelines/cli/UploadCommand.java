@@ -6,7 +6,7 @@ import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
-import io.beamsave.transforms.image.CatalogReader;
+import io.beamsave.transforms.image.catalog.CatalogReader;
 import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;

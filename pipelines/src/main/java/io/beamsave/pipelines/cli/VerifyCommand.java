@@ -3,7 +3,7 @@ package io.beamsave.pipelines.cli;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.pipelines.verify.VerifyPipeline;
-import io.beamsave.transforms.image.ImageReader;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.StructureCheck;
 import java.io.PrintWriter;
 import java.util.Locale;
@@ -77,7 +77,7 @@ final class VerifyCommand implements Callable<Integer> {
     }
     VerifyPipeline.Outcome o;
     try (ImageRef ref = image.open(progress)) {
-      ImageReader.Trailer ends = ref.ends();
+      ImageEnds.Trailer ends = ref.ends();
       if (ends.encrypted() && ref.keys().isEmpty()) {
         return withoutKey(ref, ends, progress);
       }
@@ -158,7 +158,7 @@ final class VerifyCommand implements Callable<Integer> {
   }
 
   /** An encrypted image and no key: what can be checked without one, said to be only that. */
-  private int withoutKey(ImageRef ref, ImageReader.Trailer ends, PrintWriter progress) {
+  private int withoutKey(ImageRef ref, ImageEnds.Trailer ends, PrintWriter progress) {
     long start = System.nanoTime();
     StructureCheck.Result r = VerifyPipeline.checkStructure(ref, progress);
     double seconds = (System.nanoTime() - start) / 1e9;

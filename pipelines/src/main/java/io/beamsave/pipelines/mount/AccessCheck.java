@@ -2,10 +2,10 @@ package io.beamsave.pipelines.mount;
 
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageException;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
-import io.beamsave.transforms.image.PosixAcl;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Meta;
+import io.beamsave.transforms.image.catalog.PosixAcl;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

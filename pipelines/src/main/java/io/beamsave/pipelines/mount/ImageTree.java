@@ -2,13 +2,13 @@ package io.beamsave.pipelines.mount;
 
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.read.FileReads;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;

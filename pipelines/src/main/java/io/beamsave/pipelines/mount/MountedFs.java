@@ -1,10 +1,10 @@
 package io.beamsave.pipelines.mount;
 
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
-import io.beamsave.transforms.image.PosixAcl;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Meta;
+import io.beamsave.transforms.image.catalog.PosixAcl;
 import io.beamsave.transforms.read.FileReads;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -1,8 +1,8 @@
 package io.beamsave.pipelines.mount;
 
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Meta;
 import java.io.IOException;
 import ru.serce.jnrfuse.struct.FileStat;
 

@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.mount;
 
 import io.beamsave.pipelines.stored.StoredImages;
-import io.beamsave.transforms.image.CatalogHead;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;

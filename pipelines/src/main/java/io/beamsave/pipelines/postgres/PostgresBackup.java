@@ -4,7 +4,7 @@ import io.beamsave.pipelines.runner.Interrupts;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Removal;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.save.LateFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -229,7 +229,7 @@ public final class PostgresSave {
   public static void checkExcludes(io.beamsave.transforms.select.Excludes excludes) {
     for (String n : NEEDED) {
       boolean dir = !n.equals("PG_VERSION") && !n.equals("global/pg_control");
-      if (excludes.excludes(io.beamsave.transforms.image.PathBytes.of(n), dir)) {
+      if (excludes.excludes(io.beamsave.transforms.image.catalog.PathBytes.of(n), dir)) {
         throw new BeamsaveException("--postgres: the excludes leave out " + n + ", without"
             + " which the restored cluster does not start; exclude less");
       }

@@ -8,6 +8,7 @@ import io.beamsave.transforms.crypt.Recipient;
 import io.beamsave.transforms.crypt.Stanza;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ImageWriter;
@@ -62,10 +63,10 @@ public final class Rekey {
   public static Outcome run(String image, S3Settings s3, Keys keys, List<String> remove,
       List<Recipient> add) {
     long start = System.nanoTime();
-    ImageReader.Trailer ends;
+    ImageEnds.Trailer ends;
     long size;
     try (ImageSource src = ImageSources.open(image, s3)) {
-      ends = ImageReader.readEnds(src);
+      ends = ImageEnds.read(src);
       size = src.size();
       if (!ends.encrypted()) {
         throw new BeamsaveException(image + " is not encrypted; 'beamsave consolidate --image "

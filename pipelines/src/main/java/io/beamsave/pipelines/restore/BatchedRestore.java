@@ -2,11 +2,11 @@ package io.beamsave.pipelines.restore;
 
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.CatalogHead;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ReadShards;
 import io.beamsave.transforms.read.ReadTask;

@@ -3,7 +3,7 @@ package io.beamsave.pipelines.restore;
 import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.read.ReadTask;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -25,7 +25,7 @@ final class ClampedTimes {
     this.tree = tree;
   }
 
-  private String show(io.beamsave.transforms.image.PathBytes rel) {
+  private String show(io.beamsave.transforms.image.catalog.PathBytes rel) {
     return TargetTree.show(given, rel);
   }
 

@@ -3,7 +3,8 @@ package io.beamsave.pipelines.restore;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import io.beamsave.transforms.read.RestoreTarget;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,8 +23,7 @@ final class DamagedFiles {
   /** A record larger than this is not one a worker wrote for files of one restore. */
   private static final long MAX_RECORD = 256L << 20;
 
-  private final Map<PathBytes, String> files = new TreeMap<>(io.beamsave.transforms.image
-      .PathOrder.PATHS);
+  private final Map<PathBytes, String> files = new TreeMap<>(PathOrder.PATHS);
 
   /** Takes the records the workers have left at {@code root} so far, and removes them. */
   void collect(Dir root, RestoreTarget target) throws IOException {

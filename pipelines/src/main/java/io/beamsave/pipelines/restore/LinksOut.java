@@ -1,9 +1,9 @@
 package io.beamsave.pipelines.restore;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.select.Glob;
 import java.util.HashMap;
 import java.util.LinkedHashMap;

@@ -2,7 +2,7 @@ package io.beamsave.pipelines.restore;
 
 import io.beamsave.pipelines.postgres.PostgresSave;
 import io.beamsave.pipelines.stored.ImageRef;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.PrintWriter;
 import java.util.function.Supplier;
 import org.apache.beam.sdk.options.PipelineOptions;

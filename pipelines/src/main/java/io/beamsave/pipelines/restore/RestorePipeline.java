@@ -5,12 +5,12 @@ import io.beamsave.pipelines.runner.Job;
 import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.beam.Elements;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogHead;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ReadShards;
 import io.beamsave.transforms.read.ReadTask;
@@ -223,7 +223,7 @@ public final class RestorePipeline {
    */
   static BeamsaveException skipDamagedHint(BeamsaveException e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof io.beamsave.transforms.image.DamagedDataException) {
+      if (t instanceof io.beamsave.transforms.image.block.DamagedDataException) {
         return new BeamsaveException(e.getMessage() + "; restore --skip-damaged restores every"
             + " file whose blocks check", e);
       }

@@ -6,10 +6,10 @@ import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.CatalogPaths;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.CatalogPaths;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.read.ReadTask;
 import io.beamsave.transforms.read.RestoreTarget;
 import java.io.IOException;
@@ -152,7 +152,7 @@ final class TargetTree implements AutoCloseable {
    */
   private static boolean hasDefaultAcl(Dir dir) throws IOException {
     try {
-      return dir.xattr(io.beamsave.transforms.image.Meta.ACL_DEFAULT
+      return dir.xattr(io.beamsave.transforms.image.catalog.Meta.ACL_DEFAULT
           .getBytes(java.nio.charset.StandardCharsets.US_ASCII)) != null;
     } catch (io.beamsave.transforms.fs.NotSupportedException none) {
       return false;

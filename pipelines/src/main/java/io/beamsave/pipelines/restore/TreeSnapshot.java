@@ -3,7 +3,7 @@ package io.beamsave.pipelines.restore;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.MessageDigest;

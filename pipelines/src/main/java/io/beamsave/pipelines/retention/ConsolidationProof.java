@@ -2,11 +2,11 @@ package io.beamsave.pipelines.retention;
 
 import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.crypt.Keys;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
 import io.beamsave.transforms.image.ImageSource;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.read.ReadTask;

@@ -5,7 +5,7 @@ import io.beamsave.pipelines.retention.PrunePlan.Decision;
 import io.beamsave.pipelines.stored.Lineage;
 import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -3,9 +3,10 @@ package io.beamsave.pipelines.save;
 import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageLineage;
 import io.beamsave.transforms.read.ImageSources;
@@ -83,7 +84,7 @@ public final class BaseImages {
     String tag;
     try (ImageSource src = ImageSources.open(location, s3)) {
       tag = src.tag();
-      baseEncrypted = ImageReader.readEnds(src).encrypted();
+      baseEncrypted = ImageEnds.read(src).encrypted();
       if (baseEncrypted == encrypted) {
         c = ImageReader.readHead(src, encrypted ? keys : Keys.NONE, false).catalog();
       }

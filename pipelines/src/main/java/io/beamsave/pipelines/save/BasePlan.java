@@ -1,6 +1,6 @@
 package io.beamsave.pipelines.save;
 
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.save.SaveSpec;
 import java.util.Map;
 

@@ -7,10 +7,10 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.image.CatalogCursor;
-import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.RunId;
 import io.beamsave.transforms.run.StageMetrics;
@@ -190,7 +190,7 @@ public final class Save {
     save = SaveKeys.apply(bases.applyTo(save), request.recipients(), bases);
     if (!request.tags().isEmpty()) {
       for (String name : save.libraries().keySet()) {
-        save = save.withNotes(name, Map.of(io.beamsave.transforms.image.Notes.TAGS,
+        save = save.withNotes(name, Map.of(io.beamsave.transforms.image.catalog.Notes.TAGS,
             String.join(",", request.tags())));
       }
     }

@@ -3,7 +3,7 @@ package io.beamsave.pipelines.save;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Recipient;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.save.SaveSpec;
 import java.util.ArrayList;
 import java.util.List;

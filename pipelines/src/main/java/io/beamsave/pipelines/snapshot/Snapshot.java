@@ -5,7 +5,7 @@ import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.Removal;
-import io.beamsave.transforms.image.Notes;
+import io.beamsave.transforms.image.catalog.Notes;
 import io.beamsave.transforms.run.RunId;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

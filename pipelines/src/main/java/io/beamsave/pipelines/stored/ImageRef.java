@@ -3,13 +3,14 @@ package io.beamsave.pipelines.stored;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.fs.Removal;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogHead;
 import io.beamsave.transforms.image.CatalogWalk;
-import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.store.Location;
@@ -107,9 +108,9 @@ public final class ImageRef implements AutoCloseable {
   }
 
   /** The header and trailer, checked: whether the image is encrypted, and what for. */
-  public ImageReader.Trailer ends() {
+  public ImageEnds.Trailer ends() {
     try (ImageSource src = ImageSources.open(location, s3)) {
-      return ImageReader.readEnds(src);
+      return ImageEnds.read(src);
     } catch (IOException e) {
       throw new BeamsaveException(e.getMessage(), e);
     }

@@ -2,7 +2,7 @@ package io.beamsave.pipelines.stored;
 
 import io.beamsave.transforms.crypt.Envelope;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import java.time.Instant;
 import java.util.List;
 
@@ -24,7 +24,7 @@ public record Lineage(ImageId id, ImageId origin, int depth, List<Catalog.Base> 
   }
 
   public static Lineage of(Catalog c) {
-    String tags = c.notes().get(io.beamsave.transforms.image.Notes.TAGS);
+    String tags = c.notes().get(io.beamsave.transforms.image.catalog.Notes.TAGS);
     return new Lineage(c.id(), c.origin(), c.depth(), List.copyOf(c.bases()),
         Instant.ofEpochMilli(c.createdMillis()), false, c.encrypted(),
         tags == null || tags.isEmpty() ? List.of() : List.of(tags.split(",")));

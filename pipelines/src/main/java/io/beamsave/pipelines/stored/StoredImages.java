@@ -1,6 +1,5 @@
 package io.beamsave.pipelines.stored;
 
-import io.beamsave.pipelines.stored.Ledger;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.crypt.KeyException;
@@ -8,9 +7,10 @@ import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.Walk;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
@@ -147,7 +147,7 @@ public final class StoredImages {
    * The head of {@code image}'s catalog (its catalog without entries, and the totals), as
    * {@link #catalog} reads the catalog: of a paged catalog, the head alone is read.
    */
-  public static io.beamsave.transforms.image.CatalogHead head(Image image, S3Settings s3,
+  public static io.beamsave.transforms.image.catalog.CatalogHead head(Image image, S3Settings s3,
       Keys keys) throws IOException {
     if (transferCompressed(image, s3)) {
       return null;
@@ -171,7 +171,7 @@ public final class StoredImages {
       return null;
     }
     try (ImageSource src = ImageSources.open(image.uri(), s3)) {
-      ImageReader.Trailer ends = ImageReader.readEnds(src);
+      ImageEnds.Trailer ends = ImageEnds.read(src);
       // The head alone holds the lineage: a paged catalog's entries are not read.
       if (!ends.encrypted()) {
         return Lineage.of(ImageReader.readHead(src, Keys.NONE, false).catalog());

@@ -1,7 +1,7 @@
 package io.beamsave.pipelines.verify;
 
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ReadTask;
 import java.security.SecureRandom;

@@ -7,12 +7,13 @@ import io.beamsave.pipelines.stored.ImageRef;
 import io.beamsave.pipelines.transfer.TransferProgress;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogHead;
-import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageSource;
-import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.StructureCheck;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.read.ReadShards;
@@ -74,8 +75,8 @@ public final class VerifyPipeline {
     Catalog catalog = image.readCatalog();
     LinksOut links = new LinksOut(p -> {
       int at = java.util.Collections.binarySearch(catalog.entries(),
-          new Entry(p, io.beamsave.transforms.image.EntryType.FILE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-              null, List.of()), io.beamsave.transforms.image.PathOrder.ENTRIES);
+          new Entry(p, EntryType.FILE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+              null, List.of()), io.beamsave.transforms.image.catalog.PathOrder.ENTRIES);
       return at < 0 ? null : catalog.entries().get(at);
     }, image.display() + ": entry");
     catalog.entries().forEach(links::resolve);

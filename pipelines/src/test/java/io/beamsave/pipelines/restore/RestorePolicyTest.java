@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.fs.Dir;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.PosixAcl;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Meta;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.PosixAcl;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

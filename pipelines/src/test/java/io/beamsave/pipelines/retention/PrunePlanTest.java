@@ -1,17 +1,18 @@
 package io.beamsave.pipelines.retention;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
 import io.beamsave.pipelines.stored.Lineage;
 import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * Which images {@code prune} keeps and why: the rules count points in time, every image a kept

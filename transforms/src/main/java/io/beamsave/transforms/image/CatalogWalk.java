@@ -1,5 +1,9 @@
 package io.beamsave.transforms.image;
 
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import java.io.IOException;
 import java.util.List;
 

@@ -6,15 +6,17 @@ import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockDecoder;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.CatalogReader;
+import io.beamsave.transforms.image.catalog.Entry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.zip.CRC32C;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
@@ -25,31 +27,10 @@ import javax.crypto.spec.SecretKeySpec;
 public final class ImageReader {
   private ImageReader() {}
 
-  /** What an encrypted image's trailer binds its catalog key to, beside the image. */
-  private static final byte[] CATALOG = "catalog".getBytes(StandardCharsets.US_ASCII);
-
   /** Reads and validates the catalog of the image at {@code path}. */
   public static Catalog readCatalog(Path path) throws IOException {
     try (ImageSource src = FileImageSource.open(path)) {
       return readCatalog(src);
-    }
-  }
-
-  /**
-   * Where the catalog lies, as the trailer says, the image's format version, and where its
-   * header ends and the shards may begin. An encrypted image also has its header ({@code
-   * envelope}) and its catalog's key, wrapped ({@code sealedCatalog}); its {@code catalogRaw}
-   * is sealed with that key and -1 here.
-   */
-  public record Trailer(long catalogOffset, long catalogStored, long catalogRaw, int version,
-      long dataStart, Envelope envelope, byte[] sealedCatalog) {
-    public boolean encrypted() {
-      return envelope != null;
-    }
-
-    /** The length of the trailer at the image's end. */
-    public int size() {
-      return encrypted() ? ImageFormat.ENCRYPTED_TRAILER_SIZE : ImageFormat.TRAILER_SIZE;
     }
   }
 
@@ -77,7 +58,7 @@ public final class ImageReader {
       throws IOException {
     String name = ch.name();
     Opened o = open(ch, keys, plainToo);
-    Trailer t = o.trailer();
+    ImageEnds.Trailer t = o.trailer();
     try {
       Catalog c;
       if (ImageFormat.paged(t.version())) {
@@ -143,7 +124,7 @@ public final class ImageReader {
   }
 
   private static CatalogHead readHead(ImageSource ch, Opened o) throws IOException {
-    Trailer t = o.trailer();
+    ImageEnds.Trailer t = o.trailer();
     byte[] raw = readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(),
         o.rawLength(), false, o.sealKey(), 0);
     return CatalogHead.decode(ch.name(), raw, t.dataStart(), t.catalogOffset(), t.version());
@@ -153,11 +134,12 @@ public final class ImageReader {
    * An image opened at its ends: the trailer, the image's key and its catalog's (null when not
    * encrypted), and the raw length of the catalog (or of a paged catalog's head).
    */
-  private record Opened(Trailer trailer, ImageKey key, SecretKeySpec sealKey, long rawLength) {}
+  private record Opened(ImageEnds.Trailer trailer, ImageKey key, SecretKeySpec sealKey,
+      long rawLength) {}
 
   private static Opened open(ImageSource ch, Keys keys, boolean plainToo) throws IOException {
     String name = ch.name();
-    Trailer t = readEnds(ch);
+    ImageEnds.Trailer t = ImageEnds.read(ch);
     if (!t.encrypted() && !keys.isEmpty() && !plainToo) {
       throw new ImageException(name + " is not encrypted, yet keys were given to open it: it"
           + " is no image saved with them (one may have been put in its place); to read it"
@@ -165,7 +147,7 @@ public final class ImageReader {
           + " BEAMSAVE_PASSWORD");
     }
     ImageKey key = t.encrypted() ? ImageKey.open(name, t.envelope(), keys) : null;
-    CatalogSeal seal = key == null ? null : openCatalogSeal(name, t, key);
+    ImageEnds.CatalogSeal seal = key == null ? null : ImageEnds.openCatalogSeal(name, t, key);
     return new Opened(t, key, seal == null ? null : seal.key(),
         seal == null ? t.catalogRaw() : seal.rawLength());
   }
@@ -195,151 +177,13 @@ public final class ImageReader {
    * cheaper than {@link #readCatalog} for a catalog of many entries, and it checks less.
    */
   public static CatalogReader.Label readLabel(ImageSource ch, Keys keys) throws IOException {
-    Trailer t = readEnds(ch);
-    CatalogSeal seal = t.encrypted()
-        ? openCatalogSeal(ch.name(), t, ImageKey.open(ch.name(), t.envelope(), keys)) : null;
+    ImageEnds.Trailer t = ImageEnds.read(ch);
+    ImageEnds.CatalogSeal seal = t.encrypted() ? ImageEnds.openCatalogSeal(ch.name(), t,
+        ImageKey.open(ch.name(), t.envelope(), keys)) : null;
     byte[] first = readCatalogBlocks(ch.name(), ch, t.catalogOffset(), t.catalogStored(),
         seal == null ? t.catalogRaw() : seal.rawLength(), true,
         seal == null ? null : seal.key(), 0);
     return CatalogReader.decodeLabel(ch.name(), first);
-  }
-
-  /**
-   * Checks the header and the trailer, the cheap proof that a file is a complete image, and
-   * returns where the catalog is. Needs no key: an encrypted image's header and trailer are
-   * checked as far as their checksums and structure go.
-   */
-  public static Trailer readEnds(ImageSource ch) throws IOException {
-    String name = ch.name();
-    long size = ch.size();
-    if (size < ImageFormat.HEADER_SIZE + ImageFormat.TRAILER_SIZE) {
-      throw new ImageException(name + ": too short to be an image (" + size + " bytes)");
-    }
-    ByteBuffer header = readAt(ch, 0, ImageFormat.HEADER_SIZE, name);
-    int headerVersion = ImageFormat.checkHeader(name, header);
-    if (ImageFormat.encrypted(headerVersion)) {
-      return readEncryptedEnds(ch, header.array(), size);
-    }
-    ByteBuffer t = readAt(ch, size - ImageFormat.TRAILER_SIZE, ImageFormat.TRAILER_SIZE, name);
-    byte[] magic = Arrays.copyOfRange(t.array(), 32, 40);
-    if (!Arrays.equals(magic, ImageFormat.TRAILER_MAGIC)) {
-      throw new ImageException(name + ": trailer missing (image truncated or incomplete)");
-    }
-    CRC32C crc = new CRC32C();
-    crc.update(t.array(), 0, 28);
-    long catalogOffset = t.getLong();
-    long catalogStored = t.getLong();
-    long catalogRaw = t.getLong();
-    int version = Short.toUnsignedInt(t.getShort());
-    int reserved = Short.toUnsignedInt(t.getShort());
-    if (t.getInt() != (int) crc.getValue()) {
-      throw new ImageException(name + ": trailer checksum mismatch");
-    }
-    if (version != headerVersion || reserved != 0) {
-      throw new ImageException(name + ": trailer has version " + version + ", header "
-          + headerVersion);
-    }
-    if (catalogOffset < ImageFormat.HEADER_SIZE
-        || catalogStored < ImageFormat.BLOCK_HEADER_SIZE
-        || catalogOffset > size - ImageFormat.TRAILER_SIZE - catalogStored
-        || catalogOffset + catalogStored + ImageFormat.TRAILER_SIZE != size) {
-      throw new ImageException(name + ": trailer points outside the image");
-    }
-    checkCatalogRaw(name, catalogRaw, catalogStored);
-    return new Trailer(catalogOffset, catalogStored, catalogRaw, version,
-        ImageFormat.HEADER_SIZE, null, null);
-  }
-
-  /** A catalog's raw length, bounded before anything is allocated for it. */
-  private static void checkCatalogRaw(String name, long catalogRaw, long catalogStored)
-      throws ImageException {
-    if (catalogRaw <= 0
-        || catalogRaw > ImageFormat.MAX_CATALOG_RAW
-        || catalogRaw > catalogStored * ImageFormat.MAX_CATALOG_EXPANSION
-            + ImageFormat.CATALOG_SLACK) {
-      throw new ImageException(name + ": trailer claims a catalog of " + catalogRaw
-          + " bytes from " + catalogStored + " stored: more than any catalog expands");
-    }
-  }
-
-  private static Trailer readEncryptedEnds(ImageSource ch, byte[] first, long size)
-      throws IOException {
-    String name = ch.name();
-    if (size < ImageFormat.HEADER_SIZE + ImageFormat.ENCRYPTED_TRAILER_SIZE) {
-      throw new ImageException(name + ": too short to be an image (" + size + " bytes)");
-    }
-    int headerLength = Envelope.length(name, first, size);
-    Envelope envelope = Envelope.decode(name, readAt(ch, 0, headerLength, name).array());
-    int n = ImageFormat.ENCRYPTED_TRAILER_SIZE;
-    byte[] t = readAt(ch, size - n, n, name).array();
-    if (!Arrays.equals(Arrays.copyOfRange(t, n - 8, n), ImageFormat.TRAILER_MAGIC)) {
-      throw new ImageException(name + ": trailer missing (image truncated or incomplete)");
-    }
-    CRC32C crc = new CRC32C();
-    crc.update(t, 0, n - 12);
-    ByteBuffer b = ByteBuffer.wrap(t);
-    if (b.getInt(n - 12) != (int) crc.getValue()) {
-      throw new ImageException(name + ": trailer checksum mismatch");
-    }
-    long catalogOffset = b.getLong(0);
-    long catalogStored = b.getLong(8);
-    int version = Short.toUnsignedInt(b.getShort(n - 16));
-    int reserved = Short.toUnsignedInt(b.getShort(n - 14));
-    if (version != envelope.version() || reserved != 0) {
-      throw new ImageException(name + ": trailer has version " + version + ", header "
-          + envelope.version());
-    }
-    long minFrame = ImageFormat.BLOCK_HEADER_SIZE + BlockSealer.OVERHEAD;
-    if (catalogOffset < headerLength || catalogStored < minFrame
-        || catalogOffset > size - n - catalogStored
-        || catalogOffset + catalogStored + n != size) {
-      throw new ImageException(name + ": trailer points outside the image");
-    }
-    return new Trailer(catalogOffset, catalogStored, -1, version, headerLength, envelope,
-        Arrays.copyOfRange(t, 16, 16 + SEALED_CATALOG_SIZE));
-  }
-
-  /** The catalog key and raw length, sealed: 32 + 8 bytes with the wrap's nonce and tag. */
-  public static final int SEALED_CATALOG_SIZE = 40 + ImageKey.WRAP_OVERHEAD;
-
-  /** An encrypted image's catalog key and raw length, as its trailer seals them. */
-  record CatalogSeal(SecretKeySpec key, long rawLength) {}
-
-  private static CatalogSeal openCatalogSeal(String name, Trailer t, ImageKey key)
-      throws ImageException {
-    byte[] plain = key.unwrap(t.sealedCatalog(), catalogContext(t.catalogOffset(),
-        t.catalogStored()));
-    if (plain == null || plain.length != 40) {
-      throw new ImageException(name + ": trailer does not authenticate: it was changed after"
-          + " the image was saved (tampered)");
-    }
-    long raw = ByteBuffer.wrap(plain).getLong(32);
-    checkCatalogRaw(name, raw, t.catalogStored());
-    return new CatalogSeal(BlockSealer.key(Arrays.copyOf(plain, 32)), raw);
-  }
-
-  /** The trailer's first 16 bytes, to which its sealed catalog key is bound. */
-  static byte[] catalogContext(long catalogOffset, long catalogStored) {
-    return ByteBuffer.allocate(CATALOG.length + 16).put(CATALOG).putLong(catalogOffset)
-        .putLong(catalogStored).array();
-  }
-
-  /**
-   * The trailer of an encrypted image whose catalog, sealed under {@code catalogKey}, holds
-   * {@code rawLength} raw bytes in {@code stored} bytes at {@code offset}.
-   */
-  static byte[] encryptedTrailer(ImageKey key, byte[] catalogKey, long rawLength, long offset,
-      long stored) {
-    byte[] sealed = key.wrap(ByteBuffer.allocate(40).put(catalogKey).putLong(rawLength).array(),
-        catalogContext(offset, stored));
-    ByteBuffer t = ByteBuffer.allocate(ImageFormat.ENCRYPTED_TRAILER_SIZE);
-    t.putLong(offset).putLong(stored).put(sealed);
-    t.putShort((short) key.envelope().version()).putShort((short) 0);
-    CRC32C crc = new CRC32C();
-    crc.update(t.array(), 0, t.position());
-    t.putInt((int) crc.getValue());
-    t.put(ImageFormat.TRAILER_MAGIC);
-    return t.array();
   }
 
   /**
@@ -349,7 +193,7 @@ public final class ImageReader {
    */
   private static byte[] readCatalogBlocks(String name, ImageSource ch, long offset, long stored,
       long rawTotal, boolean firstOnly, SecretKeySpec key, int firstIndex) throws IOException {
-    // rawTotal is bounded by readEnds; the blocks are decoded straight into their place.
+    // rawTotal is bounded by ImageEnds.read; the blocks are decoded straight into their place.
     byte[] raw = firstOnly ? null : new byte[(int) rawTotal];
     int filled = 0;
     long pos = offset;
@@ -362,7 +206,7 @@ public final class ImageReader {
         if (end - pos < head) {
           throw new ImageException(where + ": truncated");
         }
-        ByteBuffer h = readAt(ch, pos, head, name);
+        ByteBuffer h = ImageEnds.readAt(ch, pos, head, name);
         int len;
         long blockRaw;
         byte[] block;
@@ -375,7 +219,7 @@ public final class ImageReader {
             throw new ImageException(where + ": invalid lengths");
           }
           len = (int) (head + blockStored);
-          block = readAt(ch, pos, len, name).array();
+          block = ImageEnds.readAt(ch, pos, len, name).array();
           blockLen = len;
         } else {
           long sealed = Integer.toUnsignedLong(h.getInt(0));
@@ -386,7 +230,8 @@ public final class ImageReader {
             throw new ImageException(where + ": invalid lengths");
           }
           len = (int) (head + sealed);
-          blockLen = decoder.open(key, index, readAt(ch, pos, len, name).array(), len, where);
+          byte[] frame = ImageEnds.readAt(ch, pos, len, name).array();
+          blockLen = decoder.open(key, index, frame, len, where);
           block = decoder.opened();
           blockRaw = Integer.toUnsignedLong(ByteBuffer.wrap(block).getInt(4));
         }
@@ -410,11 +255,5 @@ public final class ImageReader {
       throw new ImageException(name + ": catalog holds " + filled + " of " + rawTotal + " bytes");
     }
     return raw;
-  }
-
-  static ByteBuffer readAt(ImageSource ch, long pos, int len, String name) throws IOException {
-    byte[] b = new byte[len];
-    ch.read(pos, b, 0, len);
-    return ByteBuffer.wrap(b);
   }
 }

@@ -1,10 +1,12 @@
 package io.beamsave.transforms.image;
 
 import io.beamsave.transforms.codec.Codec;
-import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.fs.Rename;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogWriter;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import io.beamsave.transforms.run.RunState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,7 +21,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.zip.CRC32C;
 
 /**
  * Writes an image in two steps. Workers {@link #appendShard append} their compressed shards to
@@ -238,7 +239,7 @@ public final class ImageWriter implements AutoCloseable {
    */
   public long finish(Catalog catalog, Codec codec) throws IOException {
     checkShardsTile(catalog.shards(), end());
-    return finish(tail(catalog, codec, end()));
+    return finish(ImageTail.encode(catalog, codec, end()));
   }
 
   private long end() throws IOException {
@@ -282,7 +283,8 @@ public final class ImageWriter implements AutoCloseable {
     byte[] header = ImageFormat.header();
     header[9] = (byte) ImageFormat.WHOLE_CATALOG_VERSION;
     writeFully(channel, ByteBuffer.wrap(header), 0);
-    return finish(tail(raw, codec, blockSize, end(), null, ImageFormat.WHOLE_CATALOG_VERSION));
+    return finish(ImageTail.encodeWhole(raw, codec, blockSize, end(), null,
+        ImageFormat.WHOLE_CATALOG_VERSION));
   }
 
   /** Writes {@code tail} (catalog and trailer) at the end, then renames the image into place. */
@@ -306,96 +308,6 @@ public final class ImageWriter implements AutoCloseable {
 
   private String where() {
     return partial.getFileName().toString();
-  }
-
-  /**
-   * The end of an image whose catalog starts at {@code catalogOffset}: the catalog's pages in
-   * path order, each as blocks of {@code codec}, then its head, then the trailer pointing at
-   * the head (docs/image-format.md, "Paged catalog"). With the catalog's key, the end of an
-   * encrypted image: the pages sealed under a key the head holds, the head under a key the
-   * trailer holds wrapped. Images assembled in object storage end with these bytes too.
-   */
-  public static byte[] tail(Catalog catalog, Codec codec, long catalogOffset)
-      throws IOException {
-    ImageKey key = catalog.key();
-    int blockSize = catalog.blockSize();
-    List<Entry> entries = catalog.entries();
-    // A list held in memory may come in another order (an older image's, consolidated); one
-    // streamed is in path order, which the pager checks as it goes.
-    if (entries instanceof java.util.RandomAccess && !PathOrder.isSorted(entries)) {
-      entries = new ArrayList<>(entries);
-      entries.sort(PathOrder.ENTRIES);
-    }
-    BlockBuffer out = new BlockBuffer(Math.min(entries.size(), 1 << 20) * 24 + 4096);
-    byte[] pageKey = key == null ? null : ImageKey.newBlockKey();
-    List<CatalogHead.Page> pages = new ArrayList<>();
-    CatalogHead.Totals totals;
-    try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
-      // One key for all pages, their frames numbered on from page to page.
-      blocks.sealWith(pageKey);
-      byte[] slice = new byte[blockSize];
-      CatalogPager pager = new CatalogPager(page -> {
-        try {
-          long start = out.size();
-          int n = writeBlocks(blocks, page.raw(), slice, out);
-          pages.add(new CatalogHead.Page(page.firstPath(), page.entries(), n, page.raw().length,
-              catalogOffset + start, out.size() - start, CatalogHead.sha256(page.raw())));
-        } catch (IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      });
-      for (Entry e : entries) {
-        pager.add(e);
-      }
-      totals = pager.finish();
-    }
-    long headOffset = catalogOffset + out.size();
-    byte[] head = CatalogWriter.head(catalog, totals, pages, pageKey);
-    byte[] headTail = tail(head, codec, blockSize, headOffset, key, ImageFormat.VERSION);
-    out.write(headTail);
-    return out.toByteArray();
-  }
-
-  /** Writes {@code raw} as blocks of at most {@code slice.length}; returns how many. */
-  private static int writeBlocks(BlockEncoder blocks, byte[] raw, byte[] slice, BlockBuffer out)
-      throws IOException {
-    int n = 0;
-    for (int off = 0; off < raw.length; off += slice.length) {
-      int len = Math.min(slice.length, raw.length - off);
-      System.arraycopy(raw, off, slice, 0, len);
-      blocks.write(slice, len, out);
-      n++;
-    }
-    return n;
-  }
-
-  /**
-   * {@code raw} (a whole catalog, or a paged catalog's head) at {@code offset} as blocks of
-   * {@code codec}, then the trailer pointing at it, of {@code version}; with {@code key}, sealed
-   * under a key of its own, which the trailer holds wrapped.
-   */
-  private static byte[] tail(byte[] raw, Codec codec, int blockSize, long offset, ImageKey key,
-      int version) throws IOException {
-    BlockBuffer out = new BlockBuffer(raw.length / 2 + 64);
-    byte[] catalogKey = key == null ? null : ImageKey.newBlockKey();
-    try (BlockEncoder blocks = new BlockEncoder(codec, blockSize)) {
-      blocks.sealWith(catalogKey);
-      writeBlocks(blocks, raw, new byte[blockSize], out);
-    }
-    long stored = out.size();
-    if (key != null) {
-      out.write(ImageReader.encryptedTrailer(key, catalogKey, raw.length, offset, stored));
-      return out.toByteArray();
-    }
-    ByteBuffer t = ByteBuffer.allocate(ImageFormat.TRAILER_SIZE);
-    t.putLong(offset).putLong(stored).putLong(raw.length);
-    t.putShort((short) version).putShort((short) 0);
-    CRC32C crc = new CRC32C();
-    crc.update(t.array(), 0, 28);
-    t.putInt((int) crc.getValue());
-    t.put(ImageFormat.TRAILER_MAGIC);
-    out.write(t.array());
-    return out.toByteArray();
   }
 
   private static void writeFully(FileChannel ch, ByteBuffer b, long pos) throws IOException {

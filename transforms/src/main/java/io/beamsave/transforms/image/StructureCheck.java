@@ -9,7 +9,7 @@ import java.util.function.LongConsumer;
 
 /**
  * What can be checked of an encrypted image without its key: the header's and trailer's
- * structure and checksums ({@link ImageReader#readEnds}), and every frame from the header to the
+ * structure and checksums ({@link ImageEnds#read}), and every frame from the header to the
  * trailer, walked in order, each one's length and CRC32C, and every padding frame's zeros. So
  * any damage to any byte is found; what the checksums cannot tell is a deliberate change that
  * recomputes them, which only the key's authentication tags reveal.
@@ -18,7 +18,7 @@ public final class StructureCheck {
   private StructureCheck() {}
 
   /** What the walk found. */
-  public record Result(ImageReader.Trailer trailer, long frames, long frameBytes) {}
+  public record Result(ImageEnds.Trailer trailer, long frames, long frameBytes) {}
 
   /**
    * Walks the frames of the encrypted image {@code ch}; {@code progress} hears of each frame's
@@ -26,7 +26,7 @@ public final class StructureCheck {
    */
   public static Result check(ImageSource ch, LongConsumer progress) throws IOException {
     String name = ch.name();
-    ImageReader.Trailer t = ImageReader.readEnds(ch);
+    ImageEnds.Trailer t = ImageEnds.read(ch);
     if (!t.encrypted()) {
       throw new ImageException(name + " is not encrypted (it was replaced meanwhile?)");
     }

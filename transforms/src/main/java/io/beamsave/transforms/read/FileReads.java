@@ -1,11 +1,11 @@
 package io.beamsave.transforms.read;
 
 import io.beamsave.transforms.format.ImageException;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.ExtentDigest;
-import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.ExtentDigest;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -5,10 +5,11 @@ import io.beamsave.transforms.crypt.Envelope;
 import io.beamsave.transforms.crypt.KeyException;
 import io.beamsave.transforms.crypt.Keys;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogWriter;
+import io.beamsave.transforms.image.ImageEnds;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogWriter;
 import io.beamsave.transforms.store.ImageLocation;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
@@ -245,7 +246,7 @@ public final class ImageLineage {
   /** The image's id and bases: its catalog's head, or its header where no key opens it. */
   private static Head readHead(String location, S3Settings s3, Keys keys) throws IOException {
     try (ImageSource src = ImageSources.open(location, s3)) {
-      ImageReader.Trailer ends = ImageReader.readEnds(src);
+      ImageEnds.Trailer ends = ImageEnds.read(src);
       if (!ends.encrypted()) {
         return Head.of(ImageReader.readHead(src, Keys.NONE, false).catalog());
       }

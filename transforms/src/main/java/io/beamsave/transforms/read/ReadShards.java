@@ -2,6 +2,7 @@ package io.beamsave.transforms.read;
 
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.image.block.DamagedDataException;
 import io.beamsave.transforms.run.LiveProgress;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.store.S3Settings;
@@ -172,7 +173,7 @@ public final class ReadShards extends PTransform<PCollection<ReadTask>, PCollect
 
               @Override
               public boolean damaged(ShardReader.FileExtent piece,
-                  io.beamsave.transforms.image.DamagedDataException damage) throws IOException {
+                  DamagedDataException damage) throws IOException {
                 if (!skipDamaged) {
                   return false;
                 }

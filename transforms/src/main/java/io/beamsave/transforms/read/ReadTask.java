@@ -2,11 +2,11 @@ package io.beamsave.transforms.read;
 
 import io.beamsave.transforms.beam.DataCoder;
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

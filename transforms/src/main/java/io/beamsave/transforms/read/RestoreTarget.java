@@ -4,7 +4,7 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.Handle;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.io.Serializable;
 import java.net.URI;
@@ -32,9 +32,9 @@ public record RestoreTarget(String uri, long device, long inode, String token,
   }
 
   static final byte[] ACL_ACCESS =
-      io.beamsave.transforms.image.Meta.ACL_ACCESS.getBytes(StandardCharsets.US_ASCII);
+      io.beamsave.transforms.image.catalog.Meta.ACL_ACCESS.getBytes(StandardCharsets.US_ASCII);
   static final byte[] ACL_DEFAULT =
-      io.beamsave.transforms.image.Meta.ACL_DEFAULT.getBytes(StandardCharsets.US_ASCII);
+      io.beamsave.transforms.image.catalog.Meta.ACL_DEFAULT.getBytes(StandardCharsets.US_ASCII);
 
   /** Temporary names and markers start with this. */
   public static final String PREFIX = ".beamsave-";

@@ -5,8 +5,8 @@ import io.beamsave.transforms.fs.Beneath;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
 import io.beamsave.transforms.fs.OpenFile;
-import io.beamsave.transforms.image.PathBytes;
 import io.beamsave.transforms.image.ShardReader;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 

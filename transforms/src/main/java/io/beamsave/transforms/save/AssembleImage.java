@@ -3,10 +3,10 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.ImageKey;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.read.ImageChain;
 import io.beamsave.transforms.read.ImageSources;
 import io.beamsave.transforms.run.StageMetrics;
@@ -121,7 +121,7 @@ public final class AssembleImage
             spec.blockSize(), shardSize, listing.root(), entries,
             kept.stream().map(ImageSink.Kept::info).toList())
             .withIdentity(id, null, listing.depth(), listing.bases())
-            .withNotes(io.beamsave.transforms.image.Notes.check(notes));
+            .withNotes(io.beamsave.transforms.image.catalog.Notes.check(notes));
       };
       checkBasesStored(lib, listing.bases(), spec);
       long imageBytes;

@@ -1,7 +1,7 @@
 package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.beam.DataCoder;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.walk.Unreadable;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

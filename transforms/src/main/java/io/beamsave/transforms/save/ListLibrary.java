@@ -1,7 +1,7 @@
 package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.ExtentDigest;
+import io.beamsave.transforms.image.catalog.ExtentDigest;
 import io.beamsave.transforms.run.RunState;
 import io.beamsave.transforms.run.StageMetrics;
 import io.beamsave.transforms.walk.LibraryWalker.Walked;

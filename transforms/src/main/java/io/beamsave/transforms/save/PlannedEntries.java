@@ -2,10 +2,10 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.util.AbstractSequentialList;
 import java.util.ArrayList;
@@ -112,7 +112,7 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
         }
         Entry e = pending;
         pending = null;
-        if (e.type() == io.beamsave.transforms.image.EntryType.DIRECTORY
+        if (e.type() == io.beamsave.transforms.image.catalog.EntryType.DIRECTORY
             && wantedParents.contains(e.path())) {
           lateParents.add(e.path());
         }

@@ -1,8 +1,8 @@
 package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.image.CatalogCursor;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import io.beamsave.transforms.shard.IncrementalPlan;
 import io.beamsave.transforms.walk.LibraryWalker;
 import java.io.IOException;

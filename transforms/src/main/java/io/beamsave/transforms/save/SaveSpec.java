@@ -3,7 +3,7 @@ package io.beamsave.transforms.save;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.crypt.ImageKey;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
 import io.beamsave.transforms.sink.ImageSink;
@@ -32,7 +32,7 @@ public final class SaveSpec implements Serializable {
    * io.beamsave.transforms.image.ImageSource#tag}; empty if unknown), checked again before the
    * image is made. {@code readFrom}, when not null, is where the library is read: a snapshot
    * of it, as a {@code file:} URI; {@code notes} go into its image's catalog ({@link
-   * io.beamsave.transforms.image.Notes}), such as which snapshot that was.
+   * io.beamsave.transforms.image.catalog.Notes}), such as which snapshot that was.
    */
   public record Library(String name, String root, ImageSink sink, Catalog.Base base,
       ImageKey baseKey, String baseTag, String readFrom, Map<String, String> notes,
@@ -180,7 +180,7 @@ public final class SaveSpec implements Serializable {
     Library lib = library(name);
     Map<String, Library> copy = new LinkedHashMap<>(libraries);
     copy.put(name, new Library(name, lib.root(), lib.sink(), lib.base(), lib.baseKey(),
-        lib.baseTag(), readFrom, io.beamsave.transforms.image.Notes.check(notes),
+        lib.baseTag(), readFrom, io.beamsave.transforms.image.catalog.Notes.check(notes),
         lib.lateFrom()));
     return new SaveSpec(copy, codec, sizes, staging, allowChanging, s3, excludes, skipUnreadable,
         filesFrom, startedMillis);
@@ -247,8 +247,8 @@ public final class SaveSpec implements Serializable {
   /**
    * Whether an entry the save cannot read (a file it may not open or that fails to read, a
    * directory it may not list) is skipped, flagged {@link
-   * io.beamsave.transforms.image.Entry#FLAG_UNREADABLE} and reported, instead of failing the
-   * save.
+   * io.beamsave.transforms.image.catalog.Entry#FLAG_UNREADABLE} and reported, instead of failing
+   * the save.
    */
   public SaveSpec withSkipUnreadable(boolean skip) {
     return new SaveSpec(libraries, codec, sizes, staging, allowChanging, s3, excludes, skip,

@@ -2,7 +2,7 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.beam.DataCoder;
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.walk.Unreadable;
 import java.io.DataInputStream;

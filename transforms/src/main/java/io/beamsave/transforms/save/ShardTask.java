@@ -4,8 +4,8 @@ import static io.beamsave.transforms.beam.DataCoder.readBytes;
 import static io.beamsave.transforms.beam.DataCoder.writeBytes;
 
 import io.beamsave.transforms.beam.DataCoder;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.beam.DataCoder;
-import io.beamsave.transforms.image.Entry;
+import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.walk.Listing;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

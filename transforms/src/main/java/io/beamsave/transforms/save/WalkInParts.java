@@ -217,7 +217,7 @@ final class WalkInParts {
       return sorted.get(0).listing();
     }
     List<StagedListing.Segment> segments = new ArrayList<>();
-    Map<io.beamsave.transforms.image.PathBytes, Unreadable> unreadable =
+    Map<io.beamsave.transforms.image.catalog.PathBytes, Unreadable> unreadable =
         new java.util.TreeMap<>();
     long entries = 0;
     long files = 0;

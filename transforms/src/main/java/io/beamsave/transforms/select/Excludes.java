@@ -1,6 +1,6 @@
 package io.beamsave.transforms.select;
 
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;

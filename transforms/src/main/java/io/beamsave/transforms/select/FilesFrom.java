@@ -2,7 +2,7 @@ package io.beamsave.transforms.select;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.ByteArrayOutputStream;
 import java.io.Serializable;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.beamsave.transforms.select;
 
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.select.GlobSyntax.AnyChar;
 import io.beamsave.transforms.select.GlobSyntax.Anything;
 import io.beamsave.transforms.select.GlobSyntax.ByteToken;

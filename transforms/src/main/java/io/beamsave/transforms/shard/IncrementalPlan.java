@@ -1,9 +1,9 @@
 package io.beamsave.transforms.shard;
 
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

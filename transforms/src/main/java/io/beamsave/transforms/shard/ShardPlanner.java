@@ -1,8 +1,8 @@
 package io.beamsave.transforms.shard;
 
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathOrder;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;

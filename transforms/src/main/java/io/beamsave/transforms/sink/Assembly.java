@@ -3,10 +3,10 @@ package io.beamsave.transforms.sink;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.BlockSealer;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.CatalogWriter;
-import io.beamsave.transforms.image.ImageWriter;
-import io.beamsave.transforms.image.ShardInfo;
+import io.beamsave.transforms.image.ImageTail;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogWriter;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import io.beamsave.transforms.sink.ImageSink.Copy;
 import io.beamsave.transforms.sink.ImageSink.Kept;
 import io.beamsave.transforms.sink.ImageSink.WrittenShard;
@@ -107,7 +107,7 @@ final class Assembly implements AutoCloseable {
       pos = place(at, s, pos);
     }
     List<Kept> kept = chosen.stream().map(s -> new Kept(s, at.get(s.shard()))).toList();
-    byte[] tail = ImageWriter.tail(catalog.apply(kept).withKey(sink.key()), codec, pos);
+    byte[] tail = ImageTail.encode(catalog.apply(kept).withKey(sink.key()), codec, pos);
     long length = pos + tail.length;
 
     int next = direct.isEmpty() ? 1 : direct.get(direct.size() - 1).shard() + 2;

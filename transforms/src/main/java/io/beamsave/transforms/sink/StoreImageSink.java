@@ -3,7 +3,7 @@ package io.beamsave.transforms.sink;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.ImageKey;
-import io.beamsave.transforms.image.Catalog;
+import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.store.LinkThrottle;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.Md5;

@@ -1,8 +1,8 @@
 package io.beamsave.transforms.walk;
 
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -3,8 +3,8 @@ package io.beamsave.transforms.walk;
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.select.Excludes;
 import io.beamsave.transforms.select.FilesFrom;
 import java.io.IOException;
@@ -14,13 +14,12 @@ import java.util.concurrent.ForkJoinPool;
 
 /**
  * Walks a library through directory handles and hands its entries on one at a time, in {@link
- * io.beamsave.transforms.image.PathOrder path order}: each directory's names sorted as bytes, a
- * directory followed by what is beneath it. That order is what the catalog's pages keep, so the
- * walk is never held or sorted whole: what it holds is the directories on the way down and a
- * bounded window of directories listed ahead, in parallel, of where the entries have got to (a
- * walk is a chain of small syscalls, and while it runs nothing else in the save can). A
- * directory's own entry is handed on once it has been listed, so that it can carry whether all
- * of it could be.
+ * io.beamsave.transforms.image.catalog.PathOrder path order}: each directory's names sorted as
+ * bytes, a directory followed by what is beneath it. That order is what the catalog's pages keep,
+ * so the walk is never held or sorted whole: what it holds is the directories on the way down and a
+ * bounded window of directories listed ahead, in parallel, of where the entries have got to (a walk
+ * is a chain of small syscalls, and while it runs nothing else in the save can). A directory's own
+ * entry is handed on once it has been listed, so that it can carry whether all of it could be.
  *
  * <p>Every directory is opened from its parent's handle without following links, so a directory
  * swapped for a symlink mid-walk fails the walk instead of leading it outside the library.

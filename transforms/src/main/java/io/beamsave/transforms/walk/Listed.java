@@ -1,7 +1,7 @@
 package io.beamsave.transforms.walk;
 
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
 
 /**
  * A directory listed: its children in order, and the handle they are opened from; the walk

@@ -1,7 +1,7 @@
 package io.beamsave.transforms.walk;
 
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
 import io.beamsave.transforms.walk.LibraryWalker.Sink;
 import io.beamsave.transforms.walk.LibraryWalker.Walked;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.beam.DataCoder;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -2,10 +2,10 @@ package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.fs.Accounts;
 import io.beamsave.transforms.fs.FileStat;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Meta;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Meta;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;

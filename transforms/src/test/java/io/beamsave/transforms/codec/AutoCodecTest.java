@@ -2,8 +2,8 @@ package io.beamsave.transforms.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.beamsave.transforms.image.BlockDecoder;
-import io.beamsave.transforms.image.BlockEncoder;
+import io.beamsave.transforms.image.block.BlockDecoder;
+import io.beamsave.transforms.image.block.BlockEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.Random;

@@ -6,6 +6,17 @@ import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.format.ImageId;
+import io.beamsave.transforms.image.block.BlockEncoder;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.CatalogHead;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.ExtentDigest;
+import io.beamsave.transforms.image.catalog.Meta;
+import io.beamsave.transforms.image.catalog.Notes;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -415,9 +426,9 @@ class GoldenImageTest {
     Files.write(image, resource("v4.bsave"));
     io.beamsave.transforms.crypt.Keys key = io.beamsave.transforms.crypt.Keys.NONE.withKeyFile(
         new io.beamsave.transforms.crypt.Recipient.KeyFile(resource("v4.key")));
-    ImageReader.Trailer ends;
+    ImageEnds.Trailer ends;
     try (ImageSource src = FileImageSource.open(image)) {
-      ends = ImageReader.readEnds(src);
+      ends = ImageEnds.read(src);
     }
     assertThat(ends.version()).isEqualTo(4);
     assertThat(ends.dataStart()).isEqualTo(4096);

@@ -3,6 +3,12 @@ package io.beamsave.transforms.image;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.image.block.BlockEncoder;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.ExtentDigest;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

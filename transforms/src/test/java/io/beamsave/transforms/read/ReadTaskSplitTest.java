@@ -3,10 +3,10 @@ package io.beamsave.transforms.read;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.transforms.format.ImageFormat;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
-import io.beamsave.transforms.image.ShardInfo;
 import io.beamsave.transforms.image.ShardReader.FileExtent;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;

@@ -1,9 +1,12 @@
 package io.beamsave.transforms.save;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.beamsave.testing.Entries;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.sink.FileImageSink;
 import io.beamsave.transforms.walk.LibraryWalker;
 import java.nio.file.Files;
@@ -19,8 +22,6 @@ import org.apache.beam.sdk.values.PCollection;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 public class ListLibraryTest {
   @Rule public final transient TestPipeline pipeline = TestPipeline.create();

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
 import io.beamsave.transforms.image.ImageReader;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.sink.FileImageSink;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -117,7 +117,7 @@ public class SaveTransformsTest {
 
     Catalog c = ImageReader.readCatalog(tmp.getRoot().toPath().resolve("lib.bsave"));
     assertThat(c.shardSize()).isEqualTo(13 * 4096);
-    assertThat(c.shards()).extracting(io.beamsave.transforms.image.ShardInfo::rawLength)
+    assertThat(c.shards()).extracting(io.beamsave.transforms.image.catalog.ShardInfo::rawLength)
         .containsExactly(53_248L, 53_248L, 53_248L, 53_248L, 53_248L, 39_761L);
     assertThat(c.entries().get(2).extents()).extracting(e -> e.shard())
         .containsExactly(0, 1, 2, 3, 4, 5);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.beamsave.transforms.select;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import org.junit.jupiter.api.Test;
 
 class GlobTest {

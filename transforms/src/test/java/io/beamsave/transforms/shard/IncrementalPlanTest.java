@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.format.ImageId;
-import io.beamsave.transforms.image.Catalog;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Extent;
-import io.beamsave.transforms.image.PathBytes;
+import io.beamsave.transforms.image.catalog.Catalog;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.PathBytes;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;

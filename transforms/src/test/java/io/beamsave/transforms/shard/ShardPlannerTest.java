@@ -2,9 +2,9 @@ package io.beamsave.transforms.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
-import io.beamsave.transforms.image.Extent;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
+import io.beamsave.transforms.image.catalog.Extent;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -3,8 +3,8 @@ package io.beamsave.transforms.walk;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.Entries;
-import io.beamsave.transforms.image.Entry;
-import io.beamsave.transforms.image.EntryType;
+import io.beamsave.transforms.image.catalog.Entry;
+import io.beamsave.transforms.image.catalog.EntryType;
 import org.junit.jupiter.api.Test;
 
 /** Later names of a file met before are saved as links to the first; the first stays a file. */
