@@ -3,13 +3,11 @@ package io.beamsave.pipelines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.testing.Entries;
-import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.image.catalog.CatalogWriter;
 import io.beamsave.transforms.image.catalog.Entry;
-import io.beamsave.transforms.image.catalog.EntryType;
 import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.image.catalog.ShardInfo;

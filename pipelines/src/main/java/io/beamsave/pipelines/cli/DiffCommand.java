@@ -1,20 +1,19 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.diff.ImageDiff;
-import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.stored.ImageRef;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.EntryType;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code beamsave diff}: what changed between two images. */
 @Command(

@@ -1,6 +1,7 @@
 package io.beamsave.pipelines.cli;
 
 import io.beamsave.transforms.Printable;
+import io.beamsave.transforms.fs.DeviceNumber;
 import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.EntryType;
@@ -73,8 +74,8 @@ final class EntryJson {
       putName(m, "group", meta.group());
     }
     if (e.type() == EntryType.CHAR_DEVICE || e.type() == EntryType.BLOCK_DEVICE) {
-      m.put("deviceMajor", Integer.toUnsignedLong(Meta.major(meta.rdev())));
-      m.put("deviceMinor", Integer.toUnsignedLong(Meta.minor(meta.rdev())));
+      m.put("deviceMajor", Integer.toUnsignedLong(DeviceNumber.major(meta.rdev())));
+      m.put("deviceMinor", Integer.toUnsignedLong(DeviceNumber.minor(meta.rdev())));
     }
     if (!meta.xattrs().isEmpty()) {
       List<Map<String, Object>> xattrs = new ArrayList<>();

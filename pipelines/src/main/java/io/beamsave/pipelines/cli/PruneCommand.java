@@ -1,12 +1,11 @@
 package io.beamsave.pipelines.cli;
 
-import io.beamsave.pipelines.retention.PrunePlan;
-import io.beamsave.pipelines.retention.Retention;
-import io.beamsave.pipelines.stored.StoredImages;
-import io.beamsave.pipelines.runner.Sizes;
 import io.beamsave.pipelines.locks.Leases;
 import io.beamsave.pipelines.locks.RunLease;
-import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.pipelines.retention.PrunePlan;
+import io.beamsave.pipelines.retention.Retention;
+import io.beamsave.pipelines.runner.Sizes;
+import io.beamsave.pipelines.stored.StoredImages;
 import io.beamsave.transforms.format.ImageId;
 import java.io.PrintWriter;
 import java.time.ZoneOffset;

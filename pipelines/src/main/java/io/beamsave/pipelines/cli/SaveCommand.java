@@ -2,13 +2,10 @@ package io.beamsave.pipelines.cli;
 
 import io.beamsave.pipelines.postgres.Conninfo;
 import io.beamsave.pipelines.runner.Sizes;
-import io.beamsave.pipelines.locks.RunNames;
 import io.beamsave.pipelines.save.Hooks;
 import io.beamsave.pipelines.save.Save;
 import io.beamsave.pipelines.save.SaveRequest;
 import io.beamsave.pipelines.snapshot.Snapshot;
-import io.beamsave.transforms.BeamsaveException;
-import io.beamsave.transforms.format.ImageFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;

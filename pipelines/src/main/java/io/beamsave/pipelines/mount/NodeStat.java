@@ -2,7 +2,6 @@ package io.beamsave.pipelines.mount;
 
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.EntryType;
-import io.beamsave.transforms.image.catalog.Meta;
 import java.io.IOException;
 import ru.serce.jnrfuse.struct.FileStat;
 
@@ -54,7 +53,7 @@ final class NodeStat {
     st.st_blocks.set((size + 511) / 512);
     st.st_blksize.set(in.tree().head().catalog().blockSize());
     if (file.type() == EntryType.CHAR_DEVICE || file.type() == EntryType.BLOCK_DEVICE) {
-      st.st_rdev.set(makedev(Meta.major(file.meta().rdev()), Meta.minor(file.meta().rdev())));
+      st.st_rdev.set(file.meta().rdev());
     }
     times(st, file.mtimeSeconds(), file.mtimeNanos(), file.ctimeSeconds(), file.ctimeNanos());
   }
@@ -66,14 +65,6 @@ final class NodeStat {
     st.st_mtim.tv_nsec.set(mtimeNanos);
     st.st_ctim.tv_sec.set(ctime);
     st.st_ctim.tv_nsec.set(ctimeNanos);
-  }
-
-  /** glibc's {@code makedev}. */
-  static long makedev(int major, int minor) {
-    long ma = Integer.toUnsignedLong(major);
-    long mi = Integer.toUnsignedLong(minor);
-    return ((ma & 0xfffff000L) << 32) | ((ma & 0xfffL) << 8) | ((mi & 0xffffff00L) << 12)
-        | (mi & 0xffL);
   }
 
   /**

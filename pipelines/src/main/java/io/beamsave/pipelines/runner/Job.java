@@ -4,7 +4,6 @@ import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.Printable;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.run.LiveProgress;
-import io.beamsave.transforms.run.StageMetrics;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import org.apache.beam.sdk.Pipeline;

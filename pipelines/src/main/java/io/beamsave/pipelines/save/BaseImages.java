@@ -15,7 +15,6 @@ import io.beamsave.transforms.store.ImageLocation;
 import io.beamsave.transforms.store.Location;
 import io.beamsave.transforms.store.S3Settings;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

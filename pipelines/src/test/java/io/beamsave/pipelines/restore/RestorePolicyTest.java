@@ -1,9 +1,7 @@
 package io.beamsave.pipelines.restore;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
-
 import io.beamsave.testing.Entries;
+import io.beamsave.transforms.fs.DeviceNumber;
 import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.EntryType;
@@ -16,6 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 /** What an image is granted: nothing it was not asked for, each kind withheld told once. */
 class RestorePolicyTest {
@@ -73,7 +73,7 @@ class RestorePolicyTest {
   @Test
   void devicesCapabilitiesAndSystemAttributesComeOnlyWithTheirFlags() {
     Entry mem = new Entry(PathBytes.of("dev/mem"), EntryType.CHAR_DEVICE, 0, 0666, 0, 0, 1, 2,
-        3, 4, 5, 0, null, List.of(), new Meta(null, null, List.of(), Meta.rdev(1, 1)));
+        3, 4, 5, 0, null, List.of(), new Meta(null, null, List.of(), DeviceNumber.of(1, 1)));
     Entry capable = Entries.file("bin/ping", 1).withMeta(Meta.NONE.withXattrs(List.of(
         xattr(Meta.CAPABILITY, new byte[20]), xattr("security.selinux", new byte[] {'x'}),
         xattr("trusted.overlay", new byte[] {'y'}), xattr("user.note", new byte[] {'z'}))));

@@ -86,7 +86,7 @@ public record FileStat(
     long inode = b.getLong(32);
     long size = b.getLong(40);
     long blocks = b.getLong(48);
-    long rdev = makedev(Integer.toUnsignedLong(b.getInt(128)),
+    long rdev = DeviceNumber.of(Integer.toUnsignedLong(b.getInt(128)),
         Integer.toUnsignedLong(b.getInt(132)));
     long ctime = b.getLong(96);
     int ctimeNanos = b.getInt(104);
@@ -99,9 +99,4 @@ public record FileStat(
         device, links, blocks, rdev, mountId, mountRoot);
   }
 
-  /** glibc's {@code makedev}: the encoding {@code mknod} takes. */
-  static long makedev(long major, long minor) {
-    return ((major & 0xfffff000L) << 32) | ((major & 0xfffL) << 8)
-        | ((minor & 0xffffff00L) << 12) | (minor & 0xffL);
-  }
 }

@@ -5,7 +5,6 @@ import io.beamsave.transforms.codec.Codec;
 import io.beamsave.transforms.crypt.BlockSealer;
 import io.beamsave.transforms.image.ImageTail;
 import io.beamsave.transforms.image.catalog.Catalog;
-import io.beamsave.transforms.image.catalog.CatalogWriter;
 import io.beamsave.transforms.image.catalog.ShardInfo;
 import io.beamsave.transforms.sink.ImageSink.Copy;
 import io.beamsave.transforms.sink.ImageSink.Kept;

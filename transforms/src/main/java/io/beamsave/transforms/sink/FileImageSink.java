@@ -7,7 +7,6 @@ import io.beamsave.transforms.fs.Removal;
 import io.beamsave.transforms.image.ImageWriter;
 import io.beamsave.transforms.image.catalog.Catalog;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

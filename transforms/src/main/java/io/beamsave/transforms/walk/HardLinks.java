@@ -2,7 +2,6 @@ package io.beamsave.transforms.walk;
 
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.EntryType;
-import io.beamsave.transforms.image.catalog.PathBytes;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,11 +1,10 @@
 package io.beamsave.transforms.image;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.codec.Codecs;
 import io.beamsave.transforms.format.ImageFormat;
 import io.beamsave.transforms.format.ImageId;
+import io.beamsave.transforms.fs.DeviceNumber;
 import io.beamsave.transforms.image.block.BlockEncoder;
 import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.image.catalog.CatalogHead;
@@ -29,6 +28,7 @@ import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The images checked in under {@code golden/}, whose bytes docs/image-format.md dumps: the reader
@@ -176,7 +176,7 @@ class GoldenImageTest {
           entries.add(e.withMeta(userMeta));
           entries.add(new Entry(PathBytes.of("d/null"), EntryType.CHAR_DEVICE, 0, 0666, 0, 0,
               t, 0, t + 1, 8, 8, 0, null, List.of(),
-              new Meta(ROOT_NAME, ROOT_NAME, List.of(), Meta.rdev(1, 3))));
+              new Meta(ROOT_NAME, ROOT_NAME, List.of(), DeviceNumber.of(1, 3))));
         } else {
           entries.add(e.withMeta(userMeta));
         }
@@ -249,8 +249,8 @@ class GoldenImageTest {
     assertThat(byPath.get("d/fifo").type()).isEqualTo(EntryType.FIFO);
     Entry dev = byPath.get("d/null");
     assertThat(dev.type()).isEqualTo(EntryType.CHAR_DEVICE);
-    assertThat(Meta.major(dev.meta().rdev())).isEqualTo(1);
-    assertThat(Meta.minor(dev.meta().rdev())).isEqualTo(3);
+    assertThat(DeviceNumber.major(dev.meta().rdev())).isEqualTo(1);
+    assertThat(DeviceNumber.minor(dev.meta().rdev())).isEqualTo(3);
     Entry link = byPath.get("hello2.txt");
     assertThat(link.isHardLink()).isTrue();
     assertThat(link.linkTarget()).isEqualTo(PathBytes.of("hello.txt"));

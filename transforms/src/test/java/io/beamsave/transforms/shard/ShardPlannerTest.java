@@ -3,7 +3,6 @@ package io.beamsave.transforms.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.beamsave.transforms.image.catalog.Entry;
-import io.beamsave.transforms.image.catalog.EntryType;
 import io.beamsave.transforms.image.catalog.Extent;
 import java.util.ArrayList;
 import java.util.Collections;

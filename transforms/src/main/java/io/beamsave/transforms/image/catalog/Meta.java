@@ -12,7 +12,7 @@ import java.util.List;
  * @param user the owner's name, or null where the saving host had none for the uid
  * @param group the group's name, or null likewise
  * @param xattrs extended attributes, sorted by name
- * @param rdev the device number of a character or block device ({@code makedev} encoding), else 0
+ * @param rdev the device number of a character or block device ({@link io.beamsave.transforms.fs.DeviceNumber}), else 0
  */
 public record Meta(byte[] user, byte[] group, List<Xattr> xattrs, long rdev)
     implements java.io.Serializable {
@@ -97,22 +97,6 @@ public record Meta(byte[] user, byte[] group, List<Xattr> xattrs, long rdev)
 
   public Meta withRdev(long newRdev) {
     return new Meta(user, group, xattrs, newRdev);
-  }
-
-  /** The device's major number ({@code gnu_dev_major}). */
-  public static int major(long rdev) {
-    return (int) (((rdev >>> 32) & 0xfffff000L) | ((rdev >>> 8) & 0xfffL));
-  }
-
-  /** The device's minor number ({@code gnu_dev_minor}). */
-  public static int minor(long rdev) {
-    return (int) (((rdev >>> 12) & 0xffffff00L) | (rdev & 0xffL));
-  }
-
-  /** The device number of {@code major} and {@code minor} ({@code gnu_dev_makedev}). */
-  public static long rdev(long major, long minor) {
-    return ((major & 0xfffff000L) << 32) | ((major & 0xfffL) << 8)
-        | ((minor & 0xffffff00L) << 12) | (minor & 0xffL);
   }
 
   /**

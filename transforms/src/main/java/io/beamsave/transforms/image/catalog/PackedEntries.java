@@ -2,6 +2,7 @@ package io.beamsave.transforms.image.catalog;
 
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.DeviceNumber;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -100,8 +101,8 @@ final class PackedEntries {
         out.write(t);
       }
       if (e.type() == EntryType.CHAR_DEVICE || e.type() == EntryType.BLOCK_DEVICE) {
-        varint(Integer.toUnsignedLong(Meta.major(e.meta().rdev())));
-        varint(Integer.toUnsignedLong(Meta.minor(e.meta().rdev())));
+        varint(Integer.toUnsignedLong(DeviceNumber.major(e.meta().rdev())));
+        varint(Integer.toUnsignedLong(DeviceNumber.minor(e.meta().rdev())));
       }
       if (e.isFile()) {
         varint(e.extents().size());
@@ -271,7 +272,7 @@ final class PackedEntries {
       if (type == EntryType.CHAR_DEVICE || type == EntryType.BLOCK_DEVICE) {
         long major = in.varint(where + " device major", 0xffff_ffffL);
         long minor = in.varint(where + " device minor", 0xffff_ffffL);
-        rdev = Meta.rdev(major, minor);
+        rdev = DeviceNumber.of(major, minor);
       }
       if (type == EntryType.FILE) {
         long n = in.varint(where + " extent count", in.b.remaining() / MIN_EXTENT);

@@ -1,11 +1,9 @@
 package io.beamsave.transforms.image.catalog;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import io.beamsave.testing.Entries;
 import io.beamsave.transforms.format.ImageException;
 import io.beamsave.transforms.format.ImageFormat;
+import io.beamsave.transforms.fs.DeviceNumber;
 import io.beamsave.transforms.image.FileImageSource;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
@@ -18,6 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * What format version 9 adds to an entry (owner names, extended attributes, hard links, FIFOs
@@ -82,12 +82,12 @@ class EntryMetadataTest {
         Entries.file("d/a", 0).withMeta(named),
         hardLink("d/b", "d/a"),
         node("d/fifo", EntryType.FIFO, 0),
-        node("d/sda", EntryType.BLOCK_DEVICE, Meta.rdev(8, 0)),
-        node("d/tty", EntryType.CHAR_DEVICE, Meta.rdev(0xfffff, 0xfffff)),
+        node("d/sda", EntryType.BLOCK_DEVICE, DeviceNumber.of(8, 0)),
+        node("d/tty", EntryType.CHAR_DEVICE, DeviceNumber.of(0xfffff, 0xfffff)),
         Entries.file("e", 0).withMeta(new Meta(null, b("staff"), List.of(), 0)));
     assertThat(roundTrip(entries, ImageFormat.VERSION)).containsExactlyElementsOf(entries);
-    assertThat(Meta.major(Meta.rdev(0xfffff, 0xabcde))).isEqualTo(0xfffff);
-    assertThat(Meta.minor(Meta.rdev(0xfffff, 0xabcde))).isEqualTo(0xabcde);
+    assertThat(DeviceNumber.major(DeviceNumber.of(0xfffff, 0xabcde))).isEqualTo(0xfffff);
+    assertThat(DeviceNumber.minor(DeviceNumber.of(0xfffff, 0xabcde))).isEqualTo(0xabcde);
   }
 
   @Test
