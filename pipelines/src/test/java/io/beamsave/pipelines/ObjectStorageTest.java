@@ -331,16 +331,22 @@ class ObjectStorageTest {
     ok(port, "upload", "--from", image, "--to", "s3://backups/tidy/payroll.bsave", "--quiet");
     S3Store store = S3Store.at(server.settings(), new ObjectUri(BUCKET, ""));
     killedSave("s3://backups/tidy/killed.bsave");
+    // A sibling prefix is another location: what is left there is not this one's to remove.
+    killedSave("s3://backups/tidy-old/killed.bsave");
     assertThat(store.uploads("tidy/")).extracting(Store.Upload::key)
         .containsExactly("tidy/killed.bsave");
 
     Cli dry = ok(port, "cleanup", "--at", "s3://backups/tidy");
     assertThat(dry.out()).contains("would remove").contains("s3://backups/tidy/killed.bsave")
-        .doesNotContain("payroll");
+        .doesNotContain("payroll").doesNotContain("tidy-old");
     assertThat(store.uploads("tidy/")).hasSize(1);
     Cli clean = ok(port, "cleanup", "--at", "s3://backups/tidy", "--yes");
     assertThat(clean.out()).contains("s3://backups/tidy/killed.bsave");
     assertThat(store.uploads("tidy/")).isEmpty();
+    assertThat(store.uploads("tidy-old/")).extracting(Store.Upload::key)
+        .containsExactly("tidy-old/killed.bsave");
+    ok(port, "cleanup", "--at", "s3://backups/tidy-old", "--yes");
+    assertThat(store.uploads("tidy-old/")).isEmpty();
     ok(port, "verify", "s3://backups/tidy/payroll.bsave", "--quiet");
     assertThat(ok(port, "cleanup", "--at", "s3://backups/tidy").out())
         .contains("nothing left by failed or killed runs");

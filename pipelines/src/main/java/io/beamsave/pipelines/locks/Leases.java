@@ -173,7 +173,7 @@ public final class Leases {
   private static Properties parse(byte[] b) {
     Properties p = new Properties();
     try {
-      p.load(new ByteArrayInputStream(b, 0, Math.min(b.length, 1 << 16)));
+      p.load(new ByteArrayInputStream(b, 0, Math.min(b.length, Store.LEASE_MOST)));
     } catch (IOException | IllegalArgumentException e) {
       // An unreadable lease says nothing.
     }

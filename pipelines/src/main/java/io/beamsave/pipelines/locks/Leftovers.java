@@ -102,8 +102,12 @@ public final class Leftovers {
     List<String> live = new ArrayList<>();
     // What is there first, then the leases: a run that begins in between leases before it
     // writes, so its writing is seen with its lease, never without.
-    List<Store.Item> objects = store.list(prefix.key());
-    List<Store.Upload> uploads = store.uploads(prefix.key());
+    // The prefix taken as a directory, as the leases beneath it are found: a sibling's
+    // objects (s3://b/tidy-old/ beside s3://b/tidy) are not this location's, nor its leases.
+    String under = prefix.key().isEmpty() || prefix.key().endsWith("/") ? prefix.key()
+        : prefix.key() + "/";
+    List<Store.Item> objects = store.list(under);
+    List<Store.Upload> uploads = store.uploads(under);
     for (Leases.Found lease : Leases.under(at.toString(), s3)) {
       if (lease.live()) {
         writing.addAll(lease.writes());

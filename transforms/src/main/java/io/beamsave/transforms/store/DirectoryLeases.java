@@ -40,15 +40,18 @@ final class DirectoryLeases {
           throw new StoreException(StoreException.Kind.FAILED, d.child(n)
               + ": held by another process");
         }
-        f.truncate(0);
-        f.write(0, content, 0, content.length);
-        // Whoever clears dead runs' leases may have taken this one for such between its
-        // creation and its lock, and removed it: then it is taken again.
         boolean there;
         try {
+          f.truncate(0);
+          f.write(0, content, 0, content.length);
+          // Whoever clears dead runs' leases may have taken this one for such between its
+          // creation and its lock, and removed it: then it is taken again.
           there = d.stat(n).sameFile(f.stat());
         } catch (NoSuchFileException removed) {
           there = false;
+        } catch (IOException | RuntimeException e) {
+          f.close();
+          throw e;
         }
         if (there) {
           return new Held(d, n, f);
@@ -121,9 +124,8 @@ final class DirectoryLeases {
       } catch (IOException e) {
         // Its lock goes with the descriptor: a lease left is a dead run's.
       }
-      try {
+      try (Dir d = dir) {
         file.close();
-        dir.close();
       } catch (IOException ignored) {
         // Nothing was left unwritten.
       }

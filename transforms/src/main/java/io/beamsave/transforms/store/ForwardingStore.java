@@ -106,4 +106,19 @@ abstract class ForwardingStore implements Store {
   public boolean wantsPartMd5() {
     return store.wantsPartMd5();
   }
+
+  @Override
+  public Lease lease(String key, byte[] content) {
+    return store.lease(key, content);
+  }
+
+  @Override
+  public List<FoundLease> leases(String name) {
+    return store.leases(name);
+  }
+
+  @Override
+  public java.time.Instant now() {
+    return store.now();
+  }
 }
