@@ -147,17 +147,14 @@ public final class ImageLock implements AutoCloseable {
           continue;
         }
         if (!f.tryLock()) {
-          Properties p = read(f);
-          // Locked a moment ago: its run is still writing who it is.
-          for (int wait = 0; wait < 50 && p.getProperty("pid") == null; wait++) {
-            sleep(10);
-            p = read(f);
+          Properties p = holder(f);
+          if (p != null) {
+            f.close();
+            throw new BeamsaveException("another " + p.getProperty("kind", "save") + " of "
+                + image + " is running (pid " + p.getProperty("pid", "?") + " on "
+                + p.getProperty("host", "?") + ", started " + p.getProperty("started", "?")
+                + "); wait for it to end");
           }
-          f.close();
-          throw new BeamsaveException("another " + p.getProperty("kind", "save") + " of "
-              + image + " is running (pid " + p.getProperty("pid", "?") + " on "
-              + p.getProperty("host", "?") + ", started " + p.getProperty("started", "?")
-              + "); wait for it to end");
         }
         FileStat held = f.stat();
         if (!held.isRegularFile() || held.links() != 1 || held.uid() != Dir.effectiveUid()) {
@@ -187,6 +184,23 @@ public final class ImageLock implements AutoCloseable {
       dir.close();
       throw e;
     }
+  }
+
+  /**
+   * Who holds the lock on {@code f}, or null once this run holds it. A file that says nobody
+   * was locked a moment ago: by a run still writing who it is, or by another run's clearing of
+   * stale locks, which takes an empty file it finds for a killed run's, removes it and lets go.
+   */
+  private static Properties holder(OpenFile f) throws IOException {
+    Properties p = read(f);
+    for (int wait = 0; wait < 50 && p.getProperty("pid") == null; wait++) {
+      sleep(10);
+      if (f.tryLock()) {
+        return null;
+      }
+      p = read(f);
+    }
+    return p;
   }
 
   private static void sleep(long millis) {

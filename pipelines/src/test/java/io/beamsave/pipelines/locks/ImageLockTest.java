@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.beamsave.transforms.BeamsaveException;
+import io.beamsave.transforms.fs.Dir;
+import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.image.ImageWriter;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -53,6 +55,35 @@ class ImageLockTest {
     }
     // Once it ended, the image is free again.
     ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save", List.of(image), null, null).close();
+  }
+
+  @Test
+  void anEmptyLockHeldAMomentByAnotherRunsClearingIsTakenNotNamed() throws Exception {
+    // Another run clearing stale locks beside its image takes an empty lock file it finds
+    // (one this run has just made) for a killed run's: it holds it a moment, removes it, and
+    // lets go. That is no run holding the image.
+    Path lock = ImageLock.lockFile(image);
+    byte[] name = lock.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+    try (Dir d = Dir.open(lock.getParent());
+        OpenFile clearing = d.openOrCreate(name, 0644)) {
+      assertThat(clearing.tryLock()).isTrue();
+      Thread clearer = new Thread(() -> {
+        try {
+          Thread.sleep(100);
+          d.delete(name);
+          clearing.close();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      clearer.start();
+      try (ImageLock taken = ImageLock.acquire(io.beamsave.transforms.run.RunId.mint(), "save",
+          List.of(image), null, null)) {
+        assertThat(Files.readString(lock)).contains("pid=" + ProcessHandle.current().pid());
+      }
+      clearer.join();
+      assertThat(lock).doesNotExist();
+    }
   }
 
   @Test
