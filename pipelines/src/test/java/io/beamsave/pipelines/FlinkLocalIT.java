@@ -126,6 +126,26 @@ class FlinkLocalIT {
     assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
   }
 
+  @Test
+  void anIncrementalSaveOnFlinkStoresOnlyTheChangedRangeOfALargeFile() throws Exception {
+    Path lib = Files.createDirectories(dir.resolve("ranges-lib"));
+    ChangedRangesTest.text(lib.resolve("big.log"), 5, 11);
+    Trees.mixedData(lib.resolve("mixed"), 1L << 20);
+    Path base = dir.resolve("ranges/base.bsave");
+    Cli.ok(withFlink("save", "--library", lib, "--image", base, "--shard-size", "2MiB",
+        "--quiet"));
+    ChangedRangesTest.rewrite(lib.resolve("big.log"), 3L << 20, "changed on the cluster");
+    Path top = dir.resolve("ranges/top.bsave");
+    Cli.ok(withFlink("save", "--library", lib, "--image", top, "--base", base, "--shard-size",
+        "2MiB", "--quiet"));
+    io.beamsave.transforms.image.catalog.Entry big = ChangedRangesTest.entry(top, "big.log");
+    assertThat(ChangedRangesTest.ownBytes(big)).isEqualTo(1L << 20);
+    Cli.ok(withFlink("verify", top, "--chain", "--quiet"));
+    Path target = dir.resolve("ranges-restored");
+    Cli.ok(withFlink("restore", top, "--target", target, "--quiet"));
+    assertThat(TreeSnapshot.of(target).diff(TreeSnapshot.of(lib))).isNull();
+  }
+
   /**
    * compare on Flink: the saves run on it, the uploads in the command line where the link is
    * emulated; compress while transferring, whose shards the workers would send, is left out.

@@ -30,10 +30,24 @@ final class EntryJson {
     return entry(e, null);
   }
 
-  /** The base image holding a file's bytes, or null where they are in the image itself. */
-  static Catalog.Base baseOf(Catalog c, Entry e) {
-    return e.isFile() && !e.extents().isEmpty() && e.extents().get(0).isReference()
-        ? c.bases().get(e.extents().get(0).image() - 1) : null;
+  /**
+   * The images holding a file's bytes, in the order its bytes come from them: 0 for the image
+   * itself, {@code i} for base {@code i}. One, but for a file changed since its base whose
+   * unchanged ranges stay there.
+   */
+  static List<Integer> imagesOf(Entry e) {
+    List<Integer> images = new ArrayList<>(1);
+    for (io.beamsave.transforms.image.catalog.Extent x : e.extents()) {
+      if (!images.contains(x.image())) {
+        images.add(x.image());
+      }
+    }
+    return images;
+  }
+
+  /** Where image {@code i} of {@link #imagesOf} is: "." for the image itself. */
+  static String location(Catalog c, int i) {
+    return i == 0 ? "." : c.bases().get(i - 1).location();
   }
 
   /** An entry's type as JSON names it. */
@@ -87,9 +101,11 @@ final class EntryJson {
       }
       m.put("xattrs", xattrs);
     }
-    Catalog.Base base = sourcesOf == null ? null : baseOf(sourcesOf, e);
-    if (base != null) {
-      m.put("source", base.location());
+    List<Integer> images = sourcesOf == null ? List.of() : imagesOf(e);
+    if (images.size() == 1 && images.get(0) != 0) {
+      m.put("source", location(sourcesOf, images.get(0)));
+    } else if (images.size() > 1) {
+      m.put("sources", images.stream().map(i -> location(sourcesOf, i)).toList());
     }
     return m;
   }

@@ -54,8 +54,9 @@ final class ListCommand implements Callable<Integer> {
       names = "--sources",
       description =
           "Also show where each file's bytes are: in this image ('.') or, for a file an"
-              + " incremental save found unchanged, in which base image (its name). Reads no"
-              + " base.")
+              + " incremental save found unchanged, in which base image (its name); for a"
+              + " large file that changed, each image that holds some of its ranges, joined"
+              + " by '+'. Reads no base.")
   boolean sources;
 
   /**
@@ -73,13 +74,20 @@ final class ListCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  /** The image holding a file's bytes: "." for this one, else its base's file name. */
+  /**
+   * The images holding a file's bytes: "." for this one, else its base's file name; several,
+   * joined by "+", for a file whose unchanged ranges stay in a base.
+   */
   static String source(Catalog c, Entry e) {
-    Catalog.Base b = EntryJson.baseOf(c, e);
-    if (b == null) {
-      return e.isFile() ? "." : "";
+    if (!e.isFile()) {
+      return "";
     }
-    return b.location().substring(b.location().lastIndexOf('/') + 1);
+    List<String> names = new ArrayList<>();
+    for (int i : EntryJson.imagesOf(e)) {
+      String at = EntryJson.location(c, i);
+      names.add(at.substring(at.lastIndexOf('/') + 1));
+    }
+    return names.isEmpty() ? "." : String.join("+", names);
   }
 
   @Parameters(

@@ -123,6 +123,7 @@ public final class SaveReport {
       if (!s.base().isEmpty()) {
         i.put("base", s.base());
         i.put("referencedBytes", s.referencedBytes());
+        i.put("comparedBytes", s.comparedBytes());
       }
       List<Map<String, Object>> unreadable = new ArrayList<>();
       for (Unreadable u : s.unreadable()) {
@@ -195,9 +196,11 @@ public final class SaveReport {
       out.println("image: " + Printable.text(s.image()));
       if (!s.base().isEmpty()) {
         out.println("incremental: " + Sizes.human(s.rawBytes()) + " new in the image, "
-            + Sizes.human(s.referencedBytes()) + " of unchanged files referenced in "
-            + Printable.text(s.base()) + "; the tree it stands for: "
-            + Sizes.human(s.rawBytes() + s.referencedBytes()));
+            + Sizes.human(s.referencedBytes()) + " unchanged referenced in "
+            + Printable.text(s.base()) + (s.comparedBytes() == 0 ? "" : " (of files and of"
+                + " the ranges of changed files that did not change; "
+                + Sizes.human(s.comparedBytes()) + " of changed files read to find them)")
+            + "; the tree it stands for: " + Sizes.human(s.rawBytes() + s.referencedBytes()));
       }
     }
     if (unreadableLine() != null) {

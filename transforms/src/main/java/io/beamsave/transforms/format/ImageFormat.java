@@ -9,6 +9,9 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ImageFormat {
   /**
+   * Version 13: version 11 with the SHA-256 of each range of a large file's bytes, by which an
+   * incremental save stores only a changed file's changed ranges, and a file's extents may lie
+   * in this image and its bases at once (docs/image-format.md, "Range digests").
    * Version 11: version 9 with notes in the catalog's head: what the save knew of where its
    * bytes came from, as a file-system snapshot (docs/image-format.md, "Notes").
    * Version 9: version 7 with what {@code statx} does not say: owner and group names, extended
@@ -22,10 +25,22 @@ public final class ImageFormat {
    * Version 3: an image id, base images and extents that reference them (incremental saves).
    * Version 2: names as bytes, nanosecond ctime and inode per entry, the library root.
    */
-  public static final int VERSION = 11;
+  public static final int VERSION = 13;
 
-  /** Version 11 sealed, as version 4 is. */
-  public static final int ENCRYPTED_VERSION = 12;
+  /** Version 13 sealed, as version 4 is. */
+  public static final int ENCRYPTED_VERSION = 14;
+
+  /** The first version whose files carry range digests. */
+  public static final int RANGES_VERSION = 13;
+
+  /** Version 13 sealed. */
+  public static final int RANGES_ENCRYPTED_VERSION = 14;
+
+  /** The first version whose catalog's head holds notes. */
+  public static final int NOTES_VERSION = 11;
+
+  /** Version 11 sealed. */
+  public static final int NOTES_ENCRYPTED_VERSION = 12;
 
   /** The first version whose entries carry their metadata. */
   public static final int METADATA_VERSION = 9;
@@ -107,9 +122,10 @@ public final class ImageFormat {
 
   private ImageFormat() {}
 
-  /** Whether images of {@code version} are encrypted (4, 6, 8, 10 and 12). */
+  /** Whether images of {@code version} are encrypted (4, 6, 8, 10, 12 and 14). */
   public static boolean encrypted(int version) {
-    return version == ENCRYPTED_VERSION || version == METADATA_ENCRYPTED_VERSION
+    return version == RANGES_ENCRYPTED_VERSION || version == NOTES_ENCRYPTED_VERSION
+        || version == METADATA_ENCRYPTED_VERSION
         || version == PACKED_ENCRYPTED_VERSION
         || version == PAGED_ENCRYPTED_VERSION
         || version == WHOLE_CATALOG_ENCRYPTED_VERSION;
@@ -132,7 +148,12 @@ public final class ImageFormat {
 
   /** Whether the catalogs of images of {@code version} hold notes (11 on). */
   public static boolean notes(int version) {
-    return version >= VERSION;
+    return version >= NOTES_VERSION;
+  }
+
+  /** Whether the files of images of {@code version} carry range digests (13 on). */
+  public static boolean ranges(int version) {
+    return version >= RANGES_VERSION;
   }
 
   public static byte[] header() {

@@ -132,7 +132,7 @@ public final class AssembleImage
           raw + late.rawBytes(), imageBytes, distinct.size() + late.shards().size(),
           unreadable(listing, results.values()), listing.missing(),
           id.toString(), listing.bases().isEmpty() ? "" : listing.bases().get(0).location(),
-          staged.referencedBytes())
+          staged.referencedBytes(), staged.comparedBytes())
           .writeTo(spec);
       Staging.remove(spec, name + "/");
       out.output(KV.of(name, image));

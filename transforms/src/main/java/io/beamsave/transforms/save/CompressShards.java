@@ -12,10 +12,13 @@ import io.beamsave.transforms.fs.OpenFile;
 import io.beamsave.transforms.fs.SymlinkException;
 import io.beamsave.transforms.image.block.BlockBuffer;
 import io.beamsave.transforms.image.block.BlockEncoder;
+import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.ExtentDigest;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.Ranges;
 import io.beamsave.transforms.run.LiveProgress;
 import io.beamsave.transforms.run.StageMetrics;
+import io.beamsave.transforms.shard.ShardPlanner;
 import io.beamsave.transforms.sink.ImageSink;
 import io.beamsave.transforms.walk.Unreadable;
 import java.io.IOException;
@@ -85,6 +88,12 @@ public final class CompressShards
 
     private transient BlockEncoder encoder;
     private transient ExtentDigest digest;
+    /** The range digests of the shard's pieces that record them, and the range being read. */
+    private transient java.security.MessageDigest rangeDigest;
+    private transient java.io.ByteArrayOutputStream rangeDigests;
+    private transient long rangeLeft;
+    private transient long rangeEnd;
+    private transient long rangeFileSize;
     private transient byte[] block;
     private transient BlockBuffer shardBytes;
     /** Per library, its root and the directories of the last file read, open. */
@@ -113,6 +122,12 @@ public final class CompressShards
     public void setup() {
       encoder = new BlockEncoder(spec.codec(), spec.blockSize());
       digest = new ExtentDigest();
+      try {
+        rangeDigest = java.security.MessageDigest.getInstance("SHA-256");
+      } catch (java.security.NoSuchAlgorithmException e) {
+        throw new IllegalStateException(e);
+      }
+      rangeDigests = new java.io.ByteArrayOutputStream();
       block = new byte[spec.blockSize()];
       // A whole shard is held in memory until it is appended; sized for each task's shard when
       // it comes (a small library's one shard is far below the shard size).
@@ -189,8 +204,10 @@ public final class CompressShards
       int piece = 0;
       List<PathBytes> changed = new ArrayList<>();
       List<Unreadable> unreadable = new ArrayList<>();
+      rangeDigests.reset();
       for (ShardTask.FileRange p : pieces) {
         digest.reset();
+        startRanges(p);
         if (readPiece(tree, p, w, unreadable)) {
           changed.add(p.path());
         }
@@ -222,7 +239,41 @@ public final class CompressShards
       }
       return new ShardResult(task.shard(), copy, w.raw, w.stored, w.lengths(), digests,
           stagedDigests, changed, unreadable,
-          shardKey == null ? null : imageKey.wrap(shardKey, ImageKey.SHARD));
+          shardKey == null ? null : imageKey.wrap(shardKey, ImageKey.SHARD),
+          rangeDigests.toByteArray());
+    }
+
+    /** Sets out to digest {@code p}'s ranges as it is read, if it is a piece that has them. */
+    private void startRanges(ShardTask.FileRange p) {
+      rangeLeft = 0;
+      if (ShardPlanner.digestsRanges(p.fileSize(), p.fileOffset(), p.length())) {
+        rangeFileSize = p.fileSize();
+        rangeEnd = p.fileOffset();
+        nextRange();
+      }
+    }
+
+    private void nextRange() {
+      long start = rangeEnd;
+      rangeEnd = Math.min(start + (1L << Ranges.DEFAULT_SHIFT), rangeFileSize);
+      rangeLeft = rangeEnd - start;
+    }
+
+    /** Digests {@code n} bytes of the piece at {@code off} of the block into its ranges. */
+    private void digestRanges(int off, int n) {
+      while (n > 0 && rangeLeft > 0) {
+        int k = (int) Math.min(n, rangeLeft);
+        rangeDigest.update(block, off, k);
+        off += k;
+        n -= k;
+        rangeLeft -= k;
+        if (rangeLeft == 0) {
+          rangeDigests.writeBytes(rangeDigest.digest());
+          if (rangeEnd < rangeFileSize) {
+            nextRange();
+          }
+        }
+      }
     }
 
     private Beneath tree(SaveSpec.Library lib) {
@@ -339,6 +390,7 @@ public final class CompressShards
 
     private void add(ShardWriter w, int n) throws IOException {
       digest.update(block, w.fill, n);
+      digestRanges(w.fill, n);
       w.fill += n;
       w.raw += n;
       bytesRead.inc(n);
@@ -348,16 +400,6 @@ public final class CompressShards
       }
     }
 
-    /** Whether {@code s} is the file the listing saw, unchanged (as GNU tar checks it). */
-    private static boolean sameAsListed(FileStat s, ShardTask.FileRange p) {
-      return s.isRegularFile()
-          && s.inode() == p.inode()
-          && s.size() == p.fileSize()
-          && s.mtimeSeconds() == p.mtimeSeconds()
-          && s.mtimeNanos() == p.mtimeNanos()
-          && s.ctimeSeconds() == p.ctimeSeconds()
-          && s.ctimeNanos() == p.ctimeNanos();
-    }
 
     /** The block being filled and what was written of the shard so far. */
     private final class ShardWriter {
@@ -392,5 +434,21 @@ public final class CompressShards
         return Arrays.copyOf(lengths, count);
       }
     }
+  }
+
+  /** Whether {@code s} is the file the listing saw, unchanged (as GNU tar checks it). */
+  static boolean sameAsListed(FileStat s, ShardTask.FileRange p) {
+    return s.isRegularFile()
+        && s.inode() == p.inode()
+        && s.size() == p.fileSize()
+        && s.mtimeSeconds() == p.mtimeSeconds()
+        && s.mtimeNanos() == p.mtimeNanos()
+        && s.ctimeSeconds() == p.ctimeSeconds()
+        && s.ctimeNanos() == p.ctimeNanos();
+  }
+
+  /** Whether {@code s} is the file {@code listed} describes, unchanged. */
+  static boolean sameAsListed(FileStat s, Entry listed) {
+    return sameAsListed(s, ShardTask.FileRange.of(listed, 0, listed.size()));
   }
 }

@@ -13,9 +13,11 @@ import java.util.List;
 /**
  * What {@link AssembleImage} wrote for one library, with what it could not read and skipped and
  * the {@code --files-from} paths it does not hold. It leaves this in the run's staging directory
- * for the launcher's report (with, for an incremental image, its base and the raw bytes of
- * files left in the base: {@code rawBytes} counts only what was read and stored), so the launcher need not re-read every catalog: a pipeline's
- * output does not travel back to the program that started it, and staging is shared storage.
+ * for the launcher's report (with, for an incremental image, its base, the raw bytes left in
+ * the base, and those of changed files read to find which of their ranges the base holds:
+ * {@code rawBytes} counts only what was stored), so the launcher need not re-read every
+ * catalog: a pipeline's output does not travel back to the program that started it, and
+ * staging is shared storage.
  */
 public record ImageSummary(
     String library,
@@ -28,7 +30,8 @@ public record ImageSummary(
     List<PathBytes> missing,
     String imageId,
     String base,
-    long referencedBytes) {
+    long referencedBytes,
+    long comparedBytes) {
 
   public static final DataCoder<ImageSummary> CODER =
       new DataCoder<>() {
@@ -45,6 +48,7 @@ public record ImageSummary(
           writeString(out, s.imageId);
           writeString(out, s.base);
           out.writeLong(s.referencedBytes);
+          out.writeLong(s.comparedBytes);
         }
 
         @Override
@@ -52,7 +56,7 @@ public record ImageSummary(
           return new ImageSummary(
               readString(in), readString(in), in.readLong(), in.readLong(), in.readLong(),
               in.readInt(), Unreadable.readAll(in), Unreadable.readPaths(in), readString(in),
-              readString(in), in.readLong());
+              readString(in), in.readLong(), in.readLong());
         }
       };
 

@@ -2,6 +2,8 @@ package io.beamsave.transforms.save;
 
 import io.beamsave.transforms.BeamsaveException;
 import io.beamsave.transforms.crypt.Keys;
+import io.beamsave.transforms.fs.Beneath;
+import io.beamsave.transforms.fs.Dir;
 import io.beamsave.transforms.image.CatalogWalk;
 import io.beamsave.transforms.image.ImageReader;
 import io.beamsave.transforms.image.ImageSource;
@@ -101,15 +103,14 @@ public final class PlanShards
         Entry e = it.next();
         long fileOffset = 0;
         for (Extent x : layout.place(e).extents()) {
-          if (x.isReference()) {
-            break;
+          if (!x.isReference()) {
+            if (x.shard() != shard) {
+              emit(name, shard, pieces, out);
+              pieces = new ArrayList<>();
+              shard = x.shard();
+            }
+            pieces.add(ShardTask.FileRange.of(e, fileOffset, x.length()));
           }
-          if (x.shard() != shard) {
-            emit(name, shard, pieces, out);
-            pieces = new ArrayList<>();
-            shard = x.shard();
-          }
-          pieces.add(ShardTask.FileRange.of(e, fileOffset, x.length()));
           fileOffset += x.length();
         }
       }
@@ -161,8 +162,10 @@ public final class PlanShards
         new StagedEntries.Writer(spec, library, Staging.planName(library));
     long[] counts = new long[3];
     IncrementalPlan.Merge merge;
+    java.util.Map<PathBytes, Entry> renamed;
     Iterator<Entry> now = walked.read(spec);
-    try (ImageSource src = ImageSources.open(base.location(), spec.s3())) {
+    try (ImageSource src = ImageSources.open(base.location(), spec.s3());
+        Beneath tree = new Beneath(Dir.open(lib.readPath(), lib.rootPath()))) {
       CatalogHead head = ImageReader.readHead(src,
           lib.baseKey() == null ? Keys.NONE : Keys.of(lib.baseKey()), false);
       Catalog c = head.catalog();
@@ -171,38 +174,49 @@ public final class PlanShards
             + " while the save started");
       }
       merge = new IncrementalPlan.Merge(c, base.location());
-      IncrementalPlan.Merge m = merge;
+      ChangedFiles files = new ChangedFiles(merge, tree);
       Entry[] pending = {now.hasNext() ? now.next() : null};
-      new CatalogWalk(src, head).walk(PathBytes.of(new byte[0]), old -> {
+      CatalogWalk baseWalk = new CatalogWalk(src, head);
+      baseWalk.walk(PathBytes.of(new byte[0]), old -> {
+        files.sawBase(old);
         int order;
         while (pending[0] != null && (order = PathOrder.compare(pending[0].path(), old.path()))
             <= 0) {
-          add(planned, m.plan(pending[0], order == 0 ? old : null), counts);
+          add(planned, files.plan(pending[0], order == 0 ? old : null), counts);
           pending[0] = now.hasNext() ? now.next() : null;
         }
       });
       for (Entry e = pending[0]; e != null; e = now.hasNext() ? now.next() : null) {
-        add(planned, merge.plan(e, null), counts);
+        add(planned, files.plan(e, null), counts);
       }
+      renamed = files.renamed(baseWalk);
     }
     int chunks = planned.finish();
     String stem = planned.stem();
     int[] renumber = merge.renumbering();
-    if (renumber != null) {
-      // Some of the base's own bases are no longer referenced: the references are numbered
-      // anew, which takes the planned listing once more.
+    if (renumber != null || !renamed.isEmpty()) {
+      // Renamed files found their bytes in the base, or some of the base's own bases are no
+      // longer referenced: the planned listing is taken once more.
       StagedEntries.Writer again =
-          new StagedEntries.Writer(spec, library, Staging.planName(library) + "-renumbered");
+          new StagedEntries.Writer(spec, library, Staging.planName(library) + "-again");
       for (Iterator<Entry> it = StagedEntries.read(spec, library, stem, chunks,
           planned.entries()); it.hasNext(); ) {
-        again.add(IncrementalPlan.renumbered(it.next(), renumber));
+        Entry e = it.next();
+        Entry moved = renamed.get(e.path());
+        if (moved != null) {
+          long referenced = ChangedFiles.referenced(moved);
+          counts[1] -= referenced;
+          counts[2] += referenced;
+          e = moved;
+        }
+        again.add(IncrementalPlan.renumbered(e, renumber));
       }
       chunks = again.finish();
       stem = again.stem();
     }
     Listing head = walked.head().withBases(merge.bases(), merge.depth());
     return new StagedListing(head, stem, chunks, planned.entries(), counts[0], counts[1],
-        counts[2]);
+        counts[2]).withComparedBytes(merge.comparedBytes());
   }
 
   /** Stages {@code e}, counting files, bytes stored anew and bytes referenced. */
@@ -210,8 +224,12 @@ public final class PlanShards
     out.add(e);
     if (e.isFile()) {
       counts[0]++;
-      boolean ref = !e.extents().isEmpty() && e.extents().get(0).isReference();
-      counts[ref ? 2 : 1] += e.size();
+      long referenced = 0;
+      for (Extent x : e.extents()) {
+        referenced += x.isReference() ? x.length() : 0;
+      }
+      counts[1] += e.size() - referenced;
+      counts[2] += referenced;
     }
   }
 

@@ -6,6 +6,7 @@ import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.image.catalog.PathBytes;
 import io.beamsave.transforms.image.catalog.PathOrder;
+import io.beamsave.transforms.image.catalog.Ranges;
 import io.beamsave.transforms.shard.ShardPlanner;
 import java.util.AbstractSequentialList;
 import java.util.ArrayList;
@@ -125,13 +126,41 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
           return e;
         }
         List<Extent> extents = new ArrayList<>(e.extents().size());
+        // The ranges the shards digested join those the plan took from the base.
+        boolean own = false;
+        byte[] ranges = Ranges.recordedFor(e.size(), Ranges.DEFAULT_SHIFT)
+            ? (e.ranges().isNone() ? new byte[Math.toIntExact(Ranges.countFor(e.size(),
+                Ranges.DEFAULT_SHIFT) * Ranges.DIGEST_SIZE)] : e.ranges().digests().clone())
+            : null;
+        long fileOffset = 0;
         for (Extent x : e.extents()) {
-          extents.add(x.isReference() ? x
-              : x.withDigest(digests.next(x.shard())));
+          if (x.isReference()) {
+            extents.add(x);
+          } else {
+            own = true;
+            extents.add(x.withDigest(digests.next(x.shard())));
+            if (ShardPlanner.digestsRanges(e.size(), fileOffset, x.length())) {
+              int n = Math.toIntExact(Ranges.countFor(x.length(), Ranges.DEFAULT_SHIFT));
+              byte[] got = digests.ranges(x.shard(), n);
+              if (ranges != null) {
+                System.arraycopy(got, 0, ranges,
+                    Math.toIntExact(fileOffset >> Ranges.DEFAULT_SHIFT) * Ranges.DIGEST_SIZE,
+                    got.length);
+              }
+            } else {
+              ranges = null;
+            }
+          }
+          fileOffset += x.length();
         }
         int flags = e.flags() | (changed.contains(e.path()) ? Entry.FLAG_CHANGED : 0)
             | (unread.contains(e.path()) ? Entry.FLAG_UNREADABLE : 0);
-        return e.withExtents(extents).withFlags(flags);
+        Entry done = e.withExtents(extents).withFlags(flags);
+        if (own) {
+          done = done.withRanges(ranges == null ? Ranges.NONE
+              : new Ranges(Ranges.DEFAULT_SHIFT, ranges));
+        }
+        return done;
       }
 
       @Override
@@ -178,6 +207,20 @@ final class PlannedEntries extends AbstractSequentialList<Entry> {
   private final class ShardDigests {
     private final byte[][] loaded = new byte[byShard.size()][];
     private final int[] cursor = new int[byShard.size()];
+    private final int[] rangeCursor = new int[byShard.size()];
+
+    /** The next {@code n} range digests of shard {@code shard}. */
+    byte[] ranges(int shard, int n) {
+      byte[] all = byShard.get(shard).rangeDigests();
+      int at = rangeCursor[shard];
+      int end = at + n * Ranges.DIGEST_SIZE;
+      if (end > all.length) {
+        throw new IllegalStateException("shard " + shard + " has fewer range digests than"
+            + " ranges");
+      }
+      rangeCursor[shard] = end;
+      return java.util.Arrays.copyOfRange(all, at, end);
+    }
 
     byte[] next(int shard) {
       if (loaded[shard] == null) {

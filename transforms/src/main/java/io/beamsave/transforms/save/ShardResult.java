@@ -17,7 +17,10 @@ import java.util.List;
  * lengths, each block's stored length, one digest per piece (in the task's order), the files
  * seen changing while being read, and those that could not be read (when the save skips them).
  * In an encrypted image, {@code sealedKey} is the key this copy is sealed under, wrapped by the
- * image's key: never the key itself, which would cross the shuffle in the clear.
+ * image's key: never the key itself, which would cross the shuffle in the clear. {@code
+ * rangeDigests} are the SHA-256 of each range of the pieces that record their {@link
+ * io.beamsave.transforms.image.catalog.Ranges} ({@link
+ * io.beamsave.transforms.shard.ShardPlanner#digestsRanges}), in the pieces' order.
  */
 public record ShardResult(
     int shard,
@@ -29,7 +32,20 @@ public record ShardResult(
     String stagedDigests,
     List<PathBytes> changedPaths,
     List<Unreadable> unreadable,
-    byte[] sealedKey) {
+    byte[] sealedKey,
+    byte[] rangeDigests) {
+
+  public ShardResult {
+    rangeDigests = rangeDigests == null ? new byte[0] : rangeDigests;
+  }
+
+  /** A result without range digests. */
+  public ShardResult(int shard, ImageSink.Copy copy, long rawLength, long storedLength,
+      int[] blockLengths, byte[] digests, String stagedDigests, List<PathBytes> changedPaths,
+      List<Unreadable> unreadable, byte[] sealedKey) {
+    this(shard, copy, rawLength, storedLength, blockLengths, digests, stagedDigests,
+        changedPaths, unreadable, sealedKey, null);
+  }
 
   /** The result of a shard of an image that is not encrypted. */
   public ShardResult(int shard, ImageSink.Copy copy, long rawLength, long storedLength,
@@ -115,6 +131,8 @@ public record ShardResult(
           }
           Unreadable.writeAll(out, r.unreadable);
           writeOptional(out, r.sealedKey);
+          out.writeInt(r.rangeDigests.length);
+          out.write(r.rangeDigests);
         }
 
         @Override
@@ -136,8 +154,11 @@ public record ShardResult(
             changed.add(readBytes(in));
           }
           List<Unreadable> unreadable = Unreadable.readAll(in);
+          byte[] sealedKey = readOptional(in);
+          byte[] ranges = new byte[in.readInt()];
+          in.readFully(ranges);
           return new ShardResult(shard, copy, raw, stored, blocks, digests, stagedDigests,
-              changed, unreadable, readOptional(in));
+              changed, unreadable, sealedKey, ranges);
         }
       };
 }

@@ -24,9 +24,11 @@ import java.util.ListIterator;
  * @param rawBytes the bytes of those files the new image stores (not those left in a base)
  * @param referencedBytes the bytes of files left in a base
  * @param shards how many shards the plan made, once planned (-1 before)
+ * @param comparedBytes the bytes of changed files read while planned, to find the ranges a base
+ *     holds of them
  */
 public record StagedListing(Listing head, List<Segment> segments, long entries, long files,
-    long rawBytes, long referencedBytes, int shards) {
+    long rawBytes, long referencedBytes, int shards, long comparedBytes) {
 
   /** One staged stream of entries: its stem, its chunks and how many entries it holds. */
   public record Segment(String stem, int chunks, long entries) {}
@@ -38,12 +40,19 @@ public record StagedListing(Listing head, List<Segment> segments, long entries, 
   /** A listing not planned yet. */
   public StagedListing(Listing head, List<Segment> segments, long entries, long files,
       long rawBytes, long referencedBytes) {
-    this(head, segments, entries, files, rawBytes, referencedBytes, -1);
+    this(head, segments, entries, files, rawBytes, referencedBytes, -1, 0);
   }
 
   /** The same listing, planned into {@code count} shards. */
   public StagedListing withShards(int count) {
-    return new StagedListing(head, segments, entries, files, rawBytes, referencedBytes, count);
+    return new StagedListing(head, segments, entries, files, rawBytes, referencedBytes, count,
+        comparedBytes);
+  }
+
+  /** The same listing, {@code bytes} of its changed files read to compare their ranges. */
+  public StagedListing withComparedBytes(long bytes) {
+    return new StagedListing(head, segments, entries, files, rawBytes, referencedBytes, shards,
+        bytes);
   }
 
   /** A listing staged as one stream. */
@@ -117,6 +126,7 @@ public record StagedListing(Listing head, List<Segment> segments, long entries, 
       out.writeLong(s.rawBytes);
       out.writeLong(s.referencedBytes);
       out.writeInt(s.shards);
+      out.writeLong(s.comparedBytes);
     }
 
     @Override
@@ -128,7 +138,7 @@ public record StagedListing(Listing head, List<Segment> segments, long entries, 
         segments.add(new Segment(in.readUTF(), in.readInt(), in.readLong()));
       }
       return new StagedListing(head, segments, in.readLong(), in.readLong(), in.readLong(),
-          in.readLong(), in.readInt());
+          in.readLong(), in.readInt(), in.readLong());
     }
   };
 }

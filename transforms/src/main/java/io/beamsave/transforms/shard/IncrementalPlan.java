@@ -3,7 +3,11 @@ package io.beamsave.transforms.shard;
 import io.beamsave.transforms.image.catalog.Catalog;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.Extent;
+import io.beamsave.transforms.image.catalog.ExtentDigest;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.Ranges;
+import java.io.IOException;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,6 +46,7 @@ public final class IncrementalPlan {
     private final int depth;
     private final boolean[] used;
     private long referencedBytes;
+    private long comparedBytes;
 
     /**
      * @param base the base's catalog (its entries are not needed), read and checked
@@ -70,11 +75,99 @@ public final class IncrementalPlan {
         refs.add(r);
       }
       referencedBytes += now.size();
-      return now.withExtents(refs);
+      return now.withExtents(refs).withRanges(old.ranges());
+    }
+
+    /**
+     * {@code now}, a file changed since {@code old} (the base's record of it, or of the file it
+     * was renamed from) whose ranges {@link #comparesRanges} says are worth comparing, with the
+     * ranges whose bytes are the base's referenced there and the rest {@link
+     * ShardPlanner#toPlace to be stored}; {@code now} as it is if {@code file} changed while it
+     * was read or no range is the same.
+     */
+    public Entry planRanges(Entry now, Entry old, FileBytes file) throws IOException {
+      Ranges before = old.ranges();
+      int shift = before.shift();
+      long range = 1L << shift;
+      int count = Math.toIntExact(Ranges.countFor(now.size(), shift));
+      byte[] digests = new byte[count * Ranges.DIGEST_SIZE];
+      byte[] buf = new byte[(int) Math.min(range, now.size())];
+      MessageDigest sha = sha256();
+      List<Extent> out = new ArrayList<>();
+      BaseBytes base = new BaseBytes(old.extents());
+      long referenced = 0;
+      long ownLength = 0;
+      comparedBytes += now.size();
+      try (ExtentDigest xx = new ExtentDigest()) {
+        Extent run = null;
+        for (int k = 0; k < count; k++) {
+          long offset = (long) k << shift;
+          int length = (int) Math.min(range, now.size() - offset);
+          if (!file.read(offset, buf, length)) {
+            return now;
+          }
+          sha.update(buf, 0, length);
+          byte[] d = sha.digest();
+          System.arraycopy(d, 0, digests, k * Ranges.DIGEST_SIZE, Ranges.DIGEST_SIZE);
+          boolean same = k < before.count() && length == Math.min(range, old.size() - offset)
+              && before.rangeIs(k, d);
+          if (!same) {
+            run = finish(run, xx, out);
+            ownLength += length;
+            continue;
+          }
+          if (ownLength > 0) {
+            out.add(ShardPlanner.toPlace(ownLength));
+            ownLength = 0;
+          }
+          for (int at = 0; at < length; ) {
+            Extent b = base.at(offset + at);
+            long into = offset + at - base.start();
+            int take = (int) Math.min(length - at, b.length() - into);
+            int image = b.image() + 1;
+            long where = b.offset() + into;
+            if (run == null || run.image() != image || run.shard() != b.shard()
+                || run.offset() + run.length() != where) {
+              run = finish(run, xx, out);
+              run = new Extent(image, b.shard(), where, 0, null);
+            }
+            run = new Extent(image, b.shard(), run.offset(), run.length() + take, null);
+            xx.update(buf, at, take);
+            at += take;
+          }
+          referenced += length;
+        }
+        finish(run, xx, out);
+      }
+      if (ownLength > 0) {
+        out.add(ShardPlanner.toPlace(ownLength));
+      }
+      if (referenced == 0) {
+        return now;
+      }
+      for (Extent x : out) {
+        used[x.image()] |= x.isReference();
+      }
+      referencedBytes += referenced;
+      return now.withExtents(out).withRanges(new Ranges(shift, digests));
+    }
+
+    /** Adds {@code run}, the reference being made, with its digest; none now. */
+    private static Extent finish(Extent run, ExtentDigest xx, List<Extent> out) {
+      if (run != null) {
+        out.add(run.withDigest(xx.digest()));
+        xx.reset();
+      }
+      return null;
     }
 
     public long referencedBytes() {
       return referencedBytes;
+    }
+
+    /** The bytes of changed files read to compare their ranges with the base's. */
+    public long comparedBytes() {
+      return comparedBytes;
     }
 
     public int depth() {
@@ -105,6 +198,58 @@ public final class IncrementalPlan {
         }
       }
       return kept == bases.size() ? null : renumber;
+    }
+  }
+
+  /**
+   * Whether {@code now}, a file found changed since {@code old}, is compared with it range by
+   * range: both record their ranges (at the size a save cuts them), and the base saved it whole.
+   */
+  public static boolean comparesRanges(Entry now, Entry old) {
+    return old != null && now.isFile() && old.isFile() && old.flags() == 0
+        && now.flags() == 0
+        && Ranges.recordedFor(now.size(), Ranges.DEFAULT_SHIFT)
+        && old.ranges().shift() == Ranges.DEFAULT_SHIFT && !old.ranges().isNone();
+  }
+
+  /** A file's bytes, as a changed file is read to compare its ranges with its base's. */
+  public interface FileBytes {
+    /**
+     * Reads {@code length} bytes at {@code offset} into {@code buf}; false if the file is no
+     * longer the one listed (changed, shorter, gone), and so is stored whole.
+     */
+    boolean read(long offset, byte[] buf, int length) throws IOException;
+  }
+
+  /** A base file's extents, found by file offset, in increasing order of asking. */
+  private static final class BaseBytes {
+    private final List<Extent> extents;
+    private int index;
+    private long start;
+
+    BaseBytes(List<Extent> extents) {
+      this.extents = extents;
+    }
+
+    /** The extent holding the file's byte at {@code offset}; {@link #start} is where it begins. */
+    Extent at(long offset) {
+      while (start + extents.get(index).length() <= offset) {
+        start += extents.get(index).length();
+        index++;
+      }
+      return extents.get(index);
+    }
+
+    long start() {
+      return start;
+    }
+  }
+
+  static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -3,6 +3,7 @@ package io.beamsave.transforms.shard;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.image.catalog.PathOrder;
+import io.beamsave.transforms.image.catalog.Ranges;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -46,6 +47,33 @@ public final class ShardPlanner {
     return 70 + pathLength;
   }
 
+  /**
+   * An extent of a file's own bytes not laid out yet: {@code length} bytes of the file, to be
+   * placed in this image's shards ({@link Layout#place}). A file changed since its base has
+   * these among references to the ranges that did not change.
+   */
+  public static Extent toPlace(long length) {
+    return new Extent(0, -1, 0, length, null);
+  }
+
+  /** Whether {@code x} is one of {@link #toPlace}'s. */
+  public static boolean isToPlace(Extent x) {
+    return x.image() == 0 && x.shard() == -1;
+  }
+
+  /**
+   * Whether the worker that reads {@code length} bytes of a file of {@code fileSize} bytes from
+   * {@code fileOffset} digests its ranges ({@link Ranges}, {@link Ranges#DEFAULT_SHIFT}): the
+   * file records them and the piece is whole ranges, as {@link Layout#place} cuts them. Both the
+   * worker and the assembly of the catalog ask, so that they agree on which digests there are.
+   */
+  public static boolean digestsRanges(long fileSize, long fileOffset, long length) {
+    long range = 1L << Ranges.DEFAULT_SHIFT;
+    long end = fileOffset + length;
+    return Ranges.recordedFor(fileSize, Ranges.DEFAULT_SHIFT) && fileOffset % range == 0
+        && (end % range == 0 || end == fileSize);
+  }
+
   /** The order of a catalog's entries, and so of a library's bytes in its shards. */
   public static final Comparator<Entry> BY_PATH = PathOrder.ENTRIES;
 
@@ -82,34 +110,64 @@ public final class ShardPlanner {
 
     /**
      * {@code e} with its extents: a file's bytes at the stream's end (or, unchanged since the
-     * base image, where they are there); none for other entries.
+     * base image, where they are there); none for other entries. A file whose bytes are partly
+     * in a base ({@link #toPlace} extents among references) has only the rest laid out.
+     *
+     * <p>A file that records its {@link Ranges} is cut between shards only where a range ends,
+     * so that each worker digests whole ranges: the shard before such a cut closes up to a
+     * range short of full.
      */
     public Entry place(Entry e) {
       if (!e.isFile()) {
         return e.extents().isEmpty() ? e : e.withExtents(List.of());
       }
-      if (!e.extents().isEmpty() && e.extents().get(0).isReference()) {
+      List<Extent> given = e.extents();
+      if (!given.isEmpty() && given.stream().noneMatch(ShardPlanner::isToPlace)) {
         // Unchanged since the base image (IncrementalPlan): its bytes are there already.
         return e;
       }
-      List<Extent> extents = new ArrayList<>(1);
-      long remaining = e.size();
+      long range = 1L << Ranges.DEFAULT_SHIFT;
+      boolean aligned = Ranges.recordedFor(e.size(), Ranges.DEFAULT_SHIFT) && shardSize >= range;
+      List<Extent> extents = new ArrayList<>(Math.max(1, given.size()));
       long cost = pieceBytes(e.path().length());
-      while (remaining > 0) {
-        if (inShard == shardSize || (inShard > 0 && described + cost > MAX_PIECE_BYTES)) {
-          closed.add(inShard);
-          shard = Math.incrementExact(shard);
-          inShard = 0;
-          described = 0;
+      long fileOffset = 0;
+      for (Extent x : given.isEmpty() ? List.of(toPlace(e.size())) : given) {
+        if (!isToPlace(x)) {
+          extents.add(x);
+          fileOffset += x.length();
+          continue;
         }
-        long n = Math.min(remaining, shardSize - inShard);
-        extents.add(new Extent(shard, inShard, n, null));
-        inShard += n;
-        described += cost;
-        pos += n;
-        remaining -= n;
+        long remaining = x.length();
+        while (remaining > 0) {
+          if (inShard == shardSize || (inShard > 0 && described + cost > MAX_PIECE_BYTES)) {
+            close();
+          }
+          long n = Math.min(remaining, shardSize - inShard);
+          if (aligned && n < remaining) {
+            // Cut where a range ends; no whole range left in this shard: the next one.
+            long cut = Math.floorDiv(fileOffset + n, range) * range - fileOffset;
+            if (cut <= 0) {
+              close();
+              continue;
+            }
+            n = cut;
+          }
+          extents.add(new Extent(shard, inShard, n, null));
+          inShard += n;
+          described += cost;
+          pos += n;
+          fileOffset += n;
+          remaining -= n;
+        }
       }
       return e.withExtents(extents);
+    }
+
+    private void close() {
+      closed.add(inShard);
+      shard = Math.incrementExact(shard);
+      inShard = 0;
+      described = 0;
     }
 
     /** The raw bytes laid out so far. */

@@ -8,6 +8,7 @@ import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.image.catalog.Meta;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.Ranges;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -53,18 +54,28 @@ public record Listing(
     }
   }
 
-  /** An entry: its metadata, and its extents if they are references (own ones are planned). */
+  /**
+   * An entry: its metadata, its extents if some are references (own ones are planned, but for
+   * where they lie among the references), and its range digests.
+   */
   public static void writeEntry(Entry e, DataOutputStream out) throws IOException {
     CatalogWriter.writeEntryMetadata(out, e);
     writeMeta(e, out);
-    boolean refs = !e.extents().isEmpty() && e.extents().get(0).isReference();
+    boolean refs = e.extents().stream().anyMatch(Extent::isReference);
     out.writeInt(refs ? e.extents().size() : 0);
     for (Extent x : refs ? e.extents() : List.<Extent>of()) {
       out.writeShort(x.image());
       out.writeInt(x.shard());
       out.writeLong(x.offset());
       out.writeLong(x.length());
-      out.write(x.digest());
+      out.writeBoolean(x.digest() != null);
+      if (x.digest() != null) {
+        out.write(x.digest());
+      }
+    }
+    if (e.isFile()) {
+      out.writeByte(e.ranges().shift());
+      writeBytes(e.ranges().digests(), out);
     }
   }
 
@@ -144,19 +155,29 @@ public record Listing(
   public static Entry readEntry(DataInputStream in) throws IOException {
     Entry e = readMeta(CatalogReader.readEntryMetadata(in), in);
     int refs = in.readInt();
-    if (refs == 0) {
-      return e;
-    }
     List<Extent> extents = new ArrayList<>(refs);
     for (int k = 0; k < refs; k++) {
       int image = in.readUnsignedShort();
       int shard = in.readInt();
       long offset = in.readLong();
       long length = in.readLong();
-      byte[] digest = new byte[io.beamsave.transforms.format.ImageFormat.DIGEST_SIZE];
-      in.readFully(digest);
+      byte[] digest = null;
+      if (in.readBoolean()) {
+        digest = new byte[io.beamsave.transforms.format.ImageFormat.DIGEST_SIZE];
+        in.readFully(digest);
+      }
       extents.add(new Extent(image, shard, offset, length, digest));
     }
-    return e.withExtents(extents);
+    if (refs > 0) {
+      e = e.withExtents(extents);
+    }
+    if (e.isFile()) {
+      int shift = in.readUnsignedByte();
+      byte[] digests = readBytes(in);
+      if (digests.length > 0) {
+        e = e.withRanges(new Ranges(shift, digests));
+      }
+    }
+    return e;
   }
 }

@@ -15,6 +15,7 @@ import io.beamsave.transforms.image.catalog.ExtentDigest;
 import io.beamsave.transforms.image.catalog.Meta;
 import io.beamsave.transforms.image.catalog.Notes;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.Ranges;
 import io.beamsave.transforms.image.catalog.ShardInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -108,13 +109,17 @@ class GoldenImageTest {
       throws IOException {
     Path image = dir.resolve(name);
     ByteArrayOutputStream blocks = new ByteArrayOutputStream();
-    int len;
+    int[] lengths = new int[(raw.length + BLOCK - 1) / BLOCK];
     try (BlockEncoder enc = new BlockEncoder(Codecs.parse("none"), BLOCK)) {
-      len = enc.write(raw, raw.length, blocks);
+      for (int k = 0; k < lengths.length; k++) {
+        byte[] slice = java.util.Arrays.copyOfRange(raw, k * BLOCK,
+            Math.min(raw.length, (k + 1) * BLOCK));
+        lengths[k] = enc.write(slice, slice.length, blocks);
+      }
     }
     long at = ImageWriter.appendShard(image, blocks.toByteArray(), blocks.size());
     try (ImageWriter w = ImageWriter.open(image)) {
-      w.finish(catalog.apply(new ShardInfo(at, len, raw.length, new int[] {len})),
+      w.finish(catalog.apply(new ShardInfo(at, blocks.size(), raw.length, lengths)),
           Codecs.parse("none"));
     }
     return image;
@@ -188,23 +193,86 @@ class GoldenImageTest {
     });
   }
 
+  /** The bytes of golden/v13.bsave's {@code zeros}: three ranges of 4 KiB, the last 1 byte. */
+  static final int ZEROS = 2 * BLOCK + 1;
+
+  /**
+   * golden/v13.bsave: golden/v11.bsave's tree with what version 13 adds: {@code zeros}, a file
+   * of {@link #ZEROS} zero bytes in the image's own shard after {@code d/caf\xe9}'s byte, with
+   * the SHA-256 of each of its ranges of 4 KiB; every other file records none.
+   */
+  Path writeV13() throws IOException {
+    Path v11 = writeV11();
+    Catalog c = ImageReader.readCatalog(v11);
+    byte[] raw = new byte[1 + ZEROS];
+    raw[0] = 'x';
+    return write("v13.bsave", raw, shard -> {
+      List<Entry> entries = new ArrayList<>();
+      for (Entry e : c.entries()) {
+        entries.add(e.isFile() && !e.extents().get(0).isReference()
+            ? e.withExtents(List.of(new Extent(0, 0, 1, digest(X)))) : e);
+      }
+      Entry hello = c.entries().stream().filter(e -> e.path().toString().equals("hello.txt"))
+          .findFirst().orElseThrow();
+      byte[] zeros = new byte[ZEROS];
+      entries.add(new Entry(PathBytes.of("zeros"), EntryType.FILE, 0, 0600, 0, 0,
+          hello.mtimeSeconds(), 0, hello.ctimeSeconds(), 9, 9, ZEROS, null,
+          List.of(new Extent(0, 1, ZEROS, digest(zeros))), hello.meta(), zeroRanges()));
+      Catalog v13 = new Catalog(c.library(), c.codecSpec(), c.createdMillis(), c.blockSize(),
+          c.shardSize(), c.root(), entries, List.of(shard));
+      return v13.withIdentity(V5_ID, null, c.depth(), c.bases()).withNotes(V11_NOTES);
+    });
+  }
+
+  /** The range digests of golden/v13.bsave's {@code zeros}. */
+  static Ranges zeroRanges() {
+    byte[] d = new byte[3 * Ranges.DIGEST_SIZE];
+    int at = 0;
+    for (int n : new int[] {BLOCK, BLOCK, 1}) {
+      byte[] one = CatalogHead.sha256(new byte[n]);
+      System.arraycopy(one, 0, d, at, one.length);
+      at += one.length;
+    }
+    return new Ranges(12, d);
+  }
+
   /**
    * With {@code -Dbeamsave.golden.write=DIR}, writes the image to DIR instead: how a new format
    * version's golden image is made (the old one stays, for the reader).
    */
   @Test
   void theWriterStillWritesTheGoldenImageByteForByte() throws Exception {
-    byte[] written = Files.readAllBytes(writeV11());
+    byte[] written = Files.readAllBytes(writeV13());
     String out = System.getProperty("beamsave.golden.write");
     if (out != null) {
-      Files.write(Path.of(out, "v11.bsave"), written);
+      Files.write(Path.of(out, "v13.bsave"), written);
       return;
     }
-    byte[] golden = resource("v11.bsave");
+    byte[] golden = resource("v13.bsave");
     assertThat(HexFormat.of().formatHex(written))
-        .as("the writer drifted from golden/v11.bsave (docs/image-format.md dumps it); a format"
-            + " change needs a new version")
+        .as("the writer drifted from golden/v13.bsave (docs/image-format.md describes it); a"
+            + " format change needs a new version")
         .isEqualTo(HexFormat.of().formatHex(golden));
+  }
+
+  @Test
+  void theVersion13GoldenImageReadsWithItsRangesAndVersion11sHasNone() throws Exception {
+    Path v2 = dir.resolve("v2.bsave");
+    Files.write(v2, resource("v2.bsave"));
+    Path v13 = dir.resolve("v13.bsave");
+    Files.write(v13, resource("v13.bsave"));
+    Path v11 = dir.resolve("v11.bsave");
+    Files.write(v11, resource("v11.bsave"));
+    Catalog c = ImageReader.readCatalog(v13);
+    Entry zeros = c.entries().get(c.entries().size() - 1);
+    assertThat(zeros.path().toString()).isEqualTo("zeros");
+    assertThat(zeros.ranges()).isEqualTo(zeroRanges());
+    assertThat(zeros.ranges().count()).isEqualTo(3);
+    assertThat(c.notes()).containsExactlyEntriesOf(V11_NOTES);
+    assertThat(c.entries().stream().filter(e -> e != zeros).map(Entry::ranges))
+        .containsOnly(Ranges.NONE);
+    assertThat(ImageReader.readCatalog(v11).entries().stream().map(Entry::ranges))
+        .containsOnly(Ranges.NONE);
   }
 
   @Test

@@ -27,7 +27,8 @@ import java.util.zip.CRC32C;
  *       block's in sequence), so mutations get past the CRC32C to the structure and the codecs;
  *       its catalog is read, then every file's pieces through the shard reader.
  *   <li>4: the rest is a u16 entry count and a page of a paged catalog (version 5, or with the
- *       count's top bit set version 7), decoded against an index row made to agree with it;
+ *       count's top bit set version 7, with its next bit too version 13), decoded against an
+ *       index row made to agree with it;
  *   <li>5: the rest is the head of a paged catalog, decoded directly;
  *   <li>6: the rest is a POSIX access ACL's attribute value ({@link PosixAcl}); what parses
  *       must format to a value that parses to the same ACL, answer every question, and narrow
@@ -88,7 +89,8 @@ class ImageDecodersFuzzTest {
 
   /**
    * A page of golden/v5.bsave's catalog, or with the count's top bit set of golden/v7.bsave's
-   * (packed entries): a u16 entry count, then the page's raw bytes, checked against an index
+   * (packed entries), and with the next bit set too of golden/v13.bsave's (packed entries with
+   * metadata and range digests): a u16 entry count, then the page's raw bytes, checked against an index
    * row that agrees with them (first path, length, digest), so that mutations reach the
    * entries' checks.
    */
@@ -98,7 +100,8 @@ class ImageDecodersFuzzTest {
     }
     int count = ByteBuffer.wrap(input).getShort(0) & 0xffff;
     boolean packed = (count & 0x8000) != 0;
-    int entries = Math.max(1, count & 0x7fff);
+    boolean ranges = packed && (count & 0x4000) != 0;
+    int entries = Math.max(1, count & (packed ? 0x3fff : 0x7fff));
     byte[] raw = java.util.Arrays.copyOfRange(input, 2, input.length);
     PathBytes first;
     if (packed) {
@@ -119,7 +122,7 @@ class ImageDecodersFuzzTest {
       }
       first = PathBytes.of(java.util.Arrays.copyOfRange(raw, 2, 2 + nameLength));
     }
-    CatalogHead h = packed ? V7_HEAD : V5_HEAD;
+    CatalogHead h = ranges ? V13_HEAD : packed ? V7_HEAD : V5_HEAD;
     CatalogHead one = new CatalogHead(h.catalog(), null, h.totals(), List.of(new CatalogHead.Page(
         first, entries, 1, raw.length, 0, 0, CatalogHead.sha256(raw))), h.version(), null);
     one.decodePage("fuzz", 0, raw);
@@ -148,6 +151,7 @@ class ImageDecodersFuzzTest {
 
   private static final CatalogHead V5_HEAD = head("v5.bsave");
   private static final CatalogHead V7_HEAD = head("v7.bsave");
+  private static final CatalogHead V13_HEAD = head("v13.bsave");
 
   private static CatalogHead head(String golden) {
     try (ImageSource src = new BytesImageSource(GoldenImageTest.resource(golden))) {

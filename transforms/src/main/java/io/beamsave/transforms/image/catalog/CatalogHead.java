@@ -196,7 +196,8 @@ public record CatalogHead(Catalog catalog, byte[] pageKey, Totals totals, List<P
     int bases = catalog.bases().size();
     PackedEntries.Reader packed =
         ImageFormat.packed(version)
-            ? new PackedEntries.Reader(in, bases, ImageFormat.metadata(version)) : null;
+            ? new PackedEntries.Reader(in, bases, ImageFormat.metadata(version),
+                ImageFormat.ranges(version)) : null;
     for (int i = 0; i < page.entries(); i++) {
       Entry e = packed != null ? packed.read(firstEntry + i)
           : CatalogReader.readEntry(in, firstEntry + i, version, bases);

@@ -155,7 +155,7 @@ public final class CatalogReader {
     Entry root = version >= 2 ? readRoot(in) : null;
     if (ImageFormat.metadata(version)) {
       root = root.withMeta(
-          new PackedEntries.Reader(in, 0, true).readMeta(0, "library root metadata"));
+          new PackedEntries.Reader(in, 0, true, false).readMeta(0, "library root metadata"));
     }
     ImageId id = null;
     ImageId origin = null;

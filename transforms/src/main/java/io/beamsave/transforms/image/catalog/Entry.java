@@ -29,11 +29,21 @@ public record Entry(
     long size,
     PathBytes linkTarget,
     List<Extent> extents,
-    Meta meta)
+    Meta meta,
+    Ranges ranges)
     implements java.io.Serializable {
 
   public Entry {
     meta = meta == null ? Meta.NONE : meta;
+    ranges = ranges == null ? Ranges.NONE : ranges;
+  }
+
+  /** An entry without {@link Ranges}. */
+  public Entry(PathBytes path, EntryType type, int flags, int mode, int uid, int gid,
+      long mtimeSeconds, int mtimeNanos, long ctimeSeconds, int ctimeNanos, long inode,
+      long size, PathBytes linkTarget, List<Extent> extents, Meta meta) {
+    this(path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, ctimeSeconds, ctimeNanos,
+        inode, size, linkTarget, extents, meta, Ranges.NONE);
   }
 
   /** An entry with nothing beyond what {@code statx} says ({@link Meta#NONE}). */
@@ -41,7 +51,7 @@ public record Entry(
       long mtimeSeconds, int mtimeNanos, long ctimeSeconds, int ctimeNanos, long inode,
       long size, PathBytes linkTarget, List<Extent> extents) {
     this(path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, ctimeSeconds, ctimeNanos,
-        inode, size, linkTarget, extents, Meta.NONE);
+        inode, size, linkTarget, extents, Meta.NONE, Ranges.NONE);
   }
 
   public static final int FLAG_CHANGED = 1;
@@ -68,22 +78,27 @@ public record Entry(
 
   public Entry withExtents(List<Extent> newExtents) {
     return new Entry(path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, ctimeSeconds,
-        ctimeNanos, inode, size, linkTarget, newExtents, meta);
+        ctimeNanos, inode, size, linkTarget, newExtents, meta, ranges);
   }
 
   public Entry withMeta(Meta newMeta) {
     return new Entry(path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, ctimeSeconds,
-        ctimeNanos, inode, size, linkTarget, extents, newMeta);
+        ctimeNanos, inode, size, linkTarget, extents, newMeta, ranges);
   }
 
   public Entry withMode(int newMode) {
     return new Entry(path, type, flags, newMode, uid, gid, mtimeSeconds, mtimeNanos,
-        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta);
+        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta, ranges);
   }
 
   public Entry withOwner(int newUid, int newGid) {
     return new Entry(path, type, flags, mode, newUid, newGid, mtimeSeconds, mtimeNanos,
-        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta);
+        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta, ranges);
+  }
+
+  public Entry withRanges(Ranges newRanges) {
+    return new Entry(path, type, flags, mode, uid, gid, mtimeSeconds, mtimeNanos, ctimeSeconds,
+        ctimeNanos, inode, size, linkTarget, extents, meta, newRanges);
   }
 
   /** A later link to a file saved before it in the image ({@link #linkTarget}). */
@@ -93,6 +108,6 @@ public record Entry(
 
   public Entry withFlags(int newFlags) {
     return new Entry(path, type, newFlags, mode, uid, gid, mtimeSeconds, mtimeNanos,
-        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta);
+        ctimeSeconds, ctimeNanos, inode, size, linkTarget, extents, meta, ranges);
   }
 }

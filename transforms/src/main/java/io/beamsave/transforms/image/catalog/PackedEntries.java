@@ -120,10 +120,22 @@ final class PackedEntries {
         }
       }
       writeMeta(e.meta());
+      if (e.isFile()) {
+        writeRanges(e.ranges());
+      }
       path = p;
       mtimeSeconds = e.mtimeSeconds();
       mtimeNanos = e.mtimeNanos();
       inode = e.inode();
+    }
+
+    /** A file's range digests (version 13 on): their count, their size's shift, themselves. */
+    void writeRanges(Ranges r) throws IOException {
+      varint(r.count());
+      if (!r.isNone()) {
+        out.writeByte(r.shift());
+        out.write(r.digests());
+      }
     }
 
     /** The names where they differ from the entry before's, and the extended attributes. */
@@ -177,13 +189,16 @@ final class PackedEntries {
     private final int baseCount;
     /** Whether entries carry their metadata (version 9 on). */
     private final boolean meta;
+    /** Whether files carry their range digests (version 13 on). */
+    private final boolean ranges;
     /** The bytes of the page's paths read so far, whole. */
     private long pathBytes;
 
-    Reader(CatalogInput in, int baseCount, boolean meta) {
+    Reader(CatalogInput in, int baseCount, boolean meta, boolean ranges) {
       this.in = in;
       this.baseCount = baseCount;
       this.meta = meta;
+      this.ranges = ranges;
     }
 
     /** Reads the next entry, entry {@code index} of the catalog. */
@@ -295,8 +310,30 @@ final class PackedEntries {
         }
       }
       Meta m = meta ? readMeta(rdev, where + " metadata") : Meta.NONE;
+      Ranges r = ranges && type == EntryType.FILE ? readRanges(size, where + " ranges")
+          : Ranges.NONE;
       return new Entry(p, type, flags, mode, uid, gid, mtime, (int) nanos, ctime, (int) cnanos,
-          ino, size, target, extents, m);
+          ino, size, target, extents, m, r);
+    }
+
+    /**
+     * A file's range digests: none, or exactly one per range of its size, of a size between the
+     * smallest and the largest block, for a file of more than one range.
+     */
+    Ranges readRanges(long size, String where) throws ImageException {
+      long n = in.varint(where, in.b.remaining() / Ranges.DIGEST_SIZE);
+      if (n == 0) {
+        return Ranges.NONE;
+      }
+      int shift = in.uint8(where + " size");
+      if (shift < Ranges.MIN_SHIFT || shift > Ranges.MAX_SHIFT) {
+        throw in.fail(where + ": ranges of 2^" + shift + " bytes");
+      }
+      if (!Ranges.recordedFor(size, shift) || n != Ranges.countFor(size, shift)) {
+        throw in.fail(where + ": " + n + " ranges of 2^" + shift + " bytes for a file of "
+            + size + " bytes");
+      }
+      return new Ranges(shift, in.bytes((int) n * Ranges.DIGEST_SIZE, where));
     }
 
     /** An entry's metadata byte and what follows it; {@code where} names it in errors. */

@@ -127,7 +127,8 @@ class EntryMetadataTest {
   @Test
   void unknownMetadataBitsAndBadNamesAreRefused() throws Exception {
     byte[] raw = page(List.of(Entries.file("f", 0)));
-    raw[raw.length - 1] = (byte) 0x80; // The metadata byte, last in an entry.
+    // The metadata byte, last in an entry but for a file's count of ranges (version 13 on).
+    raw[raw.length - 2] = (byte) 0x80;
     byte[] crafted = raw;
     assertThatThrownBy(() -> decode(crafted, PathBytes.of("f"), 1, ImageFormat.VERSION))
         .isInstanceOf(ImageException.class)
@@ -148,5 +149,43 @@ class EntryMetadataTest {
     assertThatThrownBy(() -> roundTrip(List.of(e), ImageFormat.VERSION))
         .isInstanceOf(ImageException.class)
         .hasMessageContaining("xattr count");
+  }
+
+  /** A file of {@code size} bytes in base 1 (which golden/v9.bsave has) with {@code ranges}. */
+  static Entry ranged(long size, Ranges ranges) {
+    return Entries.file("f", size, new Extent(1, 0, 0, size, new byte[8])).withRanges(ranges);
+  }
+
+  @Test
+  void rangeDigestsComeBackAndAnotherCountOrSizeIsRefusedInOneLine() throws Exception {
+    Entry ok = ranged(10_000, new Ranges(12, new byte[3 * Ranges.DIGEST_SIZE]));
+    assertThat(roundTrip(List.of(ok), ImageFormat.VERSION)).containsExactly(ok);
+    // An older version's reader knows nothing of them: its page ends before them.
+    assertThat(ok.ranges().count()).isEqualTo(3);
+
+    for (Entry bad : List.of(ranged(10_000, new Ranges(12, new byte[2 * Ranges.DIGEST_SIZE])),
+        ranged(4096, new Ranges(12, new byte[Ranges.DIGEST_SIZE])),
+        ranged(10_000, new Ranges(13, new byte[3 * Ranges.DIGEST_SIZE])))) {
+      assertThatThrownBy(() -> roundTrip(List.of(bad), ImageFormat.VERSION))
+          .isInstanceOf(ImageException.class)
+          .hasMessageContaining("entry 0 (f) ranges: ")
+          .hasMessageContaining("ranges of 2^")
+          .hasMessageNotContaining("\n");
+    }
+    byte[] raw = page(List.of(ok));
+    int shift = raw.length - 3 * Ranges.DIGEST_SIZE - 1;
+    for (int s : new int[] {11, 27, 255}) {
+      byte[] crafted = raw.clone();
+      crafted[shift] = (byte) s;
+      assertThatThrownBy(() -> decode(crafted, PathBytes.of("f"), 1, ImageFormat.VERSION))
+          .isInstanceOf(ImageException.class)
+          .hasMessageContaining("entry 0 (f) ranges: ranges of 2^" + s + " bytes");
+    }
+    // A count past what the page holds is refused before anything is allocated.
+    byte[] many = raw.clone();
+    many[shift - 1] = (byte) 0x7f;
+    assertThatThrownBy(() -> decode(many, PathBytes.of("f"), 1, ImageFormat.VERSION))
+        .isInstanceOf(ImageException.class)
+        .hasMessageContaining("entry 0 (f) ranges");
   }
 }
