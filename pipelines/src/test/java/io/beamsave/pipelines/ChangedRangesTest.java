@@ -109,6 +109,11 @@ class ChangedRangesTest {
         .contains("\"comparedBytes\":" + 24L * MIB);
 
     restoresAs(inc, lib);
+    // diff tells from the range digests alone, and says how much changed.
+    Cli diff = Cli.ok("diff", full, inc);
+    assertThat(diff.out()).contains("M    big.log  (2.0 MiB of 24.0 MiB changed)")
+        .doesNotContain("compared by reading");
+    assertThat(Cli.ok("diff", full, inc, "--json").out()).contains("\"changedBytes\":" + 2 * MIB);
     assertThat(Cli.ok("list", inc, "--sources").out().lines()
         .filter(l -> l.endsWith("  big.log"))).singleElement().asString()
         .contains("  full.bsave+.  ");

@@ -68,10 +68,16 @@ final class DiffCommand implements Callable<Integer> {
             m.put("entryTypeBefore", EntryJson.entryType(d.before().type()));
           }
           m.put("size", e.size());
+          if (d.changedBytes() >= 0) {
+            m.put("changedBytes", d.changedBytes());
+          }
           json.emitBuffered(m);
         } else {
           out.write(d.change().marker() + "    " + e.path()
-              + (e.type() == EntryType.DIRECTORY ? "/" : "") + System.lineSeparator());
+              + (e.type() == EntryType.DIRECTORY ? "/" : "")
+              + (d.changedBytes() < 0 ? "" : "  (" + Sizes.human(d.changedBytes()) + " of "
+                  + Sizes.human(e.size()) + " changed)")
+              + System.lineSeparator());
         }
       });
       out.flush();

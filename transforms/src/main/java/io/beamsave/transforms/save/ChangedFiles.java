@@ -6,11 +6,11 @@ import io.beamsave.transforms.image.CatalogWalk;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.RangeDigest;
 import io.beamsave.transforms.image.catalog.Ranges;
 import io.beamsave.transforms.shard.IncrementalPlan;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -172,10 +172,8 @@ final class ChangedFiles {
   }
 
   private static byte[] sha256(byte[] b) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(b);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    RangeDigest.Hasher h = new RangeDigest.Hasher();
+    h.update(b, 0, b.length);
+    return h.digest();
   }
 }

@@ -15,6 +15,7 @@ import io.beamsave.transforms.image.block.BlockEncoder;
 import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.ExtentDigest;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.RangeDigest;
 import io.beamsave.transforms.image.catalog.Ranges;
 import io.beamsave.transforms.run.LiveProgress;
 import io.beamsave.transforms.run.StageMetrics;
@@ -89,7 +90,7 @@ public final class CompressShards
     private transient BlockEncoder encoder;
     private transient ExtentDigest digest;
     /** The range digests of the shard's pieces that record them, and the range being read. */
-    private transient java.security.MessageDigest rangeDigest;
+    private transient RangeDigest.Hasher rangeDigest;
     private transient java.io.ByteArrayOutputStream rangeDigests;
     private transient long rangeLeft;
     private transient long rangeEnd;
@@ -122,11 +123,6 @@ public final class CompressShards
     public void setup() {
       encoder = new BlockEncoder(spec.codec(), spec.blockSize());
       digest = new ExtentDigest();
-      try {
-        rangeDigest = java.security.MessageDigest.getInstance("SHA-256");
-      } catch (java.security.NoSuchAlgorithmException e) {
-        throw new IllegalStateException(e);
-      }
       rangeDigests = new java.io.ByteArrayOutputStream();
       block = new byte[spec.blockSize()];
       // A whole shard is held in memory until it is appended; sized for each task's shard when
@@ -247,6 +243,10 @@ public final class CompressShards
     private void startRanges(ShardTask.FileRange p) {
       rangeLeft = 0;
       if (ShardPlanner.digestsRanges(p.fileSize(), p.fileOffset(), p.length())) {
+        if (rangeDigest == null) {
+          // Made on the first large file: a save of small files never loads it.
+          rangeDigest = new RangeDigest.Hasher();
+        }
         rangeFileSize = p.fileSize();
         rangeEnd = p.fileOffset();
         nextRange();

@@ -73,7 +73,7 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         throw new IllegalArgumentException("the walk begun ahead covers " + walked.walks.keySet()
             + ", not the libraries " + spec.libraries().keySet());
       }
-      listings = start.apply("WalkedAhead", ParDo.of(new WalkedAheadFn(spec, walked.join())));
+      listings = start.apply("WalkedAhead", ParDo.of(new WalkedAheadFn(spec, walked.walks)));
     }
     return listings.setCoder(KvCoder.of(StringUtf8Coder.of(), StagedListing.CODER));
   }
@@ -111,8 +111,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
    * Emits listings walked before the pipeline, and counts them as a walk in the pipeline would.
    * The walks' results stay in the launcher's JVM, in the save's state there ({@link
    * Staging#state}), where the workers (threads of that JVM: walks begin ahead only for such
-   * runners) take them, once. A worker that finds none (a task run again) walks
-   * the library itself.
+   * runners) take them, once, waiting for walks not done yet (the runner starts meanwhile). A
+   * worker that finds none (a task run again) walks the library itself.
    */
   static final class WalkedAheadFn extends DoFn<byte[], KV<String, StagedListing>> {
     private final SaveSpec spec;
@@ -121,9 +121,9 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         StageMetrics.counter(StageMetrics.SPECIAL_FILES_SKIPPED);
     private final StageMetrics stage = StageMetrics.of("list");
 
-    WalkedAheadFn(SaveSpec spec, Map<String, Staged> walks) {
+    WalkedAheadFn(SaveSpec spec, Map<String, CompletableFuture<Staged>> walks) {
       this.spec = spec;
-      Map<String, Staged> copy = new LinkedHashMap<>(walks);
+      Map<String, CompletableFuture<Staged>> copy = new LinkedHashMap<>(walks);
       RunState state = Staging.state(spec);
       state.take(WalkedAheadFn.class);
       state.shared(WalkedAheadFn.class, k -> copy);
@@ -132,9 +132,10 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     @ProcessElement
     public void process(OutputReceiver<KV<String, StagedListing>> out) {
       stage.started();
-      Map<String, Staged> walks = Staging.state(spec).take(WalkedAheadFn.class);
+      Map<String, CompletableFuture<Staged>> walks =
+          Staging.state(spec).take(WalkedAheadFn.class);
       for (String name : spec.libraries().keySet()) {
-        Staged w = walks == null ? null : walks.get(name);
+        Staged w = walks == null ? null : join(walks.get(name));
         if (w == null) {
           ForkJoinPool pool = LibraryWalker.newPool();
           try {
@@ -199,7 +200,8 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
         });
     Map<String, CompletableFuture<Staged>> walks = new LinkedHashMap<>();
     for (String name : spec.libraries().keySet()) {
-      walks.put(name, CompletableFuture.supplyAsync(() -> stage(pool, spec, name), walkers));
+      walks.put(name, CompletableFuture.supplyAsync(
+          () -> againstBase(spec, name, stage(pool, spec, name)), walkers));
     }
     walkers.shutdown();
     pool.execute(
@@ -216,6 +218,23 @@ public final class ListLibrary extends PTransform<PBegin, PCollection<KV<String,
     CompletableFuture.allOf(walks.values().toArray(new CompletableFuture<?>[0]))
         .whenComplete((done, failed) -> pool.shutdown());
     return new WalkedAhead(walks);
+  }
+
+  /**
+   * {@code walked}, for a library saved against a base, planned against it too ({@link
+   * PlanShards#againstBase}): while the runner starts, the changed files that planning reads
+   * are read. The planning step takes such a listing as it is.
+   */
+  private static Staged againstBase(SaveSpec spec, String name, Staged walked) {
+    if (spec.library(name).base() == null) {
+      return walked;
+    }
+    try {
+      return new Staged(PlanShards.againstBase(spec, name, walked.listing()), walked.walked());
+    } catch (java.io.IOException e) {
+      throw BeamsaveException.io("cannot plan against the base", spec.library(name).base()
+          .location(), e);
+    }
   }
 
   private static Staged join(CompletableFuture<Staged> ahead) {

@@ -83,7 +83,10 @@ public final class PlanShards
       String name = listing.getKey();
       SaveSpec.Library lib = spec.library(name);
       if (lib.base() != null) {
-        listed = againstBase(spec, name, listed);
+        if (listed.head().bases().isEmpty()) {
+          // Not planned against the base ahead (ListLibrary.walkAhead): planned here.
+          listed = againstBase(spec, name, listed);
+        }
         bytesReferenced.inc(listed.referencedBytes());
       }
       long raw = listed.rawBytes();

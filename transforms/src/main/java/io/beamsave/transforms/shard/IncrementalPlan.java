@@ -5,9 +5,9 @@ import io.beamsave.transforms.image.catalog.Entry;
 import io.beamsave.transforms.image.catalog.Extent;
 import io.beamsave.transforms.image.catalog.ExtentDigest;
 import io.beamsave.transforms.image.catalog.PathBytes;
+import io.beamsave.transforms.image.catalog.RangeDigest;
 import io.beamsave.transforms.image.catalog.Ranges;
 import java.io.IOException;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,6 +42,10 @@ public final class IncrementalPlan {
    * renumbered if some of the base's own bases are no longer referenced.
    */
   public static final class Merge {
+    /** The most threads that compare one file's ranges, and the fewest ranges each takes. */
+    private static final int COMPARERS = Math.min(4, Runtime.getRuntime().availableProcessors());
+
+    private static final int RANGES_A_PART = 32;
     private final List<Catalog.Base> bases;
     private final int depth;
     private final boolean[] used;
@@ -86,25 +90,90 @@ public final class IncrementalPlan {
      * was read or no range is the same.
      */
     public Entry planRanges(Entry now, Entry old, FileBytes file) throws IOException {
+      int shift = old.ranges().shift();
+      int count = Math.toIntExact(Ranges.countFor(now.size(), shift));
+      byte[] digests = new byte[count * Ranges.DIGEST_SIZE];
+      comparedBytes += now.size();
+      // A large file is compared in parts, one a core: reading and hashing take a core each
+      // (SHA-256 runs at about 1.6 GB/s, a read from the page cache at 4). A reference that
+      // spans parts is cut in two there.
+      int parts = Math.max(1, Math.min(Math.min(COMPARERS, count / RANGES_A_PART), count));
+      List<java.util.concurrent.CompletableFuture<List<Extent>>> done = new ArrayList<>();
+      for (int p = 1; p < parts; p++) {
+        int from = (int) ((long) count * p / parts);
+        int to = (int) ((long) count * (p + 1) / parts);
+        done.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try {
+            return comparePart(now, old, file, from, to, digests);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }, r -> {
+          Thread t = new Thread(r, "compare-ranges");
+          t.setDaemon(true);
+          t.start();
+        }));
+      }
+      List<List<Extent>> all = new ArrayList<>();
+      all.add(comparePart(now, old, file, 0, (int) ((long) count / parts), digests));
+      try {
+        for (var d : done) {
+          all.add(d.join());
+        }
+      } catch (java.util.concurrent.CompletionException e) {
+        if (e.getCause() instanceof java.io.UncheckedIOException io) {
+          throw io.getCause();
+        }
+        throw e;
+      }
+      List<Extent> out = new ArrayList<>();
+      long referenced = 0;
+      for (List<Extent> part : all) {
+        if (part == null) {
+          return now;
+        }
+        for (Extent x : part) {
+          Extent last = out.isEmpty() ? null : out.get(out.size() - 1);
+          if (last != null && ShardPlanner.isToPlace(last) && ShardPlanner.isToPlace(x)) {
+            out.set(out.size() - 1, ShardPlanner.toPlace(last.length() + x.length()));
+          } else {
+            out.add(x);
+          }
+          referenced += x.isReference() ? x.length() : 0;
+        }
+      }
+      if (referenced == 0) {
+        return now;
+      }
+      for (Extent x : out) {
+        used[x.image()] |= x.isReference();
+      }
+      referencedBytes += referenced;
+      return now.withExtents(out).withRanges(new Ranges(shift, digests));
+    }
+
+    /**
+     * Ranges {@code from} to {@code to} of {@code now} compared with {@code old}'s: their
+     * extents in file order, references and bytes to store; null if the file could not be read
+     * as listed. Each range's digest goes into {@code digests}, at its place.
+     */
+    private static List<Extent> comparePart(Entry now, Entry old, FileBytes file, int from,
+        int to, byte[] digests) throws IOException {
       Ranges before = old.ranges();
       int shift = before.shift();
       long range = 1L << shift;
-      int count = Math.toIntExact(Ranges.countFor(now.size(), shift));
-      byte[] digests = new byte[count * Ranges.DIGEST_SIZE];
       byte[] buf = new byte[(int) Math.min(range, now.size())];
-      MessageDigest sha = sha256();
+      RangeDigest.Hasher sha = new RangeDigest.Hasher();
       List<Extent> out = new ArrayList<>();
       BaseBytes base = new BaseBytes(old.extents());
-      long referenced = 0;
       long ownLength = 0;
-      comparedBytes += now.size();
       try (ExtentDigest xx = new ExtentDigest()) {
         Extent run = null;
-        for (int k = 0; k < count; k++) {
+        for (int k = from; k < to; k++) {
           long offset = (long) k << shift;
           int length = (int) Math.min(range, now.size() - offset);
           if (!file.read(offset, buf, length)) {
-            return now;
+            return null;
           }
           sha.update(buf, 0, length);
           byte[] d = sha.digest();
@@ -135,21 +204,13 @@ public final class IncrementalPlan {
             xx.update(buf, at, take);
             at += take;
           }
-          referenced += length;
         }
         finish(run, xx, out);
       }
       if (ownLength > 0) {
         out.add(ShardPlanner.toPlace(ownLength));
       }
-      if (referenced == 0) {
-        return now;
-      }
-      for (Extent x : out) {
-        used[x.image()] |= x.isReference();
-      }
-      referencedBytes += referenced;
-      return now.withExtents(out).withRanges(new Ranges(shift, digests));
+      return out;
     }
 
     /** Adds {@code run}, the reference being made, with its digest; none now. */
@@ -242,14 +303,6 @@ public final class IncrementalPlan {
 
     long start() {
       return start;
-    }
-  }
-
-  static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
     }
   }
 

@@ -178,6 +178,9 @@ class ConsolidateTransformsTest {
     assertThatThrownBy(() -> p.run().waitUntilFinish())
         .rootCause()
         .hasMessageContaining(damaged + ": shard " + copied.source().shard() + " block 1");
+    // As the command does when a run fails: its workers still writing stop, and what they
+    // wrote goes.
+    assertThat(sink.discard()).isEmpty();
     assertThat(out).doesNotExist();
   }
 
@@ -196,6 +199,7 @@ class ConsolidateTransformsTest {
     assertThatThrownBy(() -> p.run().waitUntilFinish())
         .rootCause()
         .hasMessageContaining(damaged + ": shard " + read.shard() + " block 0");
+    assertThat(sink.discard()).isEmpty();
   }
 
   /** A copy of {@code image} with one byte of block {@code block} of a shard flipped. */
