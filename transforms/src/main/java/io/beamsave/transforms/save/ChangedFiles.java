@@ -49,8 +49,9 @@ final class ChangedFiles {
     if (old.isFile() && old.flags() == 0 && old.ranges().shift() == Ranges.DEFAULT_SHIFT
         && !old.ranges().isNone()) {
       byInode.putIfAbsent(old.inode(), old.path());
-      byFirstRange.putIfAbsent(
-          ByteBuffer.wrap(old.ranges().digests(), 0, Ranges.DIGEST_SIZE), old.path());
+      // A copy: the whole digests of every large base file would stay on the heap otherwise.
+      byFirstRange.putIfAbsent(ByteBuffer.wrap(
+          java.util.Arrays.copyOf(old.ranges().digests(), Ranges.DIGEST_SIZE)), old.path());
     }
   }
 
@@ -82,7 +83,7 @@ final class ChangedFiles {
     Map<PathBytes, Entry> out = new HashMap<>();
     for (Entry now : newcomers) {
       PathBytes from = byInode.get(now.inode());
-      if (from == null || taken.contains(from)) {
+      if ((from == null || taken.contains(from)) && !byFirstRange.isEmpty()) {
         byte[] first = firstRange(now);
         from = first == null ? null : byFirstRange.get(ByteBuffer.wrap(first));
       }
@@ -116,7 +117,8 @@ final class ChangedFiles {
     Entry[] planned = {now};
     boolean asListed = read(now, in -> planned[0] = merge.planRanges(now, old,
         (offset, buf, length) -> readFully(in, offset, buf, length)));
-    return asListed ? planned[0] : now;
+    // Changed while it was compared: stored whole, and its worker notices the change.
+    return asListed && planned[0] != now ? merge.keep(planned[0]) : now;
   }
 
   /** The digest of {@code now}'s first range, or null if it cannot be read as listed. */

@@ -247,6 +247,8 @@ public final class CompressShards
           // Made on the first large file: a save of small files never loads it.
           rangeDigest = new RangeDigest.Hasher();
         }
+        // A shard that failed part-way in this worker may have left a range begun.
+        rangeDigest.reset();
         rangeFileSize = p.fileSize();
         rangeEnd = p.fileOffset();
         nextRange();

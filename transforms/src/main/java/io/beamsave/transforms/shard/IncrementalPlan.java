@@ -87,7 +87,8 @@ public final class IncrementalPlan {
      * was renamed from) whose ranges {@link #comparesRanges} says are worth comparing, with the
      * ranges whose bytes are the base's referenced there and the rest {@link
      * ShardPlanner#toPlace to be stored}; {@code now} as it is if {@code file} changed while it
-     * was read or no range is the same.
+     * was read or no range is the same. What it references counts only once {@link #keep}
+     * takes it: the caller checks first that the file was the one listed all along.
      */
     public Entry planRanges(Entry now, Entry old, FileBytes file) throws IOException {
       int shift = old.ranges().shift();
@@ -115,19 +116,33 @@ public final class IncrementalPlan {
         }));
       }
       List<List<Extent>> all = new ArrayList<>();
-      all.add(comparePart(now, old, file, 0, (int) ((long) count / parts), digests));
+      Throwable failed = null;
       try {
-        for (var d : done) {
+        all.add(comparePart(now, old, file, 0, (int) ((long) count / parts), digests));
+      } catch (IOException | RuntimeException e) {
+        failed = e;
+      }
+      // Every part is waited for, failed or not: the file is closed once this returns.
+      for (var d : done) {
+        try {
           all.add(d.join());
+        } catch (java.util.concurrent.CompletionException e) {
+          Throwable cause = e.getCause() instanceof java.io.UncheckedIOException io
+              ? io.getCause() : e.getCause();
+          failed = failed == null ? cause : failed;
         }
-      } catch (java.util.concurrent.CompletionException e) {
-        if (e.getCause() instanceof java.io.UncheckedIOException io) {
-          throw io.getCause();
-        }
-        throw e;
+      }
+      if (failed instanceof IOException io) {
+        throw io;
+      }
+      if (failed instanceof RuntimeException r) {
+        throw r;
+      }
+      if (failed instanceof Error err) {
+        throw err;
       }
       List<Extent> out = new ArrayList<>();
-      long referenced = 0;
+      boolean referenced = false;
       for (List<Extent> part : all) {
         if (part == null) {
           return now;
@@ -139,17 +154,21 @@ public final class IncrementalPlan {
           } else {
             out.add(x);
           }
-          referenced += x.isReference() ? x.length() : 0;
+          referenced |= x.isReference();
         }
       }
-      if (referenced == 0) {
-        return now;
+      return referenced ? now.withExtents(out).withRanges(new Ranges(shift, digests)) : now;
+    }
+
+    /** {@code planned}, from {@link #planRanges}, taken: the bases it references are kept. */
+    public Entry keep(Entry planned) {
+      for (Extent x : planned.extents()) {
+        if (x.isReference()) {
+          used[x.image()] = true;
+          referencedBytes += x.length();
+        }
       }
-      for (Extent x : out) {
-        used[x.image()] |= x.isReference();
-      }
-      referencedBytes += referenced;
-      return now.withExtents(out).withRanges(new Ranges(shift, digests));
+      return planned;
     }
 
     /**

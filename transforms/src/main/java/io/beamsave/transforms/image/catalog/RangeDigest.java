@@ -59,6 +59,11 @@ public final class RangeDigest {
     public byte[] digest() {
       return md.digest();
     }
+
+    /** Forgets what was handed over since the last digest. */
+    public void reset() {
+      md.reset();
+    }
   }
 
   /** A new SHA-256 digest: the native one if it loaded, else the JDK's. */

@@ -24,6 +24,13 @@ public record Ranges(int shift, byte[] digests) implements java.io.Serializable 
   /** The range size a save records: 1 MiB, the default block (docs/image-format.md). */
   public static final int DEFAULT_SHIFT = 20;
 
+  /**
+   * The most ranges a file records: 8 MiB of digests, which an entry of a catalog page (at most
+   * 64 MiB) always has room for; 256 GiB of a file at the range size a save records. A larger
+   * file records none, and is saved whole when it changes.
+   */
+  public static final int MAX_COUNT = 1 << 18;
+
   public Ranges {
     if (digests.length % DIGEST_SIZE != 0
         || (digests.length > 0 && (shift < MIN_SHIFT || shift > MAX_SHIFT))) {
@@ -37,9 +44,12 @@ public record Ranges(int shift, byte[] digests) implements java.io.Serializable 
     return -Math.floorDiv(-size, 1L << shift);
   }
 
-  /** Whether a file of {@code size} bytes records its ranges: it has more than one. */
+  /**
+   * Whether a file of {@code size} bytes records its ranges: it has more than one, and no more
+   * than {@link #MAX_COUNT}.
+   */
   public static boolean recordedFor(long size, int shift) {
-    return size > (1L << shift);
+    return size > (1L << shift) && countFor(size, shift) <= MAX_COUNT;
   }
 
   public boolean isNone() {

@@ -181,6 +181,11 @@ class EntryMetadataTest {
           .isInstanceOf(ImageException.class)
           .hasMessageContaining("entry 0 (f) ranges: ranges of 2^" + s + " bytes");
     }
+    // A file records at most 2^18 ranges (8 MiB of digests, room in any page): 256 GiB at the
+    // 1 MiB a save uses; a larger one records none.
+    assertThat(Ranges.recordedFor(256L << 30, 20)).isTrue();
+    assertThat(Ranges.recordedFor((256L << 30) + 1, 20)).isFalse();
+    assertThat(Ranges.recordedFor(1 << 20, 20)).isFalse();
     // A count past what the page holds is refused before anything is allocated.
     byte[] many = raw.clone();
     many[shift - 1] = (byte) 0x7f;
