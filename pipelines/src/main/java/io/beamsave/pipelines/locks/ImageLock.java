@@ -159,13 +159,18 @@ public final class ImageLock implements AutoCloseable {
         FileStat held = f.stat();
         if (!held.isRegularFile() || held.links() != 1 || held.uid() != Dir.effectiveUid()) {
           // Not a lock file this user made: another user's, or a hard link someone put there
-          // to a file elsewhere, which truncating would empty. Its name goes (nobody holds it),
-          // and the next attempt makes a file of this user's.
+          // to a file elsewhere, which truncating would empty; or one already removed (its
+          // run ended, or a clearing of stale locks took it), whose name may by now be another
+          // run's new lock. The name goes only while it is still this very file (nobody holds
+          // it), and the next attempt makes a file of this user's.
           f.close();
-          try {
-            dir.delete(name);
-          } catch (NoSuchFileException gone) {
-            // Replaced meanwhile: looked at again.
+          FileStat there = statOrNull(dir, name);
+          if (held.links() > 0 && there != null && there.sameFile(held)) {
+            try {
+              dir.delete(name);
+            } catch (NoSuchFileException gone) {
+              // Replaced meanwhile: looked at again.
+            }
           }
           continue;
         }
